@@ -1,0 +1,24 @@
+# ratesweep — see README.md. `make run` runs the main job, `make test` the tests.
+GO      ?= go
+BIN     := bin/ratesweep
+export GOFLAGS := -buildvcs=false
+
+.PHONY: all build run test vet bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/ratesweep
+
+# The main job on the embedded default.
+run: build
+	./$(BIN) tables
+
+vet:
+	$(GO) vet ./...
+
+test: vet
+	$(GO) test ./...
+
+clean:
+	rm -rf bin

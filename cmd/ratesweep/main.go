@@ -1,0 +1,149 @@
+// Command ratesweep sweeps rate-limit policies over traffic models and real
+// logs, writes every outcome to Parquet, and reports the trade-off between
+// abusive requests missed and legitimate requests falsely cut.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ratesweep/ratesweep/internal/yamlx"
+	"github.com/spf13/pflag"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the job or the check failed
+	exitUsage   = 2 // bad usage or bad input
+)
+
+// usageError is bad usage of the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// exitError carries an explicit exit code (e.g. 130 after Ctrl-C).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// badInput marks an error as bad input (exit 2).
+type badInput struct{ err error }
+
+func (e *badInput) Error() string { return e.err.Error() }
+func (e *badInput) Unwrap() error { return e.err }
+
+type env struct {
+	ctx    context.Context
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+type command struct {
+	name, args, short string
+	run               func(e *env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "[SPEC.yaml]", "run a sweep (default: the embedded default spec) and write Parquet", cmdRun},
+		{"report", "[RUN_DIR]", "tables and trade-off plots from a run directory", cmdReport},
+		{"check", "--baseline DIR RUN_DIR", "compare a run with a baseline run (exit 1 on a regression)", cmdCheck},
+		{"tables", "[SCENARIO.yaml]", "print the lesson's tables (default: the lesson's scenario)", cmdTables},
+		{"version", "", "print the version", cmdVersion},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(&env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "ratesweep chooses a rate-limit policy from evidence: caught, missed and falsely cut requests.\n\n")
+	fmt.Fprintf(w, "Usage:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  ratesweep %-8s %-24s %s\n", c.name, c.args, c.short)
+	}
+	fmt.Fprintf(w, "\nRun 'ratesweep COMMAND --help' for a command's flags.\n")
+}
+
+// run executes one command line and returns the exit code.
+func run(e *env, args []string) int {
+	if len(args) == 0 {
+		usage(e.stderr)
+		return exitUsage
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "help" {
+		usage(e.stdout)
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return exitCode(e, c.run(e, args[1:]))
+		}
+	}
+	fmt.Fprintf(e.stderr, "ratesweep: unknown command %q\n\n", name)
+	usage(e.stderr)
+	return exitUsage
+}
+
+func exitCode(e *env, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, pflag.ErrHelp) {
+		return exitOK
+	}
+	fmt.Fprintf(e.stderr, "ratesweep: %v\n", err)
+	var ee *exitError
+	var ue *usageError
+	var ye *yamlx.Error
+	var bi *badInput
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue), errors.As(err, &ye), errors.As(err, &bi):
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// newFlags returns a flag set for a command whose errors are usage errors.
+func newFlags(e *env, name, args, short string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: ratesweep %s %s\n\n%s\n\nFlags:\n%s", name, args, short, fs.FlagUsages())
+	}
+	return fs
+}
+
+func parseFlags(fs *pflag.FlagSet, args []string, maxArgs int) ([]string, error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usagef("%s: %v", fs.Name(), err)
+	}
+	if fs.NArg() > maxArgs {
+		return nil, usagef("%s: too many arguments: %v", fs.Name(), fs.Args()[maxArgs:])
+	}
+	return fs.Args(), nil
+}

@@ -1,0 +1,161 @@
+// Package model holds ratesweep's workloads, limiter algorithms, simulation and
+// metrics. It does no I/O and draws nothing: callers hand it bytes or values and
+// get values back.
+package model
+
+import (
+	"fmt"
+	"math"
+)
+
+// Class says whether a client's requests are legitimate or abusive.
+type Class uint8
+
+const (
+	Legit Class = iota
+	Abusive
+)
+
+func (c Class) String() string {
+	if c == Abusive {
+		return "abusive"
+	}
+	return "legit"
+}
+
+// Stage says where an abusive client could have been closed more cheaply than
+// by the rate limiter. Legitimate clients have NoStage.
+type Stage uint8
+
+const (
+	NoStage     Stage = iota // legitimate clients
+	StageDesign              // the workflow could have closed it
+	StageCode                // code (e.g. a second factor) could have closed it
+	StageNone                // only the rate limiter can close it
+)
+
+// Stages lists the abusive stages in report order.
+var Stages = []Stage{StageDesign, StageCode, StageNone}
+
+func (s Stage) String() string {
+	switch s {
+	case StageDesign:
+		return "design"
+	case StageCode:
+		return "code"
+	case StageNone:
+		return "none"
+	}
+	return ""
+}
+
+// Segment is a piecewise-constant stretch of arrivals: Rate requests in each
+// second t with T0 <= t < T1 (seconds from the start of the scenario).
+type Segment struct {
+	T0, T1 int
+	Rate   float64 // requests per second
+}
+
+// Client is one source of traffic with one rate-limit key.
+type Client struct {
+	Name     string
+	Class    Class
+	Stage    Stage // abusive clients only
+	Segments []Segment
+}
+
+// Scenario is a traffic model: clients and their arrivals over DurationS seconds.
+type Scenario struct {
+	Name      string
+	DurationS int
+	Clients   []Client
+}
+
+// FieldError is a validation error at a field path such as
+// "clients[2].segments[0]". Loaders attach the file name and line.
+type FieldError struct {
+	Path string
+	Msg  string
+}
+
+func (e *FieldError) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+func fieldErr(path, format string, args ...any) error {
+	return &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// MaxDurationS bounds a scenario's length (one week of seconds).
+const MaxDurationS = 7 * 24 * 3600
+
+// Validate checks a scenario and returns the first problem as a *FieldError.
+func (s *Scenario) Validate() error {
+	if s.Name == "" {
+		return fieldErr("name", "missing")
+	}
+	if s.DurationS <= 0 {
+		return fieldErr("duration_s", "must be a positive number of seconds, got %d", s.DurationS)
+	}
+	if s.DurationS > MaxDurationS {
+		return fieldErr("duration_s", "at most %d seconds, got %d", MaxDurationS, s.DurationS)
+	}
+	if len(s.Clients) == 0 {
+		return fieldErr("clients", "at least one client is needed")
+	}
+	seen := make(map[string]int, len(s.Clients))
+	for i, c := range s.Clients {
+		p := fmt.Sprintf("clients[%d]", i)
+		if c.Name == "" {
+			return fieldErr(p+".name", "missing")
+		}
+		if j, dup := seen[c.Name]; dup {
+			return fieldErr(p+".name", "duplicate client name %q (also clients[%d])", c.Name, j)
+		}
+		seen[c.Name] = i
+		switch {
+		case c.Class == Legit && c.Stage != NoStage:
+			return fieldErr(p+".stage", "only abusive clients have a stage")
+		case c.Class == Abusive && c.Stage == NoStage:
+			return fieldErr(p+".stage", "missing for an abusive client (design | code | none)")
+		}
+		if len(c.Segments) == 0 {
+			return fieldErr(p+".segments", "at least one segment [t0, t1, requests per second] is needed")
+		}
+		for k, g := range c.Segments {
+			sp := fmt.Sprintf("%s.segments[%d]", p, k)
+			switch {
+			case math.IsNaN(g.Rate) || math.IsInf(g.Rate, 0) || g.Rate < 0:
+				return fieldErr(sp, "rate must be a finite number >= 0, got %v", g.Rate)
+			case g.Rate != math.Trunc(g.Rate):
+				return fieldErr(sp, "rate must be a whole number of requests per second, got %v", g.Rate)
+			case g.T0 >= g.T1:
+				return fieldErr(sp, "t0 must be less than t1, got [%d, %d)", g.T0, g.T1)
+			case g.T0 < 0 || g.T1 > s.DurationS:
+				return fieldErr(sp, "[%d, %d) reaches outside 0 <= t < duration_s = %d", g.T0, g.T1, s.DurationS)
+			}
+			for m := 0; m < k; m++ {
+				o := c.Segments[m]
+				if g.T0 < o.T1 && o.T0 < g.T1 {
+					return fieldErr(sp, "[%d, %d) overlaps segments[%d] [%d, %d)", g.T0, g.T1, m, o.T0, o.T1)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Series returns the client's offered requests in each second of a scenario
+// of durationS seconds.
+func (c *Client) Series(durationS int) []int32 {
+	a := make([]int32, durationS)
+	for _, g := range c.Segments {
+		for t := max(g.T0, 0); t < min(g.T1, durationS); t++ {
+			a[t] = int32(g.Rate)
+		}
+	}
+	return a
+}

@@ -1,0 +1,198 @@
+package model
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ratesweep/ratesweep/internal/yamlx"
+	"go.yaml.in/yaml/v3"
+)
+
+var scenarioKeys = []string{"name", "duration_s", "clients"}
+var clientKeys = []string{"name", "class", "stage", "segments"}
+
+// ParseScenario decodes a scenario from YAML (strict: unknown keys are
+// errors) and validates it. Errors are *yamlx.Error with line and field path;
+// the caller adds the file name with yamlx.InFile.
+func ParseScenario(data []byte) (*Scenario, error) {
+	root, err := yamlx.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeScenario(root, "")
+}
+
+// DecodeScenario decodes and validates a scenario mapping node found at path
+// (empty for a whole file).
+func DecodeScenario(n *yaml.Node, path string) (*Scenario, error) {
+	sc, err := decodeScenario(n, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.Validate(); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			full := fe.Path
+			if path != "" {
+				full = path + "." + fe.Path
+			}
+			return nil, yamlx.Errorf(yamlx.Locate(n, fe.Path), full, "%s", fe.Msg)
+		}
+		return nil, err
+	}
+	return sc, nil
+}
+
+func decodeScenario(n *yaml.Node, path string) (*Scenario, error) {
+	m, err := yamlx.Mapping(n, path, scenarioKeys...)
+	if err != nil {
+		return nil, err
+	}
+	sc := &Scenario{}
+	if sc.Name, err = m.String("name"); err != nil {
+		return nil, err
+	}
+	dn, err := m.Require("duration_s")
+	if err != nil {
+		return nil, err
+	}
+	d, err := yamlx.Int(dn, m.FieldPath("duration_s"))
+	if err != nil {
+		return nil, err
+	}
+	if d <= 0 || d > MaxDurationS {
+		return nil, yamlx.Errorf(dn, m.FieldPath("duration_s"), "must be between 1 and %d seconds, got %d", MaxDurationS, d)
+	}
+	sc.DurationS = int(d)
+	cn, err := m.Require("clients")
+	if err != nil {
+		return nil, err
+	}
+	items, err := yamlx.Seq(cn, m.FieldPath("clients"))
+	if err != nil {
+		return nil, err
+	}
+	for i, item := range items {
+		c, err := decodeClient(item, fmt.Sprintf("%s[%d]", m.FieldPath("clients"), i), sc.DurationS)
+		if err != nil {
+			return nil, err
+		}
+		sc.Clients = append(sc.Clients, c)
+	}
+	return sc, nil
+}
+
+func decodeClient(n *yaml.Node, path string, duration int) (Client, error) {
+	var c Client
+	m, err := yamlx.Mapping(n, path, clientKeys...)
+	if err != nil {
+		return c, err
+	}
+	if c.Name, err = m.String("name"); err != nil {
+		return c, err
+	}
+	class, err := m.String("class")
+	if err != nil {
+		return c, err
+	}
+	switch class {
+	case "legit":
+		c.Class = Legit
+	case "abusive":
+		c.Class = Abusive
+	default:
+		return c, yamlx.Errorf(m.Get("class"), m.FieldPath("class"), "must be legit or abusive, got %q", class)
+	}
+	if sn := m.Get("stage"); sn != nil {
+		s, err := yamlx.Str(sn, m.FieldPath("stage"))
+		if err != nil {
+			return c, err
+		}
+		if s == "-" || s == "–" {
+			s = ""
+		}
+		if c.Class == Legit && s != "" {
+			return c, yamlx.Errorf(sn, m.FieldPath("stage"), "only abusive clients have a stage (got %q on a legit client)", s)
+		}
+		switch s {
+		case "design":
+			c.Stage = StageDesign
+		case "code":
+			c.Stage = StageCode
+		case "none":
+			c.Stage = StageNone
+		case "":
+		default:
+			return c, yamlx.Errorf(sn, m.FieldPath("stage"), "must be design, code or none, got %q", s)
+		}
+	}
+	segn, err := m.Require("segments")
+	if err != nil {
+		return c, err
+	}
+	segs, err := yamlx.Seq(segn, m.FieldPath("segments"))
+	if err != nil {
+		return c, err
+	}
+	for k, sn := range segs {
+		sp := fmt.Sprintf("%s[%d]", m.FieldPath("segments"), k)
+		parts, err := yamlx.Seq(sn, sp)
+		if err != nil {
+			return c, err
+		}
+		if len(parts) != 3 {
+			return c, yamlx.Errorf(sn, sp, "expected [t0, t1, requests per second], got %d numbers", len(parts))
+		}
+		t0, err := yamlx.Int(parts[0], sp+".t0")
+		if err != nil {
+			return c, err
+		}
+		t1, err := yamlx.Int(parts[1], sp+".t1")
+		if err != nil {
+			return c, err
+		}
+		r, err := yamlx.Float(parts[2], sp+".rate")
+		if err != nil {
+			return c, err
+		}
+		if t0 < -1<<31 || t1 > 1<<31 {
+			return c, yamlx.Errorf(sn, sp, "[%d, %d) reaches outside 0 <= t < duration_s = %d", t0, t1, duration)
+		}
+		c.Segments = append(c.Segments, Segment{T0: int(t0), T1: int(t1), Rate: r})
+	}
+	return c, nil
+}
+
+// YAML renders the scenario in the canonical form ParseScenario reads.
+func (s *Scenario) YAML() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\nduration_s: %d\nclients:\n", quote(s.Name), s.DurationS)
+	for _, c := range s.Clients {
+		fmt.Fprintf(&b, "  - name: %s\n    class: %s\n", quote(c.Name), c.Class)
+		if c.Stage != NoStage {
+			fmt.Fprintf(&b, "    stage: %s\n", c.Stage)
+		}
+		b.WriteString("    segments: [")
+		for i, g := range c.Segments {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "[%d, %d, %s]", g.T0, g.T1, strconv.FormatFloat(g.Rate, 'g', -1, 64))
+		}
+		b.WriteString("]\n")
+	}
+	return []byte(b.String())
+}
+
+// SHA256 is the hex SHA-256 of the scenario's canonical YAML: two scenarios
+// with the same hash produce the same traffic.
+func (s *Scenario) SHA256() string {
+	h := sha256.Sum256(s.YAML())
+	return hex.EncodeToString(h[:])
+}
+
+func quote(s string) string { return strconv.Quote(s) }

@@ -1,0 +1,55 @@
+// Package sweep expands sweep specs into grids of policies, runs them across
+// goroutines and writes every outcome to Parquet via Apache Arrow, resumably.
+package sweep
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/ratesweep/ratesweep/configs"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
+	"github.com/ratesweep/ratesweep/model"
+)
+
+// ReadInput reads a user's input file, with errors that name it: a missing
+// file, a directory, an unreadable or empty file are *yamlx.Error.
+func ReadInput(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &yamlx.Error{File: path, Msg: plainErr(err)}
+	}
+	if st.IsDir() {
+		return nil, &yamlx.Error{File: path, Msg: "is a directory, expected a YAML file"}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &yamlx.Error{File: path, Msg: plainErr(err)}
+	}
+	return data, nil
+}
+
+func plainErr(err error) string {
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// LoadScenario reads and validates a scenario file; path "" is the lesson's
+// embedded scenario.
+func LoadScenario(path string) (*model.Scenario, error) {
+	if path == "" {
+		sc, err := model.ParseScenario(configs.Lesson)
+		if err != nil {
+			return nil, fmt.Errorf("embedded lesson scenario: %w", err)
+		}
+		return sc, nil
+	}
+	data, err := ReadInput(path)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := model.ParseScenario(data)
+	return sc, yamlx.InFile(err, path)
+}
