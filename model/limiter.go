@@ -40,7 +40,35 @@ func ParseAlgorithm(name string) (Algorithm, bool) {
 	return 0, false
 }
 
-// Params lists the parameter names an algorithm takes, in column order.
+// Param describes one policy parameter. Its Name is also its Parquet column.
+type Param struct {
+	Name string
+	Int  bool   // whole numbers only (an int64 column); otherwise a double column
+	Unit string // for help and axis labels
+	Min  float64
+	// MinOpen makes Min exclusive (value > Min) rather than inclusive.
+	MinOpen bool
+}
+
+// Params lists every parameter of every algorithm, in column order.
+var Params = []Param{
+	{Name: "window_s", Int: true, Unit: "s", Min: 0, MinOpen: true},
+	{Name: "limit", Int: true, Unit: "requests", Min: 0},
+	{Name: "rate", Unit: "tokens/s", Min: 0, MinOpen: true},
+	{Name: "capacity", Int: true, Unit: "tokens", Min: 1},
+}
+
+// LookupParam returns the parameter called name.
+func LookupParam(name string) (Param, bool) {
+	for _, p := range Params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Param{}, false
+}
+
+// Params lists the parameter names an algorithm takes; all are required.
 func (a Algorithm) Params() []string {
 	switch a {
 	case FixedWindow, SlidingWindow:
@@ -81,6 +109,39 @@ func (p Policy) Validate() error {
 		return fieldErr("algorithm", "unknown algorithm %d", p.Algorithm)
 	}
 	return nil
+}
+
+// Get returns the value of parameter name (0 for parameters p does not have).
+func (p *Policy) Get(name string) float64 {
+	switch name {
+	case "window_s":
+		return float64(p.WindowS)
+	case "limit":
+		return float64(p.Limit)
+	case "rate":
+		return p.Rate
+	case "capacity":
+		return float64(p.Capacity)
+	}
+	return 0
+}
+
+// Set sets parameter name to v; it reports false for an unknown name.
+// Whole-number parameters are truncated; range checks are Validate's job.
+func (p *Policy) Set(name string, v float64) bool {
+	switch name {
+	case "window_s":
+		p.WindowS = int(v)
+	case "limit":
+		p.Limit = int64(v)
+	case "rate":
+		p.Rate = v
+	case "capacity":
+		p.Capacity = int64(v)
+	default:
+		return false
+	}
+	return true
 }
 
 func (p Policy) String() string {
