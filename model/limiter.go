@@ -42,17 +42,18 @@ func ParseAlgorithm(name string) (Algorithm, bool) {
 
 // Param describes one policy parameter. Its Name is also its Parquet column.
 type Param struct {
-	Name string
-	Int  bool   // whole numbers only (an int64 column); otherwise a double column
-	Unit string // for help and axis labels
-	Min  float64
+	Name  string
+	Int   bool   // an int64 column (whole numbers only); otherwise a double column
+	Whole bool   // whole numbers only, even in a double column
+	Unit  string // for help and axis labels
+	Min   float64
 	// MinOpen makes Min exclusive (value > Min) rather than inclusive.
 	MinOpen bool
 }
 
 // Params lists every parameter of every algorithm, in column order.
 var Params = []Param{
-	{Name: "window_s", Int: true, Unit: "s", Min: 0, MinOpen: true},
+	{Name: "window_s", Whole: true, Unit: "s", Min: 0, MinOpen: true},
 	{Name: "limit", Int: true, Unit: "requests", Min: 0},
 	{Name: "rate", Unit: "tokens/s", Min: 0, MinOpen: true},
 	{Name: "capacity", Int: true, Unit: "tokens", Min: 1},

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
@@ -50,6 +51,7 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	signal func() string // the signal that cancelled ctx ("interrupt", "terminated"), or ""
 }
 
 type command struct {
@@ -68,9 +70,22 @@ func commands() []command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(&env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
-	stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var got atomic.Value
+	got.Store("")
+	go func() {
+		s := <-sigs
+		got.Store(s.String())
+		cancel() // stop cleanly; a second signal kills at once
+		<-sigs
+		os.Exit(130)
+	}()
+	e := &env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv,
+		signal: func() string { return got.Load().(string) }}
+	code := run(e, os.Args[1:])
+	cancel()
 	os.Exit(code)
 }
 

@@ -1,5 +1,4 @@
 package main
 
-func cmdRun(e *env, args []string) error    { return usagef("run: not built yet") }
 func cmdReport(e *env, args []string) error { return usagef("report: not built yet") }
 func cmdCheck(e *env, args []string) error  { return usagef("check: not built yet") }

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ratesweep/ratesweep/sweep"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+)
+
+// bytesPerPointRow and bytesPerClientRow estimate Parquet size for --dry-run
+// (measured on configs/bench-large.yaml).
+const (
+	bytesPerPointRow  = 6.0
+	bytesPerClientRow = 2.5
+)
+
+func cmdRun(e *env, args []string) error {
+	fs := newFlags(e, "run", "[SPEC.yaml]", "Run a sweep and write Parquet (no argument: the embedded default spec).")
+	out := fs.String("out", "", "run directory (default out/<spec name>)")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines simulating and writing")
+	shardFlag := fs.String("shard", "", "run shard I/N of the grid (default from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX, else 0/1)")
+	shards := fs.Int("shards", 0, "shard count N for JOB_COMPLETION_INDEX (Kubernetes indexed jobs; or RATESWEEP_SHARDS)")
+	resume := fs.Bool("resume", false, "keep the verified parts of an interrupted run and compute only what is missing")
+	force := fs.Bool("force", false, "replace an existing run in the output directory")
+	dry := fs.Bool("dry-run", false, "print points, rows and estimated bytes, then exit")
+	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids larger than this")
+	quiet := fs.Bool("quiet", false, "print nothing but errors")
+	noOutput := fs.Bool("no-output", false, "simulate only and write nothing (for benchmarks)")
+	rest, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if *resume && *force {
+		return usagef("run: --resume and --force exclude each other")
+	}
+	if *workers < 1 {
+		return usagef("run: --workers must be >= 1, got %d", *workers)
+	}
+	specPath := ""
+	if len(rest) == 1 {
+		specPath = rest[0]
+	}
+	spec, err := sweep.LoadSpec(specPath)
+	if err != nil {
+		return err
+	}
+	shard, err := shardFromEnv(*shardFlag, *shards, e.getenv)
+	if err != nil {
+		return err
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("out", spec.Name)
+	}
+	points, rows := spec.Points(), spec.Rows()
+	clientRows := rows * int64(len(spec.Scenario.Clients))
+	if *dry {
+		parts := sweep.Parts(points, shard)
+		var mine int64
+		for _, p := range parts {
+			mine += p.Points()
+		}
+		est := float64(mine*int64(spec.Replicates))*bytesPerPointRow + float64(mine*int64(spec.Replicates)*int64(len(spec.Scenario.Clients)))*bytesPerClientRow
+		fmt.Fprintf(e.stdout, "spec        %s (scenario %q, %d clients)\n", spec.Name, spec.Scenario.Name, len(spec.Scenario.Clients))
+		for i, en := range spec.Entries {
+			fmt.Fprintf(e.stdout, "entry %-5d %s: %d points\n", i, en.Algorithm, en.Size())
+		}
+		fmt.Fprintf(e.stdout, "points      %d (× %d replicates = %d points rows, %d clients rows)\n", points, spec.Replicates, rows, clientRows)
+		fmt.Fprintf(e.stdout, "shard       %s: %d parts, %d points\n", shard, len(parts), mine)
+		fmt.Fprintf(e.stdout, "estimated   %s of Parquet under %s\n", humanBytes(est), dir)
+		if points > *maxPoints {
+			fmt.Fprintf(e.stdout, "note        more than --max-points %d: run would refuse it\n", *maxPoints)
+		}
+		return nil
+	}
+
+	opts := sweep.Options{
+		OutDir: dir, Workers: *workers, Shard: shard, Resume: *resume, Force: *force,
+		NoOutput: *noOutput, MaxPoints: *maxPoints,
+	}
+	var mine int64
+	for _, p := range sweep.Parts(points, shard) {
+		mine += p.Points()
+	}
+	prog := newProgress(e.stderr, mine, *quiet)
+	opts.Progress = prog.set
+	start := time.Now()
+	res, err := sweep.Run(e.ctx, spec, opts)
+	prog.stop(err == nil)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			code, sig := 130, "interrupted"
+			if e.signal != nil && e.signal() == "terminated" {
+				code, sig = 143, "terminated"
+			}
+			return &exitError{code, fmt.Errorf("%s: completed parts are kept in %s; resume with: ratesweep run %s --out %s --resume",
+				sig, dir, specArg(specPath), dir)}
+		}
+		var ie *sweep.InputError
+		if errors.As(err, &ie) || errors.Is(err, sweep.ErrOutputExists) {
+			return &badInput{err}
+		}
+		return err
+	}
+	if *quiet {
+		return nil
+	}
+	secs := time.Since(start).Seconds()
+	fmt.Fprintf(e.stdout, "%d points (%d rows) in %.2f s: %.0f points/s; Σ false cut = %d\n",
+		res.Points, res.Rows, secs, float64(res.Points)/secs, res.FalseCutSum)
+	if res.PartsSkipped > 0 {
+		fmt.Fprintf(e.stdout, "resumed: %d of %d parts were complete already\n", res.PartsSkipped, res.Parts)
+	}
+	if !*noOutput {
+		fmt.Fprintf(e.stdout, "wrote %s/points/*.parquet, %s/clients/*.parquet and %s\n", dir, dir, res.Manifest)
+	}
+	return nil
+}
+
+func specArg(p string) string {
+	if p == "" {
+		return ""
+	}
+	return strconv.Quote(p)
+}
+
+// shardFromEnv picks the shard: the flag, else the scheduler's variables.
+func shardFromEnv(flag string, shards int, getenv func(string) string) (sweep.Shard, error) {
+	if flag != "" {
+		s, err := sweep.ParseShard(flag)
+		if err != nil {
+			return s, usagef("run: --shard: %v", err)
+		}
+		return s, nil
+	}
+	atoi := func(name string) (int, bool, error) {
+		v := getenv(name)
+		if v == "" {
+			return 0, false, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, false, usagef("run: %s=%q is not a number", name, v)
+		}
+		return n, true, nil
+	}
+	if id, ok, err := atoi("SLURM_ARRAY_TASK_ID"); err != nil {
+		return sweep.Shard{}, err
+	} else if ok {
+		count, hasCount, err := atoi("SLURM_ARRAY_TASK_COUNT")
+		if err != nil {
+			return sweep.Shard{}, err
+		}
+		lo, hasMin, err := atoi("SLURM_ARRAY_TASK_MIN")
+		if err != nil {
+			return sweep.Shard{}, err
+		}
+		hi, hasMax, err := atoi("SLURM_ARRAY_TASK_MAX")
+		if err != nil {
+			return sweep.Shard{}, err
+		}
+		if !hasMin {
+			lo = 0
+		}
+		if !hasCount && hasMax {
+			count, hasCount = hi-lo+1, true
+		}
+		if !hasCount {
+			return sweep.Shard{}, usagef("run: SLURM_ARRAY_TASK_ID is set but not SLURM_ARRAY_TASK_COUNT or SLURM_ARRAY_TASK_MAX")
+		}
+		s := sweep.Shard{Index: id - lo, Count: count}
+		if _, err := sweep.ParseShard(s.String()); err != nil {
+			return s, usagef("run: shard from Slurm: %v", err)
+		}
+		return s, nil
+	}
+	if id, ok, err := atoi("JOB_COMPLETION_INDEX"); err != nil {
+		return sweep.Shard{}, err
+	} else if ok {
+		n := shards
+		if n == 0 {
+			if v, has, err := atoi("RATESWEEP_SHARDS"); err != nil {
+				return sweep.Shard{}, err
+			} else if has {
+				n = v
+			}
+		}
+		if n == 0 {
+			return sweep.Shard{}, usagef("run: JOB_COMPLETION_INDEX is set: give the shard count with --shards N or RATESWEEP_SHARDS")
+		}
+		s := sweep.Shard{Index: id, Count: n}
+		if _, err := sweep.ParseShard(s.String()); err != nil {
+			return s, usagef("run: shard from JOB_COMPLETION_INDEX: %v", err)
+		}
+		return s, nil
+	}
+	return sweep.Shard{Index: 0, Count: 1}, nil
+}
+
+func humanBytes(b float64) string {
+	units := []string{"B", "KB", "MB", "GB", "TB"}
+	i := 0
+	for b >= 1000 && i < len(units)-1 {
+		b /= 1000
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", b, units[i])
+}
+
+// progress shows a bar on a terminal, plain lines every 10 s otherwise, and
+// nothing when quiet.
+type progress struct {
+	mu      sync.Mutex
+	total   int64
+	bar     *mpb.Bar
+	p       *mpb.Progress
+	w       io.Writer
+	start   time.Time
+	last    time.Time
+	done    int64
+	enabled bool
+}
+
+func newProgress(w io.Writer, total int64, quiet bool) *progress {
+	pr := &progress{total: total, w: w, start: time.Now(), last: time.Now(), enabled: !quiet}
+	if quiet {
+		return pr
+	}
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		pr.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond))
+		pr.bar = pr.p.AddBar(total,
+			mpb.PrependDecorators(decor.Name("points "), decor.CountersNoUnit("%d / %d")),
+			mpb.AppendDecorators(decor.AverageSpeed(0, " %.0f points/s"), decor.Name("  ETA "), decor.AverageETA(decor.ET_STYLE_GO)),
+		)
+	}
+	return pr
+}
+
+func (pr *progress) set(done int64) {
+	if !pr.enabled {
+		return
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if done <= pr.done {
+		return
+	}
+	if pr.bar != nil {
+		pr.bar.SetCurrent(done)
+		pr.done = done
+		return
+	}
+	pr.done = done
+	now := time.Now()
+	if now.Sub(pr.last) >= 10*time.Second {
+		pr.last = now
+		secs := now.Sub(pr.start).Seconds()
+		rate := float64(done) / secs
+		eta := time.Duration(float64(pr.total-done) / rate * float64(time.Second)).Round(time.Second)
+		fmt.Fprintf(pr.w, "ratesweep: %d / %d points (%.1f%%), %.0f points/s, ETA %s\n",
+			done, pr.total, 100*float64(done)/float64(pr.total), rate, eta)
+	}
+}
+
+func (pr *progress) stop(ok bool) {
+	if pr.bar == nil {
+		return
+	}
+	if !ok {
+		pr.bar.Abort(false)
+	} else {
+		pr.bar.SetTotal(pr.total, true)
+	}
+	pr.p.Wait()
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

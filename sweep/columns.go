@@ -1,0 +1,121 @@
+package sweep
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/ratesweep/ratesweep/model"
+)
+
+// Metadata keys written into every Parquet file.
+const (
+	MetaVersion        = "ratesweep.version"
+	MetaSpec           = "ratesweep.spec"
+	MetaScenarioSHA256 = "ratesweep.scenario_sha256"
+	MetaShard          = "ratesweep.shard"
+)
+
+// intMetric and floatMetric are points columns derived from an outcome.
+type intMetric struct {
+	name  string
+	field func(*model.Metrics) *int64
+}
+
+type floatMetric struct {
+	name  string
+	field func(*model.Metrics) *float64
+}
+
+// Points metric columns, in order after the parameter columns.
+var (
+	intMetrics = []intMetric{
+		{"offered_legit", func(m *model.Metrics) *int64 { return &m.OfferedLegit }},
+		{"offered_abusive", func(m *model.Metrics) *int64 { return &m.OfferedAbusive }},
+		{"caught", func(m *model.Metrics) *int64 { return &m.Caught }},
+		{"missed", func(m *model.Metrics) *int64 { return &m.Missed }},
+		{"false_cut", func(m *model.Metrics) *int64 { return &m.FalseCut }},
+	}
+	pctMetrics = []floatMetric{
+		{"legit_cut_pct", func(m *model.Metrics) *float64 { return &m.LegitCutPct }},
+		{"missed_pct", func(m *model.Metrics) *float64 { return &m.MissedPct }},
+	}
+	stageMetrics = []intMetric{
+		{"cut_design", func(m *model.Metrics) *int64 { return &m.CutDesign }},
+		{"cut_code", func(m *model.Metrics) *int64 { return &m.CutCode }},
+		{"cut_none", func(m *model.Metrics) *int64 { return &m.CutNone }},
+	}
+	tailMetrics = []floatMetric{
+		{"only_here_pct", func(m *model.Metrics) *float64 { return &m.OnlyHerePct }},
+	}
+)
+
+var (
+	dictInt8  = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+	dictInt32 = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+)
+
+// paramType is the Arrow type of a parameter column.
+func paramType(p model.Param) arrow.DataType {
+	if p.Int {
+		return arrow.PrimitiveTypes.Int64
+	}
+	return arrow.PrimitiveTypes.Float64
+}
+
+// PointsSchema is the schema of points/*.parquet (metadata attached by the writer).
+func pointsFields() []arrow.Field {
+	f := []arrow.Field{
+		{Name: "point_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "replicate", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "algorithm", Type: dictInt8},
+	}
+	for _, p := range model.Params {
+		f = append(f, arrow.Field{Name: p.Name, Type: paramType(p), Nullable: true})
+	}
+	for _, m := range intMetrics {
+		f = append(f, arrow.Field{Name: m.name, Type: arrow.PrimitiveTypes.Int64})
+	}
+	for _, m := range pctMetrics {
+		f = append(f, arrow.Field{Name: m.name, Type: arrow.PrimitiveTypes.Float64})
+	}
+	for _, m := range stageMetrics {
+		f = append(f, arrow.Field{Name: m.name, Type: arrow.PrimitiveTypes.Int64})
+	}
+	for _, m := range tailMetrics {
+		f = append(f, arrow.Field{Name: m.name, Type: arrow.PrimitiveTypes.Float64})
+	}
+	return f
+}
+
+// clientsFields is the schema of clients/*.parquet.
+func clientsFields() []arrow.Field {
+	return []arrow.Field{
+		{Name: "point_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "replicate", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "client", Type: dictInt32},
+		{Name: "class", Type: dictInt8},
+		{Name: "stage", Type: dictInt8, Nullable: true},
+		{Name: "offered", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "admitted", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "cut", Type: arrow.PrimitiveTypes.Int64},
+	}
+}
+
+// dictionaryColumns get Parquet dictionary encoding (low cardinality);
+// deltaColumns get DELTA_BINARY_PACKED (integer metrics).
+func dictionaryColumns() []string {
+	out := []string{"replicate", "algorithm", "client", "class", "stage"}
+	for _, p := range model.Params {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+func deltaColumns() []string {
+	out := []string{"point_id", "offered", "admitted", "cut"}
+	for _, m := range intMetrics {
+		out = append(out, m.name)
+	}
+	for _, m := range stageMetrics {
+		out = append(out, m.name)
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package sweep
+
+import (
+	"fmt"
+
+	"github.com/ratesweep/ratesweep/model"
+)
+
+// Grid maps point ids to policies without materialising the grid. Point ids
+// number the entries' cross products in spec order (last axis fastest), so
+// the same spec always gives the same ids.
+type Grid struct {
+	spec    *Spec
+	offsets []int64 // offsets[i] = first point id of entry i
+	total   int64
+}
+
+// NewGrid indexes the spec's grid.
+func NewGrid(s *Spec) *Grid {
+	g := &Grid{spec: s}
+	for i := range s.Entries {
+		g.offsets = append(g.offsets, g.total)
+		g.total += s.Entries[i].Size()
+	}
+	return g
+}
+
+// Points is the number of grid points.
+func (g *Grid) Points() int64 { return g.total }
+
+// Policy returns the policy of point id (0 <= id < Points()).
+func (g *Grid) Policy(id int64) model.Policy {
+	e := len(g.offsets) - 1
+	for e > 0 && g.offsets[e] > id {
+		e--
+	}
+	entry := &g.spec.Entries[e]
+	p := model.Policy{Algorithm: entry.Algorithm}
+	rest := id - g.offsets[e]
+	for i := len(entry.Axes) - 1; i >= 0; i-- {
+		ax := &entry.Axes[i]
+		n := int64(len(ax.Values))
+		p.Set(ax.Param, ax.Values[rest%n])
+		rest /= n
+	}
+	return p
+}
+
+// Shard is one of N disjoint slices of a grid, for clusters (Slurm array
+// tasks, Kubernetes indexed jobs). Index is 0-based.
+type Shard struct{ Index, Count int }
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// ParseShard parses "I/N" with 0 <= I < N.
+func ParseShard(v string) (Shard, error) {
+	var s Shard
+	var rest string
+	if n, _ := fmt.Sscanf(v, "%d/%d%s", &s.Index, &s.Count, &rest); n != 2 {
+		return s, fmt.Errorf("shard %q: expected I/N, e.g. 0/4", v)
+	}
+	if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
+		return s, fmt.Errorf("shard %q: need 0 <= I < N and N >= 1", v)
+	}
+	return s, nil
+}
+
+// Part is a contiguous range of point ids written to one points file and
+// one clients file.
+type Part struct {
+	Index    int   // global part number
+	From, To int64 // point ids [From, To)
+}
+
+// Name is the part's file name (the same under points/ and clients/).
+func (p Part) Name() string { return fmt.Sprintf("part-%06d.parquet", p.Index) }
+
+// Points is the number of grid points in the part.
+func (p Part) Points() int64 { return p.To - p.From }
+
+// Part sizes: the layout depends on the grid alone (never on workers or
+// shards), so any worker count, shard split or resume gives the same files.
+const (
+	targetParts   = 64
+	minPartPoints = 1024
+	maxPartPoints = 256 * 1024
+)
+
+// PartPoints is the number of points per part for a grid of n points.
+func PartPoints(n int64) int64 {
+	p := (n + targetParts - 1) / targetParts
+	return min(max(p, minPartPoints), maxPartPoints)
+}
+
+// Parts lists the parts of a grid of n points that belong to shard s. Parts
+// are dealt round-robin, so neighbouring (similarly costly) parts go to
+// different shards.
+func Parts(n int64, s Shard) []Part {
+	size := PartPoints(n)
+	var out []Part
+	for k, from := 0, int64(0); from < n; k, from = k+1, from+size {
+		if k%s.Count == s.Index {
+			out = append(out, Part{Index: k, From: from, To: min(from+size, n)})
+		}
+	}
+	return out
+}

@@ -1,0 +1,313 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/ratesweep/ratesweep/model"
+)
+
+// PartFiles lists the Parquet files of a run directory's points or clients
+// table ("points" or "clients"), sorted by name. A directory without any is
+// an *InputError.
+func PartFiles(dir, table string) ([]string, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, inputErrorf("%s: %v", dir, plainErr(err))
+	}
+	if !st.IsDir() {
+		return nil, inputErrorf("%s: not a run directory", dir)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, table, "*.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, inputErrorf("%s: no Parquet files under %s/ (is it a ratesweep run directory?)", dir, table)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// FileMetadata returns a Parquet file's key-value metadata.
+func FileMetadata(path string) (map[string]string, error) {
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, inputErrorf("%s: not a readable Parquet file: %v", path, err)
+	}
+	defer rdr.Close()
+	out := map[string]string{}
+	kv := rdr.MetaData().KeyValueMetadata()
+	for i, k := range kv.Keys() {
+		out[k] = kv.Values()[i]
+	}
+	return out, nil
+}
+
+// ScanFile reads the named columns of a Parquet file in record batches; the
+// batch's columns are in the order asked. A missing column or an unreadable
+// file is an *InputError naming the file.
+func ScanFile(ctx context.Context, path string, columns []string, fn func(rec arrow.RecordBatch) error) error {
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return inputErrorf("%s: not a readable Parquet file: %v", path, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
+	if err != nil {
+		return inputErrorf("%s: %v", path, err)
+	}
+	sc, err := fr.Schema()
+	if err != nil {
+		return inputErrorf("%s: %v", path, err)
+	}
+	idx := make([]int, len(columns))
+	for i, c := range columns {
+		found := sc.FieldIndices(c)
+		if len(found) == 0 {
+			return inputErrorf("%s: no column %q (not a ratesweep file, or from an older version)", path, c)
+		}
+		idx[i] = found[0]
+	}
+	// The reader returns columns in file order; map them back to the order asked.
+	order := slices.Clone(idx)
+	slices.Sort(order)
+	rr, err := fr.GetRecordReader(ctx, order, nil)
+	if err != nil {
+		return inputErrorf("%s: %v", path, err)
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		cols := make([]arrow.Array, len(columns))
+		fields := make([]arrow.Field, len(columns))
+		for i, want := range idx {
+			j := slices.Index(order, want)
+			cols[i], fields[i] = rec.Column(j), rec.Schema().Field(j)
+		}
+		out := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+		err := fn(out)
+		out.Release()
+		if err != nil {
+			return err
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return inputErrorf("%s: %v", path, err)
+	}
+	return nil
+}
+
+// Column accessors that accept the types ratesweep writes and their common
+// re-encodings (DuckDB or Polars rewrites).
+
+// Int returns column c's value at row i as int64 and whether it is non-null.
+func Int(c arrow.Array, i int) (int64, bool) {
+	if c.IsNull(i) {
+		return 0, false
+	}
+	switch a := c.(type) {
+	case *array.Int64:
+		return a.Value(i), true
+	case *array.Int32:
+		return int64(a.Value(i)), true
+	case *array.Float64:
+		return int64(a.Value(i)), true
+	}
+	return 0, false
+}
+
+// Float returns column c's value at row i as float64 and whether it is non-null.
+func Float(c arrow.Array, i int) (float64, bool) {
+	if c.IsNull(i) {
+		return 0, false
+	}
+	switch a := c.(type) {
+	case *array.Float64:
+		return a.Value(i), true
+	case *array.Int64:
+		return float64(a.Value(i)), true
+	case *array.Int32:
+		return float64(a.Value(i)), true
+	}
+	return 0, false
+}
+
+// String returns column c's value at row i (dictionary or plain strings).
+func String(c arrow.Array, i int) (string, bool) {
+	if c.IsNull(i) {
+		return "", false
+	}
+	switch a := c.(type) {
+	case *array.Dictionary:
+		d, ok := a.Dictionary().(*array.String)
+		if !ok {
+			return "", false
+		}
+		return d.Value(a.GetValueIndex(i)), true
+	case *array.String:
+		return a.Value(i), true
+	}
+	return "", false
+}
+
+// PointRow is one row of points/*.parquet.
+type PointRow struct {
+	PointID   int64
+	Replicate int32
+	Algorithm string
+	Params    map[string]float64 // the parameters that apply (non-null)
+	model.Metrics
+}
+
+// Key identifies the row's policy by its parameters, e.g.
+// "sliding_window limit=600 window_s=60" (parameters in column order).
+func (r *PointRow) Key() string {
+	k := r.Algorithm
+	for _, p := range model.Params {
+		if v, ok := r.Params[p.Name]; ok {
+			k += fmt.Sprintf(" %s=%g", p.Name, v)
+		}
+	}
+	return k
+}
+
+// PointColumns are the columns ReadPoints reads.
+func PointColumns() []string {
+	out := []string{"point_id", "replicate", "algorithm"}
+	for _, f := range pointsFields()[3:] {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// ReadPoints reads every points row of a run directory, sorted by
+// (point_id, replicate). It holds all rows in memory: use ScanFile for large runs.
+func ReadPoints(ctx context.Context, dir string) ([]PointRow, error) {
+	files, err := PartFiles(dir, "points")
+	if err != nil {
+		return nil, err
+	}
+	cols := PointColumns()
+	var rows []PointRow
+	for _, f := range files {
+		err := ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
+			c := rec.Columns()
+			for i := range int(rec.NumRows()) {
+				var r PointRow
+				r.PointID, _ = Int(c[0], i)
+				rep, _ := Int(c[1], i)
+				r.Replicate = int32(rep)
+				r.Algorithm, _ = String(c[2], i)
+				r.Params = map[string]float64{}
+				k := 3
+				for _, p := range model.Params {
+					if v, ok := Float(c[k], i); ok {
+						r.Params[p.Name] = v
+					}
+					k++
+				}
+				m := &r.Metrics
+				for _, im := range intMetrics {
+					v, _ := Int(c[k], i)
+					*im.field(m) = v
+					k++
+				}
+				for _, fm := range pctMetrics {
+					v, _ := Float(c[k], i)
+					*fm.field(m) = v
+					k++
+				}
+				for _, im := range stageMetrics {
+					v, _ := Int(c[k], i)
+					*im.field(m) = v
+					k++
+				}
+				for _, fm := range tailMetrics {
+					v, _ := Float(c[k], i)
+					*fm.field(m) = v
+					k++
+				}
+				rows = append(rows, r)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].PointID != rows[j].PointID {
+			return rows[i].PointID < rows[j].PointID
+		}
+		return rows[i].Replicate < rows[j].Replicate
+	})
+	return rows, nil
+}
+
+// ClientRow is one row of clients/*.parquet.
+type ClientRow struct {
+	PointID                int64
+	Replicate              int32
+	Client, Class, Stage   string
+	Offered, Admitted, Cut int64
+}
+
+// ReadClients reads every clients row of a run directory in file order
+// (sorted by point_id, replicate, then scenario client order).
+func ReadClients(ctx context.Context, dir string) ([]ClientRow, error) {
+	files, err := PartFiles(dir, "clients")
+	if err != nil {
+		return nil, err
+	}
+	var rows []ClientRow
+	cols := []string{"point_id", "replicate", "client", "class", "stage", "offered", "admitted", "cut"}
+	for _, f := range files {
+		err := ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
+			c := rec.Columns()
+			for i := range int(rec.NumRows()) {
+				var r ClientRow
+				r.PointID, _ = Int(c[0], i)
+				rep, _ := Int(c[1], i)
+				r.Replicate = int32(rep)
+				r.Client, _ = String(c[2], i)
+				r.Class, _ = String(c[3], i)
+				r.Stage, _ = String(c[4], i)
+				r.Offered, _ = Int(c[5], i)
+				r.Admitted, _ = Int(c[6], i)
+				r.Cut, _ = Int(c[7], i)
+				rows = append(rows, r)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// sumColumn sums an integer column of one file.
+func sumColumn(path, col string) (int64, error) {
+	var sum int64
+	err := ScanFile(context.Background(), path, []string{col}, func(rec arrow.RecordBatch) error {
+		c := rec.Column(0)
+		for i := range int(rec.NumRows()) {
+			v, _ := Int(c, i)
+			sum += v
+		}
+		return nil
+	})
+	return sum, err
+}

@@ -1,0 +1,450 @@
+package sweep
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/ratesweep/ratesweep/model"
+	"golang.org/x/sync/errgroup"
+)
+
+// DefaultMaxPoints is the largest grid run accepts unless raised.
+const DefaultMaxPoints = 50_000_000
+
+// Options control a run. The zero value runs all parts with one worker per core.
+type Options struct {
+	OutDir    string // run directory
+	Workers   int    // simulation+writer goroutines; 0 = all cores
+	Shard     Shard  // zero value = 0/1 (the whole grid)
+	Resume    bool   // keep verified parts, compute only what is missing
+	Force     bool   // replace an existing run
+	NoOutput  bool   // simulate only, write nothing (benchmarks)
+	MaxPoints int64  // 0 = DefaultMaxPoints
+
+	// Progress, when set, is called from workers with points done so far.
+	Progress func(done int64)
+
+	now        func() time.Time
+	beforePart func(Part) error // test hook: fail or pause before writing a part
+}
+
+// Result summarises a run.
+type Result struct {
+	Dir          string
+	Points       int64 // grid points of this shard
+	Rows         int64 // points rows of this shard (points × replicates)
+	Parts        int   // parts of this shard
+	PartsSkipped int   // parts kept by --resume
+	FalseCutSum  int64 // Σ false_cut over the shard's rows (the peers' checksum)
+	Manifest     string
+}
+
+// ErrOutputExists is returned when the run directory holds a run already.
+var ErrOutputExists = errors.New("output directory is not empty")
+
+// InputError is bad input or usage found by the runner (exit 2).
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+func inputErrorf(format string, args ...any) error {
+	return &InputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Manifest lists a shard's completed parts. It is written last: its presence
+// means the shard is complete.
+type Manifest struct {
+	Version        string         `json:"version"`
+	Spec           string         `json:"spec"`
+	SpecSHA256     string         `json:"spec_sha256"`
+	ScenarioSHA256 string         `json:"scenario_sha256"`
+	Shard          string         `json:"shard"`
+	Points         int64          `json:"points"`
+	Replicates     int            `json:"replicates"`
+	Rows           int64          `json:"rows"`
+	FalseCutSum    int64          `json:"false_cut_sum"`
+	Parts          []ManifestPart `json:"parts"`
+	Finished       string         `json:"finished"`
+}
+
+// ManifestPart is one part's files.
+type ManifestPart struct {
+	Index   int      `json:"index"`
+	From    int64    `json:"first_point_id"`
+	To      int64    `json:"end_point_id"`
+	Points  fileMeta `json:"points"`
+	Clients fileMeta `json:"clients"`
+}
+
+// ManifestName is the manifest file of a shard within the run directory.
+func ManifestName(s Shard) string {
+	if s.Count <= 1 {
+		return "manifest.json"
+	}
+	return fmt.Sprintf("manifest.shard-%05d-of-%05d.json", s.Index, s.Count)
+}
+
+// partState is a part's progress within a run.
+type partState struct {
+	part          Part
+	points, cl    fileMeta
+	falseCut      int64
+	done, resumed bool
+}
+
+// Run runs the spec's grid (this shard of it) and writes Parquet parts and a
+// manifest under opts.OutDir. Cancelling ctx stops it between points; every
+// part completed so far stays, and Run returns ctx's error.
+func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
+	if opts.Shard.Count == 0 {
+		opts.Shard = Shard{0, 1}
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.MaxPoints <= 0 {
+		opts.MaxPoints = DefaultMaxPoints
+	}
+	if opts.now == nil {
+		opts.now = time.Now
+	}
+	if n := spec.Points(); n > opts.MaxPoints {
+		return nil, inputErrorf("the grid has %d points, more than --max-points %d; raise --max-points to run it", n, opts.MaxPoints)
+	}
+	wl, err := model.NewWorkload(spec.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	grid := NewGrid(spec)
+	parts := Parts(grid.Points(), opts.Shard)
+	res := &Result{Dir: opts.OutDir, Parts: len(parts)}
+	for _, p := range parts {
+		res.Points += p.Points()
+	}
+	res.Rows = res.Points * int64(spec.Replicates)
+
+	specYAML := string(spec.YAML())
+	meta := map[string]string{
+		MetaVersion:        Version,
+		MetaSpec:           specYAML,
+		MetaScenarioSHA256: spec.Scenario.SHA256(),
+		MetaShard:          opts.Shard.String(),
+	}
+	states := make([]partState, len(parts))
+	for i, p := range parts {
+		states[i].part = p
+	}
+	if !opts.NoOutput {
+		if err := prepareDir(opts, specYAML, spec.Replicates, states); err != nil {
+			return nil, err
+		}
+	}
+
+	pointsSchema, clientsSchema := schemas(meta)
+	todo := make(chan int)
+	var done atomic.Int64
+	for i := range states {
+		if states[i].done {
+			done.Add(states[i].part.Points())
+		}
+	}
+	if opts.Progress != nil {
+		opts.Progress(done.Load())
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(todo)
+		for i := range states {
+			if states[i].done {
+				continue
+			}
+			select {
+			case todo <- i:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		return nil
+	})
+	for range min(opts.Workers, max(len(parts), 1)) {
+		g.Go(func() error {
+			sim := wl.NewSimulator()
+			r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
+			for _, c := range spec.Scenario.Clients {
+				r.names = append(r.names, c.Name)
+				r.classes = append(r.classes, c.Class)
+				r.stages = append(r.stages, c.Stage)
+			}
+			for i := range todo {
+				st := &states[i]
+				if err := simulatePart(gctx, grid, sim, st.part, r, &done, opts.Progress); err != nil {
+					return err
+				}
+				for k := range r.metrics {
+					st.falseCut += r.metrics[k].FalseCut
+				}
+				if opts.beforePart != nil {
+					if err := opts.beforePart(st.part); err != nil {
+						return err
+					}
+				}
+				if !opts.NoOutput {
+					var err error
+					if st.points, st.cl, err = writePart(opts.OutDir, r, pointsSchema, clientsSchema); err != nil {
+						return err
+					}
+				}
+				st.done = true
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		return res, err
+	}
+	for _, st := range states {
+		res.FalseCutSum += st.falseCut
+		if st.resumed {
+			res.PartsSkipped++
+		}
+	}
+	if opts.NoOutput {
+		return res, nil
+	}
+	m := Manifest{
+		Version: Version, Spec: spec.Name, SpecSHA256: sha256Hex([]byte(specYAML)),
+		ScenarioSHA256: meta[MetaScenarioSHA256], Shard: opts.Shard.String(),
+		Points: res.Points, Replicates: spec.Replicates, Rows: res.Rows, FalseCutSum: res.FalseCutSum,
+		Finished: opts.now().UTC().Format(time.RFC3339),
+	}
+	for _, st := range states {
+		m.Parts = append(m.Parts, ManifestPart{Index: st.part.Index, From: st.part.From, To: st.part.To, Points: st.points, Clients: st.cl})
+	}
+	res.Manifest = filepath.Join(opts.OutDir, ManifestName(opts.Shard))
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return res, err
+	}
+	return res, writeFileAtomic(res.Manifest, append(data, '\n'))
+}
+
+// simulatePart runs every point and replicate of part into r.
+func simulatePart(ctx context.Context, grid *Grid, sim *model.Simulator, part Part, r *partResult, done *atomic.Int64, progress func(int64)) error {
+	n := int(part.Points())
+	nc := len(r.names)
+	r.part = part
+	r.policies = grow(r.policies, n)
+	r.metrics = grow(r.metrics, n*r.reps)
+	r.clients = grow(r.clients, n*r.reps*nc)
+	var out model.Outcome
+	const every = 256
+	for i := range n {
+		if i%every == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if i > 0 {
+				d := done.Add(every)
+				if progress != nil {
+					progress(d)
+				}
+			}
+		}
+		p := grid.Policy(part.From + int64(i))
+		r.policies[i] = p
+		for rep := range r.reps {
+			row := i*r.reps + rep
+			out.Clients = r.clients[row*nc : (row+1)*nc]
+			sim.Run(p, &out)
+			r.metrics[row] = out.Metrics
+		}
+	}
+	d := done.Add(int64((n-1)%every + 1))
+	if progress != nil {
+		progress(d)
+	}
+	return nil
+}
+
+// prepareDir creates the run directory, refuses or clears an existing run,
+// and (with Resume) marks verified parts done.
+func prepareDir(opts Options, specYAML string, reps int, states []partState) error {
+	dir := opts.OutDir
+	if dir == "" {
+		return inputErrorf("no output directory")
+	}
+	specPath := filepath.Join(dir, "spec.yaml")
+	old, err := os.ReadFile(specPath)
+	exists := err == nil
+	if exists && opts.Force && opts.Shard.Count == 1 {
+		if err := clearRun(dir); err != nil {
+			return err
+		}
+		exists = false
+	} else if exists && string(old) != specYAML {
+		return inputErrorf("%s holds a run of a different spec (see %s); use --force to replace it or choose another --out", dir, specPath)
+	}
+	if !exists {
+		if err := refuseForeign(dir); err != nil {
+			return err
+		}
+	}
+	for _, sub := range []string{"points", "clients"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return fmt.Errorf("cannot create the output directory: %w", err)
+		}
+	}
+	if !exists {
+		if err := writeFileAtomic(specPath, []byte(specYAML)); err != nil {
+			return fmt.Errorf("cannot write to the output directory: %w", err)
+		}
+	}
+	manifest := filepath.Join(dir, ManifestName(opts.Shard))
+	mine := false
+	for _, st := range states {
+		if fileExists(filepath.Join(dir, "points", st.part.Name())) || fileExists(filepath.Join(dir, "clients", st.part.Name())) {
+			mine = true
+			break
+		}
+	}
+	mine = mine || fileExists(manifest)
+	switch {
+	case mine && !opts.Resume && !opts.Force:
+		return fmt.Errorf("%w: %s holds results of this spec (shard %s); use --resume to complete it or --force to start again", ErrOutputExists, dir, opts.Shard)
+	case opts.Force:
+		os.Remove(manifest)
+		for _, st := range states {
+			os.Remove(filepath.Join(dir, "points", st.part.Name()))
+			os.Remove(filepath.Join(dir, "clients", st.part.Name()))
+		}
+	case opts.Resume:
+		os.Remove(manifest) // rewritten when the run completes
+		for i := range states {
+			st := &states[i]
+			pm, perr := verifyPart(filepath.Join(dir, "points", st.part.Name()), st.part.Points()*int64(reps), specYAML)
+			cm, cerr := verifyPart(filepath.Join(dir, "clients", st.part.Name()), -1, specYAML)
+			if perr == nil && cerr == nil {
+				st.points, st.cl, st.done, st.resumed = pm, cm, true, true
+				st.falseCut, perr = sumColumn(filepath.Join(dir, "points", st.part.Name()), "false_cut")
+				if perr == nil {
+					continue
+				}
+				st.done, st.resumed = false, false
+			}
+		}
+	}
+	// Leftover temporary files from an interrupted run.
+	for _, sub := range []string{"points", "clients"} {
+		tmps, _ := filepath.Glob(filepath.Join(dir, sub, ".part-*.tmp"))
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+	}
+	return nil
+}
+
+// refuseForeign refuses a non-empty directory that is not a ratesweep run.
+func refuseForeign(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot read the output directory: %w", err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%w: %s holds other files; choose an empty or new --out", ErrOutputExists, dir)
+	}
+	return nil
+}
+
+// clearRun removes the files a run writes, and nothing else.
+func clearRun(dir string) error {
+	for _, name := range []string{"points", "clients", "report"} {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	ms, _ := filepath.Glob(filepath.Join(dir, "manifest*.json"))
+	for _, m := range append(ms, filepath.Join(dir, "spec.yaml")) {
+		if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyPart checks a finished part file: its footer reads, it has the
+// expected rows (when rows >= 0) and it belongs to this spec.
+func verifyPart(path string, rows int64, specYAML string) (fileMeta, error) {
+	var fm fileMeta
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return fm, err
+	}
+	defer rdr.Close()
+	if rows >= 0 && rdr.NumRows() != rows {
+		return fm, fmt.Errorf("%s: %d rows, want %d", path, rdr.NumRows(), rows)
+	}
+	if v := rdr.MetaData().KeyValueMetadata().FindValue(MetaSpec); v == nil || *v != specYAML {
+		return fm, fmt.Errorf("%s: written by another spec", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fm, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return fm, err
+	}
+	return fileMeta{Name: filepath.Base(path), Rows: rdr.NumRows(), Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// writeFileAtomic writes data to path through a synced temporary file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}

@@ -1,0 +1,473 @@
+package sweep
+
+import (
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ratesweep/ratesweep/configs"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
+	"github.com/ratesweep/ratesweep/model"
+	"go.yaml.in/yaml/v3"
+)
+
+// Spec is a sweep: a scenario and a grid of policies to run over it.
+type Spec struct {
+	Name       string
+	Scenario   *model.Scenario
+	Seed       uint64 // seeds stochastic workloads (with the replicate)
+	Replicates int    // realisations of the workload per grid point (>= 1)
+	Entries    []Entry
+}
+
+// Entry is one algorithm and its parameter axes; its grid is their cross
+// product, the last axis varying fastest.
+type Entry struct {
+	Algorithm model.Algorithm
+	Axes      []Axis
+}
+
+// AxisKind is how an axis was written in the spec.
+type AxisKind uint8
+
+const (
+	AxisList   AxisKind = iota // a scalar or a list
+	AxisStep                   // {from, to, step}, inclusive
+	AxisLinear                 // {from, to, count}
+	AxisLog                    // {from, to, count, scale: log}
+)
+
+// Axis is one parameter's values.
+type Axis struct {
+	Param  string
+	Kind   AxisKind
+	From   float64 // range forms only
+	To     float64
+	Step   float64 // AxisStep
+	Count  int     // AxisLinear, AxisLog: requested count (before de-duplication)
+	Values []float64
+}
+
+// MaxAxisValues bounds one axis (the grid itself is never materialised).
+const MaxAxisValues = 10_000_000
+
+var specKeys = []string{"name", "scenario", "seed", "replicates", "sweep"}
+
+// LoadSpec reads a sweep spec file. A relative scenario path is resolved
+// against the spec's directory. path "" is the embedded default spec.
+func LoadSpec(file string) (*Spec, error) {
+	if file == "" {
+		return loadEmbedded("default.yaml")
+	}
+	if name, ok := strings.CutPrefix(file, "embedded:"); ok {
+		return loadEmbedded(name)
+	}
+	data, err := ReadInput(file)
+	if err != nil {
+		return nil, err
+	}
+	resolve := func(p string) (string, []byte, error) {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(file), p)
+		}
+		b, err := ReadInput(p)
+		return p, b, err
+	}
+	s, err := ParseSpec(data, resolve)
+	return s, yamlx.InFile(err, file)
+}
+
+func loadEmbedded(name string) (*Spec, error) {
+	data, err := fs.ReadFile(configs.FS, name)
+	if err != nil {
+		return nil, &yamlx.Error{File: "embedded:" + name, Msg: "no such embedded spec"}
+	}
+	resolve := func(p string) (string, []byte, error) {
+		b, err := fs.ReadFile(configs.FS, path.Clean(p))
+		if err != nil {
+			return p, nil, &yamlx.Error{File: "embedded:" + p, Msg: "no such embedded scenario"}
+		}
+		return "embedded:" + p, b, nil
+	}
+	s, err := ParseSpec(data, resolve)
+	return s, yamlx.InFile(err, "embedded:"+name)
+}
+
+// ParseSpec decodes a spec (strict) and validates it. resolve loads a
+// scenario file named in the spec; it may be nil when scenarios are inline.
+func ParseSpec(data []byte, resolve func(string) (string, []byte, error)) (*Spec, error) {
+	root, err := yamlx.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	m, err := yamlx.Mapping(root, "", specKeys...)
+	if err != nil {
+		return nil, err
+	}
+	s := &Spec{Replicates: 1}
+	if s.Name, err = m.String("name"); err != nil {
+		return nil, err
+	}
+	if strings.ContainsAny(s.Name, "/\\") || s.Name == "." || s.Name == ".." {
+		return nil, yamlx.Errorf(m.Get("name"), "name", "must not contain path separators (it names the output directory)")
+	}
+	if n := m.Get("seed"); n != nil {
+		v, err := yamlx.Int(n, "seed")
+		if err != nil {
+			return nil, err
+		}
+		if v < 0 {
+			return nil, yamlx.Errorf(n, "seed", "must be >= 0, got %d", v)
+		}
+		s.Seed = uint64(v)
+	}
+	if n := m.Get("replicates"); n != nil {
+		v, err := yamlx.Int(n, "replicates")
+		if err != nil {
+			return nil, err
+		}
+		if v < 1 || v > 1_000_000 {
+			return nil, yamlx.Errorf(n, "replicates", "must be between 1 and 1000000, got %d", v)
+		}
+		s.Replicates = int(v)
+	}
+	scn, err := m.Require("scenario")
+	if err != nil {
+		return nil, err
+	}
+	if s.Scenario, err = decodeScenarioRef(scn, resolve); err != nil {
+		return nil, err
+	}
+	sw, err := m.Require("sweep")
+	if err != nil {
+		return nil, err
+	}
+	items, err := yamlx.Seq(sw, "sweep")
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, yamlx.Errorf(sw, "sweep", "at least one entry (algorithm and parameters) is needed")
+	}
+	for i, it := range items {
+		e, err := decodeEntry(it, fmt.Sprintf("sweep[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		s.Entries = append(s.Entries, e)
+	}
+	return s, nil
+}
+
+func decodeScenarioRef(n *yaml.Node, resolve func(string) (string, []byte, error)) (*model.Scenario, error) {
+	if n.Kind == yaml.MappingNode {
+		return model.DecodeScenario(n, "scenario")
+	}
+	p, err := yamlx.Str(n, "scenario")
+	if err != nil {
+		return nil, yamlx.Errorf(n, "scenario", "expected a file name or an inline scenario mapping")
+	}
+	if resolve == nil {
+		return nil, yamlx.Errorf(n, "scenario", "scenario files cannot be resolved here; inline the scenario")
+	}
+	file, data, err := resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := model.ParseScenario(data)
+	if err != nil {
+		return nil, yamlx.InFile(err, file)
+	}
+	return sc, nil
+}
+
+func decodeEntry(n *yaml.Node, p string) (Entry, error) {
+	var e Entry
+	allowed := []string{"algorithm"}
+	for _, prm := range model.Params {
+		allowed = append(allowed, prm.Name)
+	}
+	m, err := yamlx.Mapping(n, p, allowed...)
+	if err != nil {
+		return e, err
+	}
+	name, err := m.String("algorithm")
+	if err != nil {
+		return e, err
+	}
+	alg, ok := model.ParseAlgorithm(name)
+	if !ok {
+		var names []string
+		for _, a := range model.Algorithms {
+			names = append(names, a.String())
+		}
+		return e, yamlx.Errorf(m.Get("algorithm"), m.FieldPath("algorithm"), "unknown algorithm %q (known: %s)", name, strings.Join(names, ", "))
+	}
+	e.Algorithm = alg
+	takes := alg.Params()
+	// Axes in the order the spec writes them.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := n.Content[i].Value
+		if key == "algorithm" {
+			continue
+		}
+		if !slices.Contains(takes, key) {
+			return e, yamlx.Errorf(n.Content[i], m.FieldPath(key), "%s takes no parameter %q (it takes %s)", alg, key, strings.Join(takes, ", "))
+		}
+		prm, _ := model.LookupParam(key)
+		ax, err := decodeAxis(n.Content[i+1], m.FieldPath(key), prm)
+		if err != nil {
+			return e, err
+		}
+		e.Axes = append(e.Axes, ax)
+	}
+	for _, want := range takes {
+		if !m.Has(want) {
+			return e, yamlx.Errorf(n, m.FieldPath(want), "missing: %s needs %s", alg, strings.Join(takes, " and "))
+		}
+	}
+	return e, nil
+}
+
+var rangeKeys = []string{"from", "to", "step", "count", "scale"}
+
+func decodeAxis(n *yaml.Node, p string, prm model.Param) (Axis, error) {
+	ax := Axis{Param: prm.Name}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		v, err := yamlx.Float(n, p)
+		if err != nil {
+			return ax, err
+		}
+		ax.Values = []float64{v}
+	case yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			return ax, yamlx.Errorf(n, p, "empty list: an axis needs at least one value")
+		}
+		if len(n.Content) > MaxAxisValues {
+			return ax, yamlx.Errorf(n, p, "more than %d values", MaxAxisValues)
+		}
+		for i, it := range n.Content {
+			v, err := yamlx.Float(it, fmt.Sprintf("%s[%d]", p, i))
+			if err != nil {
+				return ax, err
+			}
+			ax.Values = append(ax.Values, v)
+		}
+	case yaml.MappingNode:
+		var err error
+		if ax, err = decodeRange(n, p, prm); err != nil {
+			return ax, err
+		}
+	default:
+		return ax, yamlx.Errorf(n, p, "expected a number, a list or {from, to, step}")
+	}
+	for i, v := range ax.Values {
+		if err := checkParamValue(prm, v); err != nil {
+			vp := p
+			if len(ax.Values) > 1 || n.Kind == yaml.SequenceNode {
+				vp = fmt.Sprintf("%s[%d]", p, i)
+			}
+			node := n
+			if n.Kind == yaml.SequenceNode {
+				node = n.Content[i]
+			}
+			return ax, yamlx.Errorf(node, vp, "%v", err)
+		}
+	}
+	return ax, nil
+}
+
+func checkParamValue(prm model.Param, v float64) error {
+	if prm.MinOpen && v <= prm.Min {
+		return fmt.Errorf("must be > %g %s, got %g", prm.Min, prm.Unit, v)
+	}
+	if !prm.MinOpen && v < prm.Min {
+		return fmt.Errorf("must be >= %g %s, got %g", prm.Min, prm.Unit, v)
+	}
+	if (prm.Int || prm.Whole) && v != math.Trunc(v) {
+		return fmt.Errorf("must be a whole number of %s, got %g", prm.Unit, v)
+	}
+	if math.Abs(v) > 1<<53 {
+		return fmt.Errorf("too large: %g", v)
+	}
+	return nil
+}
+
+func decodeRange(n *yaml.Node, p string, prm model.Param) (Axis, error) {
+	ax := Axis{Param: prm.Name}
+	m, err := yamlx.Mapping(n, p, rangeKeys...)
+	if err != nil {
+		return ax, err
+	}
+	num := func(key string) (float64, error) {
+		v, err := m.Require(key)
+		if err != nil {
+			return 0, err
+		}
+		return yamlx.Float(v, m.FieldPath(key))
+	}
+	if ax.From, err = num("from"); err != nil {
+		return ax, err
+	}
+	if ax.To, err = num("to"); err != nil {
+		return ax, err
+	}
+	if ax.From > ax.To {
+		return ax, yamlx.Errorf(n, p, "from (%g) must not exceed to (%g)", ax.From, ax.To)
+	}
+	switch {
+	case m.Has("step") && m.Has("count"):
+		return ax, yamlx.Errorf(n, p, "give either step or count, not both")
+	case m.Has("step"):
+		if m.Has("scale") {
+			return ax, yamlx.Errorf(m.Get("scale"), m.FieldPath("scale"), "scale goes with count, not step")
+		}
+		if ax.Step, err = num("step"); err != nil {
+			return ax, err
+		}
+		if ax.Step <= 0 {
+			return ax, yamlx.Errorf(m.Get("step"), m.FieldPath("step"), "must be > 0, got %g", ax.Step)
+		}
+		cnt := math.Floor((ax.To-ax.From)/ax.Step*(1+1e-12)) + 1
+		if cnt > MaxAxisValues {
+			return ax, yamlx.Errorf(n, p, "%g values; at most %d per axis", cnt, MaxAxisValues)
+		}
+		ax.Kind = AxisStep
+		for i := 0; i < int(cnt); i++ {
+			ax.Values = append(ax.Values, roundTo(ax.From+float64(i)*ax.Step, ax.Step))
+		}
+	case m.Has("count"):
+		cn := m.Get("count")
+		c, err := yamlx.Int(cn, m.FieldPath("count"))
+		if err != nil {
+			return ax, err
+		}
+		if c < 1 || c > MaxAxisValues {
+			return ax, yamlx.Errorf(cn, m.FieldPath("count"), "must be between 1 and %d, got %d", MaxAxisValues, c)
+		}
+		ax.Count, ax.Kind = int(c), AxisLinear
+		if sn := m.Get("scale"); sn != nil {
+			sc, err := yamlx.Str(sn, m.FieldPath("scale"))
+			if err != nil {
+				return ax, err
+			}
+			switch sc {
+			case "log":
+				ax.Kind = AxisLog
+				if ax.From <= 0 {
+					return ax, yamlx.Errorf(m.Get("from"), m.FieldPath("from"), "must be > 0 on a log scale, got %g", ax.From)
+				}
+			case "linear":
+			default:
+				return ax, yamlx.Errorf(sn, m.FieldPath("scale"), "must be log or linear, got %q", sc)
+			}
+		}
+		ax.Values = spaced(ax.From, ax.To, ax.Count, ax.Kind == AxisLog, prm.Int || prm.Whole)
+	default:
+		return ax, yamlx.Errorf(n, p, "a range needs step or count")
+	}
+	return ax, nil
+}
+
+// roundTo removes float noise from from+i*step at the precision of step.
+func roundTo(v, step float64) float64 {
+	digits := max(0, 12-int(math.Ceil(math.Log10(math.Abs(step)+1))))
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', digits, 64), 64)
+	return r
+}
+
+// spaced returns count values from..to, evenly or log-spaced; whole rounds
+// them and drops duplicates (so a log axis of integers may have fewer).
+func spaced(from, to float64, count int, log, whole bool) []float64 {
+	var out []float64
+	for i := range count {
+		var v float64
+		switch {
+		case count == 1:
+			v = from
+		case log:
+			v = from * math.Pow(to/from, float64(i)/float64(count-1))
+		default:
+			v = from + (to-from)*float64(i)/float64(count-1)
+		}
+		if i == count-1 && count > 1 {
+			v = to
+		}
+		if whole {
+			v = math.Round(v)
+		} else {
+			v = roundTo(v, math.Max(math.Abs(v), 1e-300)*1e-9)
+		}
+		if len(out) > 0 && out[len(out)-1] == v {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Size is the number of grid points of the entry.
+func (e *Entry) Size() int64 {
+	n := int64(1)
+	for _, a := range e.Axes {
+		n *= int64(len(a.Values))
+	}
+	return n
+}
+
+// Points is the number of grid points of the spec (not counting replicates).
+func (s *Spec) Points() int64 {
+	var n int64
+	for i := range s.Entries {
+		n += s.Entries[i].Size()
+	}
+	return n
+}
+
+// Rows is the number of points rows (points × replicates).
+func (s *Spec) Rows() int64 { return s.Points() * int64(s.Replicates) }
+
+// YAML renders the spec with its scenario inlined: the run's identity, stored
+// in every Parquet file and in RUN_DIR/spec.yaml.
+func (s *Spec) YAML() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\n", strconv.Quote(s.Name))
+	fmt.Fprintf(&b, "seed: %d\nreplicates: %d\n", s.Seed, s.Replicates)
+	b.WriteString("scenario:\n")
+	for _, l := range strings.SplitAfter(string(s.Scenario.YAML()), "\n") {
+		if l != "" {
+			b.WriteString("  " + l)
+		}
+	}
+	b.WriteString("sweep:\n")
+	for _, e := range s.Entries {
+		fmt.Fprintf(&b, "  - algorithm: %s\n", e.Algorithm)
+		for _, a := range e.Axes {
+			fmt.Fprintf(&b, "    %s: %s\n", a.Param, a.yaml())
+		}
+	}
+	return []byte(b.String())
+}
+
+func (a *Axis) yaml() string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	switch a.Kind {
+	case AxisStep:
+		return fmt.Sprintf("{from: %s, to: %s, step: %s}", f(a.From), f(a.To), f(a.Step))
+	case AxisLinear:
+		return fmt.Sprintf("{from: %s, to: %s, count: %d}", f(a.From), f(a.To), a.Count)
+	case AxisLog:
+		return fmt.Sprintf("{from: %s, to: %s, count: %d, scale: log}", f(a.From), f(a.To), a.Count)
+	}
+	parts := make([]string, len(a.Values))
+	for i, v := range a.Values {
+		parts[i] = f(v)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
