@@ -1,4 +1,3 @@
 package main
 
 func cmdReport(e *env, args []string) error { return usagef("report: not built yet") }
-func cmdCheck(e *env, args []string) error  { return usagef("check: not built yet") }

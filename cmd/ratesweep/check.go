@@ -1,0 +1,3 @@
+package main
+
+func cmdCheck(e *env, args []string) error { return usagef("check: not built yet") }
