@@ -1,0 +1,467 @@
+package model
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// Fast paths: closed forms of the step-by-step kernels in limiter.go for
+// piecewise-constant (fluid) workloads. Each returns exactly what Admit
+// returns (proven by the property tests in fast_test.go); Admit stays the
+// reference.
+//
+//   - fixed_window: a window admits min(window sum, limit), so the total is
+//     Σ_k min(S_k, L). The window sums S_k do not depend on the limit: per
+//     (client, window) they are sorted once and each limit is a binary search.
+//   - sliding_window: the cumulative admitted A(t) obeys the min-plus
+//     recurrence A(t+1) = min(A(t) + a_t, A(t-W+1) + L), A(t <= 0) = 0. Its
+//     solution is A(D) = min_k (k·L + C − g(k)), where C is the offered total
+//     and g(k) the most offered requests that k disjoint windows of W seconds
+//     (the first may start before 0) can cover. g does not depend on the
+//     limit: per (client, window) a dynamic programme computes it once, and
+//     each limit is a binary search on the upper concave hull of g.
+//   - token_bucket: per run of constant offered requests the bucket is in one
+//     of a few regimes (filling, draining, empty), each with a closed form, so
+//     a point costs O(runs). It is exact when the rate is a dyadic rational
+//     (integer, .5, .25, …) and the numbers fit: the reference's float64
+//     arithmetic is then exact too. Other rates use the reference kernel.
+//
+// Tables built for one (algorithm, window) are cached per simulator. A table
+// is built only after the points that used the key have spent as much as the
+// build costs (ski rental), so a grid that never repeats a window costs at
+// most twice the reference.
+
+// run is a stretch of n seconds with x offered requests in each second.
+type run struct {
+	n int64
+	x int64
+}
+
+// fastKey identifies a cached table.
+type fastKey struct {
+	alg    Algorithm
+	window int
+}
+
+// fastEntry is one key's tables, or the cost spent on it so far.
+type fastEntry struct {
+	spent, build int64 // reference-equivalent work spent on the key; cost of building
+	built        bool
+	ok           bool         // the table is usable (no overflow risk)
+	fixed        []fixedTable // per client (fixed_window, and sliding_window with W = 1)
+	hulls        []slideHull  // per client (sliding_window)
+}
+
+// fixedTable answers Σ_k min(S_k, L) over one client's window sums S_k.
+type fixedTable struct {
+	vals   []int64 // distinct window sums, ascending
+	preSum []int64 // preSum[i] = Σ_{j<i} vals[j]·count[j]
+	preCnt []int64 // preCnt[i] = Σ_{j<i} count[j]
+	n      int64   // windows
+}
+
+// admitted returns Σ min(S_k, limit).
+func (f *fixedTable) admitted(limit int64) int64 {
+	lo, hi := 0, len(f.vals) // first index with vals[i] > limit
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if f.vals[m] <= limit {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return f.preSum[lo] + limit*(f.n-f.preCnt[lo])
+}
+
+// slideHull is the upper concave hull of g(k) for one client and window.
+type slideHull struct {
+	k, g    []int64 // hull vertices, k ascending
+	offered int64   // C
+}
+
+// admitted returns C − max_k (g(k) − k·limit).
+func (h *slideHull) admitted(limit int64) int64 {
+	if limit >= h.offered {
+		return h.offered // k = 0 is optimal: every slope is <= C
+	}
+	// First vertex i whose next edge does not gain: g[i+1]-g[i] <= limit·(k[i+1]-k[i]).
+	lo, hi := 0, len(h.k)-1
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if h.g[m+1]-h.g[m] > limit*(h.k[m+1]-h.k[m]) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return h.offered - (h.g[lo] - h.k[lo]*limit)
+}
+
+// fastSim is a simulator's state for the fast paths.
+type fastSim struct {
+	w       *Workload
+	runs    [][]run // per client: run-length encoding of the offered series
+	maxX    int64   // largest offered requests in one second, any client
+	safe    bool    // offered totals × duration fit in int64 comfortably
+	cache   map[fastKey]*fastEntry
+	last    *fastEntry
+	lastKey fastKey
+	sums    []int64 // scratch: window sums
+	prev    []int64 // scratch: DP rows and prefix sums
+	cur     []int64
+	pre     []int64
+	gk      []int64
+}
+
+// maxCacheEntries bounds the per-simulator table cache; it is cleared when full.
+const maxCacheEntries = 4096
+
+func newFastSim(w *Workload) *fastSim {
+	f := &fastSim{w: w, cache: make(map[fastKey]*fastEntry), safe: true}
+	d := int64(w.Scenario.DurationS)
+	for i, a := range w.series {
+		var rs []run
+		for t := 0; t < len(a); {
+			u := t
+			for u < len(a) && a[u] == a[t] {
+				u++
+			}
+			rs = append(rs, run{n: int64(u - t), x: int64(a[t])})
+			f.maxX = max(f.maxX, int64(a[t]))
+			t = u
+		}
+		f.runs = append(f.runs, rs)
+		// k·L and L·count stay below 2^62 when C·(D+2) does.
+		if hi, lo := bits.Mul64(uint64(w.offered[i]), uint64(d+2)); hi != 0 || lo >= 1<<62 {
+			f.safe = false
+		}
+	}
+	return f
+}
+
+// admitAll fills clients (offered and admitted) for p and reports whether a
+// fast path handled it; on false the caller uses Admit.
+func (f *fastSim) admitAll(p Policy, clients []ClientResult) bool {
+	w := f.w
+	switch p.Algorithm {
+	case FixedWindow, SlidingWindow:
+		if !f.safe || p.WindowS <= 0 || p.Limit < 0 {
+			return false
+		}
+		e := f.entry(p.Algorithm, p.WindowS)
+		if !e.built {
+			return f.admitUnbuilt(e, p, clients)
+		}
+		if !e.ok {
+			return false
+		}
+		if e.fixed != nil {
+			for i := range clients {
+				clients[i] = ClientResult{Offered: w.offered[i], Admitted: e.fixed[i].admitted(min(p.Limit, w.offered[i]))}
+			}
+			return true
+		}
+		for i := range clients {
+			clients[i] = ClientResult{Offered: w.offered[i], Admitted: e.hulls[i].admitted(p.Limit)}
+		}
+		return true
+	case TokenBucket:
+		k, ok := dyadic(p.Rate, p.Capacity, f.maxX)
+		if !ok {
+			return false
+		}
+		r := int64(p.Rate * float64(int64(1)<<k))
+		for i := range clients {
+			clients[i] = ClientResult{Offered: w.offered[i], Admitted: bucketRuns(f.runs[i], p.Capacity, k, r)}
+		}
+		return true
+	}
+	return false
+}
+
+// entry returns the cache entry of (alg, window), counting the use.
+func (f *fastSim) entry(alg Algorithm, window int) *fastEntry {
+	if alg == SlidingWindow && window == 1 {
+		alg = FixedWindow // per second min(a, L) in both
+	}
+	key := fastKey{alg, window}
+	if f.last != nil && f.lastKey == key {
+		return f.last
+	}
+	e := f.cache[key]
+	if e == nil {
+		if len(f.cache) >= maxCacheEntries {
+			clear(f.cache)
+		}
+		e = &fastEntry{build: f.buildCost(alg, window)}
+		f.cache[key] = e
+	}
+	f.last, f.lastKey = e, key
+	return e
+}
+
+// buildCost estimates the work of building a key's tables, in the unit of
+// one reference step (one client-second).
+func (f *fastSim) buildCost(alg Algorithm, window int) int64 {
+	d := int64(f.w.Scenario.DurationS)
+	n := int64(len(f.runs))
+	windows := (d + int64(window) - 1) / int64(window)
+	if alg == FixedWindow {
+		return n * (windows*int64(bits.Len64(uint64(windows))) + d)
+	}
+	k := (d+int64(window)-1)/int64(window) + 1
+	return n * k * (d + 1)
+}
+
+// admitUnbuilt answers p without tables, adding the cost to the key, and
+// builds the tables once enough has been spent.
+func (f *fastSim) admitUnbuilt(e *fastEntry, p Policy, clients []ClientResult) bool {
+	d := int64(f.w.Scenario.DurationS)
+	n := int64(len(f.runs))
+	if e.spent+n*d >= e.build {
+		f.build(e, p.Algorithm, p.WindowS)
+		return f.admitAll(p, clients)
+	}
+	e.spent += n * d
+	if p.Algorithm == FixedWindow || p.WindowS == 1 {
+		for i, rs := range f.runs {
+			f.sums = windowSums(rs, p.WindowS, f.sums[:0])
+			var adm int64
+			for _, s := range f.sums {
+				adm += min(s, p.Limit)
+			}
+			clients[i] = ClientResult{Offered: f.w.offered[i], Admitted: adm}
+		}
+		return true
+	}
+	return false // the reference kernel is the direct way
+}
+
+// build fills the key's tables.
+func (f *fastSim) build(e *fastEntry, alg Algorithm, window int) {
+	e.built, e.ok = true, true
+	if alg == FixedWindow || window == 1 {
+		e.fixed = make([]fixedTable, len(f.runs))
+		for i, rs := range f.runs {
+			f.sums = windowSums(rs, window, f.sums[:0])
+			e.fixed[i] = newFixedTable(f.sums)
+		}
+		return
+	}
+	e.hulls = make([]slideHull, len(f.runs))
+	for i := range f.runs {
+		e.hulls[i] = f.slidingHull(f.w.series[i], f.w.offered[i], window)
+	}
+}
+
+// windowSums appends the offered sums of the windows [kW, (k+1)W) ∩ [0, D).
+func windowSums(rs []run, window int, out []int64) []int64 {
+	w := int64(window)
+	var sum, fill int64 // current window's sum and seconds so far
+	for _, r := range rs {
+		n := r.n
+		if fill > 0 { // finish the open window
+			take := min(n, w-fill)
+			sum += take * r.x
+			fill += take
+			n -= take
+			if fill == w {
+				out = append(out, sum)
+				sum, fill = 0, 0
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		for full := n / w; full > 0; full-- {
+			out = append(out, w*r.x)
+		}
+		if rest := n % w; rest > 0 {
+			sum, fill = rest*r.x, rest
+		}
+	}
+	if fill > 0 {
+		out = append(out, sum)
+	}
+	return out
+}
+
+func newFixedTable(sums []int64) fixedTable {
+	slices.Sort(sums)
+	var t fixedTable
+	t.n = int64(len(sums))
+	var ps, pc int64
+	for i := 0; i < len(sums); {
+		j := i
+		for j < len(sums) && sums[j] == sums[i] {
+			j++
+		}
+		t.vals = append(t.vals, sums[i])
+		t.preSum = append(t.preSum, ps)
+		t.preCnt = append(t.preCnt, pc)
+		ps += sums[i] * int64(j-i)
+		pc += int64(j - i)
+		i = j
+	}
+	t.preSum = append(t.preSum, ps)
+	t.preCnt = append(t.preCnt, pc)
+	return t
+}
+
+// negInf marks an impossible placement in the sliding-window programme.
+const negInf = math.MinInt64 / 4
+
+// slidingHull computes g(k), the most offered requests k disjoint windows of
+// W seconds can cover (window k ends at e in [1, D]; only the first may start
+// before 0), for k = 0 … until every request is covered or no more windows
+// fit, and returns the upper hull of (k, g(k)).
+func (f *fastSim) slidingHull(a []int32, offered int64, window int) slideHull {
+	d := len(a)
+	f.pre = growInt64(f.pre, d+1)
+	f.prev = growInt64(f.prev, d+1)
+	f.cur = growInt64(f.cur, d+1)
+	pre, prev, cur := f.pre, f.prev, f.cur
+	pre[0] = 0
+	for t, x := range a {
+		pre[t+1] = pre[t] + int64(x)
+	}
+	f.gk = append(f.gk[:0], 0)
+	for e := range prev {
+		prev[e] = 0 // g_0 = 0 everywhere
+	}
+	for k := 1; f.gk[k-1] < offered; k++ {
+		cur[0] = negInf
+		for e := 1; e <= d; e++ {
+			s := e - window
+			base := int64(negInf)
+			cov := pre[e]
+			if s >= 0 {
+				base = prev[s]
+				cov -= pre[s]
+			} else if k == 1 {
+				base = 0
+			}
+			best := cur[e-1]
+			if base > negInf && base+cov > best {
+				best = base + cov
+			}
+			cur[e] = best
+		}
+		if cur[d] <= negInf {
+			break // k windows do not fit
+		}
+		f.gk = append(f.gk, cur[d])
+		prev, cur = cur, prev
+	}
+	// Upper hull (monotone chain) of (k, g(k)).
+	h := slideHull{offered: offered}
+	for k, g := range f.gk {
+		k := int64(k)
+		for n := len(h.k); n >= 2; n-- {
+			// drop the middle vertex unless it lies strictly above the chord
+			k1, g1, k2, g2 := h.k[n-2], h.g[n-2], h.k[n-1], h.g[n-1]
+			if (g2-g1)*(k-k1) > (g-g1)*(k2-k1) {
+				break
+			}
+			h.k, h.g = h.k[:n-1], h.g[:n-1]
+		}
+		h.k = append(h.k, k)
+		h.g = append(h.g, g)
+	}
+	return h
+}
+
+func growInt64(s []int64, n int) []int64 {
+	if cap(s) < n {
+		return make([]int64, n)
+	}
+	return s[:n]
+}
+
+// dyadic returns k such that rate·2^k is a whole number and the token
+// bucket's numbers, scaled by 2^k, stay below 2^40 (so that float64 is exact
+// in the reference and products with durations fit in int64).
+func dyadic(rate float64, capacity, maxX int64) (uint, bool) {
+	if !(rate > 0) || rate >= 1<<40 || capacity < 1 || capacity >= 1<<40 {
+		return 0, false
+	}
+	bound := float64(capacity) + rate + float64(maxX) + 1
+	for k := uint(0); k <= 30; k++ {
+		s := float64(int64(1) << k)
+		if bound*s >= 1<<40 {
+			return 0, false
+		}
+		if v := rate * s; v == math.Trunc(v) {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// bucketRuns is the token bucket over runs, in units of 2^-k tokens; r is the
+// rate in those units. It returns the total admitted.
+func bucketRuns(rs []run, capacity int64, k uint, r int64) int64 {
+	one := int64(1) << k
+	cS := capacity << k
+	tau := cS // tokens; the bucket starts full
+	var total int64
+	step := func(x int64) int64 { // the reference's step
+		u := min(cS, tau+r)
+		n := min(x, u>>k)
+		tau = u - n<<k
+		return n
+	}
+	for _, rn := range rs {
+		x, m := rn.x, rn.n
+		xS := x << k
+		if r >= xS { // refill covers demand
+			if capacity >= x {
+				total += m * x
+				tau = min(cS-xS, tau+m*(r-xS))
+			} else { // the bucket caps each second at capacity < x
+				total += m * capacity
+				tau = 0
+			}
+			continue
+		}
+		// Demand exceeds refill: drain at x, then admit the refill.
+		n := step(x)
+		total += n
+		m--
+		if m == 0 {
+			continue
+		}
+		if n == x {
+			dr := xS - r
+			q := min(m, tau/dr)
+			total += q * x
+			tau -= q * dr
+			m -= q
+			if m == 0 {
+				continue
+			}
+			total += step(x) // tokens now run short
+			m--
+			if m == 0 {
+				continue
+			}
+		}
+		// Empty: tau < one; each second admits floor(tau + r).
+		switch {
+		case cS <= r:
+			total += m * capacity
+			tau = 0
+		case cS >= r+one-1:
+			v := tau + m*r
+			total += v >> k
+			tau = v & (one - 1)
+		default: // capacity = ceil(rate): the cap cuts fractions; step it
+			for ; m > 0; m-- {
+				total += step(x)
+			}
+		}
+	}
+	return total
+}

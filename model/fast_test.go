@@ -1,0 +1,265 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/ratesweep/ratesweep/configs"
+)
+
+// randomWorkload returns a random piecewise-constant scenario: 1–4 clients,
+// 1–400 seconds (sometimes up to 1200), segments with rates 0–60 (sometimes
+// up to 3000), gaps of no traffic between them.
+func randomWorkload(t testing.TB, rng *rand.Rand) *Workload {
+	d := 1 + rng.IntN(400)
+	if rng.IntN(10) == 0 {
+		d = 1 + rng.IntN(1200)
+	}
+	sc := &Scenario{Name: "random", DurationS: d}
+	for c := range 1 + rng.IntN(4) {
+		cl := Client{Name: fmt.Sprint("c", c), Class: Class(rng.IntN(2))}
+		if cl.Class == Abusive {
+			cl.Stage = Stages[rng.IntN(len(Stages))]
+		}
+		maxRate := 60
+		if rng.IntN(8) == 0 {
+			maxRate = 3000
+		}
+		for t0 := 0; t0 < d; {
+			t1 := min(d, t0+1+rng.IntN(max(1, d/2)))
+			if rng.IntN(4) > 0 || len(cl.Segments) == 0 {
+				cl.Segments = append(cl.Segments, Segment{T0: t0, T1: t1, Rate: float64(rng.IntN(maxRate + 1))})
+			}
+			t0 = t1
+		}
+		sc.Clients = append(sc.Clients, cl)
+	}
+	w, err := NewWorkload(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// randomPolicy draws parameters in the ranges the property tests cover:
+// windows 1–300, limits 0–3000, capacities 1–3000, rates whole, dyadic
+// (x/2^j) and other fractions.
+func randomPolicy(rng *rand.Rand, alg Algorithm) Policy {
+	p := Policy{Algorithm: alg, WindowS: 1 + rng.IntN(300), Limit: int64(rng.IntN(3001))}
+	if rng.IntN(6) == 0 {
+		p.WindowS = 1 + rng.IntN(10)
+	}
+	if rng.IntN(6) == 0 {
+		p.Limit = int64(rng.IntN(40))
+	}
+	if alg == TokenBucket {
+		p.Capacity = 1 + int64(rng.IntN(3000))
+		if rng.IntN(4) == 0 {
+			p.Capacity = 1 + int64(rng.IntN(60))
+		}
+		switch rng.IntN(4) {
+		case 0:
+			p.Rate = float64(1 + rng.IntN(100))
+		case 1:
+			p.Rate = float64(1+rng.IntN(400)) / float64(int(1)<<(1+rng.IntN(6)))
+		case 2:
+			p.Rate = float64(1+rng.IntN(1000)) / 10
+		default:
+			p.Rate = 0.01 + rng.Float64()*60
+		}
+	}
+	return p
+}
+
+// reference returns each client's admitted total by the step-by-step kernels.
+func reference(w *Workload, p Policy) []int64 {
+	out := make([]int64, len(w.series))
+	adm := make([]int32, w.Scenario.DurationS)
+	for i, a := range w.series {
+		out[i] = Admit(p, a, adm)
+	}
+	return out
+}
+
+// TestFastEqualsReference runs the closed forms (tables built at once, and
+// through Simulator.Run with its caching) against Admit on 12,000 random
+// piecewise-constant workloads.
+func TestFastEqualsReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 2026))
+	const workloads = 12_000
+	var checked [4]int
+	for n := range workloads {
+		w := randomWorkload(t, rng)
+		f := newFastSim(w)
+		sim := w.NewSimulator()
+		var o Outcome
+		for _, alg := range Algorithms {
+			for range 2 {
+				p := randomPolicy(rng, alg)
+				want := reference(w, p)
+				// Tables built at once, queried at this limit and two more
+				// that share the window.
+				if alg != TokenBucket {
+					e := &fastEntry{}
+					f.build(e, alg, p.WindowS)
+					for _, lim := range []int64{p.Limit, 0, int64(rng.IntN(200))} {
+						q := p
+						q.Limit = lim
+						wantQ := want
+						if lim != p.Limit {
+							wantQ = reference(w, q)
+						}
+						for i := range w.series {
+							var got int64
+							if e.fixed != nil {
+								got = e.fixed[i].admitted(min(lim, w.offered[i]))
+							} else {
+								got = e.hulls[i].admitted(lim)
+							}
+							if got != wantQ[i] {
+								t.Fatalf("workload %d %v client %d (%v): table %d, reference %d",
+									n, q, i, w.Scenario.Clients[i].Segments, got, wantQ[i])
+							}
+						}
+						checked[alg]++
+					}
+				}
+				// Simulator.Run: the dispatch, caching and fallbacks.
+				for range 3 {
+					sim.Run(p, &o)
+					for i, r := range o.Clients {
+						if r.Admitted != want[i] || r.Offered != w.offered[i] {
+							t.Fatalf("workload %d %v client %d (%v): Run admitted %d of %d, reference %d of %d",
+								n, p, i, w.Scenario.Clients[i].Segments, r.Admitted, r.Offered, want[i], w.offered[i])
+						}
+					}
+					checked[0]++
+				}
+			}
+		}
+	}
+	t.Logf("%d workloads; checks: %d fixed tables, %d sliding tables, %d Run", workloads, checked[FixedWindow], checked[SlidingWindow], checked[0])
+}
+
+// TestFixedWindowSums checks the per-window view: each window admits
+// min(window sum, limit), second by second as the reference does.
+func TestFixedWindowSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 3))
+	f := &fastSim{}
+	for range 10_000 {
+		w := randomWorkload(t, rng)
+		f = newFastSim(w)
+		p := randomPolicy(rng, FixedWindow)
+		adm := make([]int32, w.Scenario.DurationS)
+		for i, a := range w.series {
+			Admit(p, a, adm)
+			sums := windowSums(f.runs[i], p.WindowS, nil)
+			if want := (len(a) + p.WindowS - 1) / p.WindowS; len(sums) != want {
+				t.Fatalf("%d window sums, want %d", len(sums), want)
+			}
+			for k, s := range sums {
+				lo, hi := k*p.WindowS, min((k+1)*p.WindowS, len(a))
+				var off, got int64
+				for t := lo; t < hi; t++ {
+					off += int64(a[t])
+					got += int64(adm[t])
+				}
+				if s != off || got != min(s, p.Limit) {
+					t.Fatalf("%v window %d: sum %d (offered %d), reference admitted %d, closed form %d", p, k, s, off, got, min(s, p.Limit))
+				}
+			}
+		}
+	}
+}
+
+// TestBucketRunBoundaries checks the token bucket's closed form second by
+// second at every run boundary (cumulative admitted), for dyadic rates.
+func TestBucketRunBoundaries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	checked := 0
+	for range 10_000 {
+		w := randomWorkload(t, rng)
+		f := newFastSim(w)
+		p := randomPolicy(rng, TokenBucket)
+		k, ok := dyadic(p.Rate, p.Capacity, f.maxX)
+		if !ok {
+			continue
+		}
+		r := int64(p.Rate * float64(int64(1)<<k))
+		adm := make([]int32, w.Scenario.DurationS)
+		for i, a := range w.series {
+			Admit(p, a, adm)
+			rs := f.runs[i]
+			var cum, end int64
+			for j := range rs {
+				end += rs[j].n
+				for t := end - rs[j].n; t < end; t++ {
+					cum += int64(adm[t])
+				}
+				if got := bucketRuns(rs[:j+1], p.Capacity, k, r); got != cum {
+					t.Fatalf("%v runs %v: after %d s closed form %d, reference %d", p, rs[:j+1], end, got, cum)
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 10_000 {
+		t.Fatalf("only %d boundaries checked", checked)
+	}
+}
+
+// TestDyadic covers the token bucket's exactness guard.
+func TestDyadic(t *testing.T) {
+	for _, c := range []struct {
+		rate float64
+		k    uint
+		ok   bool
+	}{{10, 0, true}, {0.5, 1, true}, {2.75, 2, true}, {0.1, 0, false}, {1e13, 0, false}} {
+		k, ok := dyadic(c.rate, 100, 50)
+		if ok != c.ok || (ok && k != c.k) {
+			t.Errorf("dyadic(%v) = %d, %v; want %d, %v", c.rate, k, ok, c.k, c.ok)
+		}
+	}
+}
+
+// TestFastLesson checks the lesson's workload on every grid point of the
+// peers' bench grid shape (windows 10–300, limits 1–2000 step 7, rates
+// 1–20, capacities step 13).
+func TestFastLesson(t *testing.T) {
+	sc, err := ParseScenario(configs.Lesson)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorkload(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := w.NewSimulator()
+	var o Outcome
+	var ps []Policy
+	for _, alg := range []Algorithm{FixedWindow, SlidingWindow} {
+		for _, win := range []int{1, 10, 30, 60, 120, 300} {
+			for lim := int64(0); lim <= 2000; lim += 7 {
+				ps = append(ps, Policy{Algorithm: alg, WindowS: win, Limit: lim})
+			}
+		}
+	}
+	for r := 1.0; r <= 20; r += 0.5 {
+		for c := int64(1); c <= 2000; c += 13 {
+			ps = append(ps, Policy{Algorithm: TokenBucket, Rate: r, Capacity: c})
+		}
+	}
+	for _, p := range ps {
+		sim.Run(p, &o)
+		want := reference(w, p)
+		got := make([]int64, len(o.Clients))
+		for i, r := range o.Clients {
+			got[i] = r.Admitted
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%v: admitted %v, reference %v", p, got, want)
+		}
+	}
+}
