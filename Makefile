@@ -20,5 +20,12 @@ vet:
 test: vet
 	$(GO) test ./...
 
+# ratesweep vs the peers (../shared/peers) on the bench and large grids, one
+# table; installs numpy and GNU time if missing. BENCHFLAGS e.g. -repeat 5.
+bench: build
+	bash bench/setup.sh
+	$(GO) build -o bin/ratesweep-bench ./bench
+	./bin/ratesweep-bench $(BENCHFLAGS)
+
 clean:
 	rm -rf bin

@@ -83,7 +83,7 @@ func (p Part) Points() int64 { return p.To - p.From }
 const (
 	targetParts   = 64
 	minPartPoints = 1024
-	maxPartPoints = 256 * 1024
+	maxPartPoints = 64 * 1024
 )
 
 // PartPoints is the number of points per part for a grid of n points.
