@@ -10,7 +10,6 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -59,14 +58,6 @@ type partResult struct {
 }
 
 func (r *partResult) rows() int { return len(r.metrics) }
-
-type columnScratch struct {
-	i64   []int64
-	i32   []int32
-	i8    []int8
-	f64   []float64
-	valid []bool
-}
 
 // fileMeta is what the writer reports for one finished file.
 type fileMeta struct {
@@ -138,169 +129,6 @@ func grow[T any](s []T, n int) []T {
 		return make([]T, n)
 	}
 	return s[:n]
-}
-
-func (r *partResult) int64Array(n int, fill func(i int) int64) arrow.Array {
-	b := array.NewInt64Builder(r.mem)
-	defer b.Release()
-	r.scratch.i64 = grow(r.scratch.i64, n)
-	for i := range n {
-		r.scratch.i64[i] = fill(i)
-	}
-	b.AppendValues(r.scratch.i64, nil)
-	return b.NewArray()
-}
-
-func (r *partResult) float64Array(n int, fill func(i int) float64) arrow.Array {
-	b := array.NewFloat64Builder(r.mem)
-	defer b.Release()
-	r.scratch.f64 = grow(r.scratch.f64, n)
-	for i := range n {
-		r.scratch.f64[i] = fill(i)
-	}
-	b.AppendValues(r.scratch.f64, nil)
-	return b.NewArray()
-}
-
-func (r *partResult) int32Array(n int, fill func(i int) int32) arrow.Array {
-	b := array.NewInt32Builder(r.mem)
-	defer b.Release()
-	r.scratch.i32 = grow(r.scratch.i32, n)
-	for i := range n {
-		r.scratch.i32[i] = fill(i)
-	}
-	b.AppendValues(r.scratch.i32, nil)
-	return b.NewArray()
-}
-
-// dict8 builds a dictionary<int8, utf8> array; index -1 is null.
-func (r *partResult) dict8(n int, values []string, idx func(i int) int8) arrow.Array {
-	b := array.NewInt8Builder(r.mem)
-	defer b.Release()
-	r.scratch.i8 = grow(r.scratch.i8, n)
-	r.scratch.valid = grow(r.scratch.valid, n)
-	hasNull := false
-	for i := range n {
-		v := idx(i)
-		r.scratch.valid[i] = v >= 0
-		hasNull = hasNull || v < 0
-		r.scratch.i8[i] = max(v, 0)
-	}
-	if hasNull {
-		b.AppendValues(r.scratch.i8, r.scratch.valid)
-	} else {
-		b.AppendValues(r.scratch.i8, nil)
-	}
-	return r.dictArray(dictInt8, b.NewArray(), values)
-}
-
-func (r *partResult) dictArray(typ *arrow.DictionaryType, indices arrow.Array, values []string) arrow.Array {
-	sb := array.NewStringBuilder(r.mem)
-	defer sb.Release()
-	sb.AppendValues(values, nil)
-	dict := sb.NewArray()
-	defer dict.Release()
-	defer indices.Release()
-	return array.NewDictionaryArray(typ, indices, dict)
-}
-
-func algorithmNames() []string {
-	out := make([]string, len(model.Algorithms))
-	for i, a := range model.Algorithms {
-		out[i] = a.String()
-	}
-	return out
-}
-
-func algorithmIndex(a model.Algorithm) int8 { return int8(slices.Index(model.Algorithms, a)) }
-
-// pointsBatch builds points rows [lo, hi) of the part.
-func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordBatch {
-	n := hi - lo
-	pol := func(i int) *model.Policy { return &r.policies[(lo+i)/r.reps] }
-	met := func(i int) *model.Metrics { return &r.metrics[lo+i] }
-	cols := []arrow.Array{
-		r.int64Array(n, func(i int) int64 { return r.part.From + int64((lo+i)/r.reps) }),
-		r.int32Array(n, func(i int) int32 { return int32((lo + i) % r.reps) }),
-		r.dict8(n, algorithmNames(), func(i int) int8 { return algorithmIndex(pol(i).Algorithm) }),
-	}
-	for _, prm := range model.Params {
-		cols = append(cols, r.paramArray(n, prm, pol))
-	}
-	for _, m := range intMetrics {
-		cols = append(cols, r.int64Array(n, func(i int) int64 { return *m.field(met(i)) }))
-	}
-	for _, m := range pctMetrics {
-		cols = append(cols, r.float64Array(n, func(i int) float64 { return *m.field(met(i)) }))
-	}
-	for _, m := range stageMetrics {
-		cols = append(cols, r.int64Array(n, func(i int) int64 { return *m.field(met(i)) }))
-	}
-	for _, m := range tailMetrics {
-		cols = append(cols, r.float64Array(n, func(i int) float64 { return *m.field(met(i)) }))
-	}
-	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
-}
-
-func (r *partResult) paramArray(n int, prm model.Param, pol func(i int) *model.Policy) arrow.Array {
-	r.scratch.valid = grow(r.scratch.valid, n)
-	for i := range n {
-		r.scratch.valid[i] = slices.Contains(pol(i).Algorithm.Params(), prm.Name)
-	}
-	valid := slices.Clone(r.scratch.valid)
-	if prm.Int {
-		b := array.NewInt64Builder(r.mem)
-		defer b.Release()
-		r.scratch.i64 = grow(r.scratch.i64, n)
-		for i := range n {
-			r.scratch.i64[i] = int64(pol(i).Get(prm.Name))
-		}
-		b.AppendValues(r.scratch.i64, valid)
-		return b.NewArray()
-	}
-	b := array.NewFloat64Builder(r.mem)
-	defer b.Release()
-	r.scratch.f64 = grow(r.scratch.f64, n)
-	for i := range n {
-		r.scratch.f64[i] = pol(i).Get(prm.Name)
-	}
-	b.AppendValues(r.scratch.f64, valid)
-	return b.NewArray()
-}
-
-// clientsBatch builds clients rows [lo, hi) of the part.
-func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordBatch {
-	n := hi - lo
-	nc := len(r.names)
-	row := func(i int) int { return (lo + i) / nc }
-	cl := func(i int) int { return (lo + i) % nc }
-	res := func(i int) *model.ClientResult { return &r.clients[lo+i] }
-	b := array.NewInt32Builder(r.mem)
-	r.scratch.i32 = grow(r.scratch.i32, n)
-	for i := range n {
-		r.scratch.i32[i] = int32(cl(i))
-	}
-	b.AppendValues(r.scratch.i32, nil)
-	clientIdx := b.NewArray()
-	b.Release()
-	cols := []arrow.Array{
-		r.int64Array(n, func(i int) int64 { return r.part.From + int64(row(i)/r.reps) }),
-		r.int32Array(n, func(i int) int32 { return int32(row(i) % r.reps) }),
-		r.dictArray(dictInt32, clientIdx, r.names),
-		r.dict8(n, []string{"legit", "abusive"}, func(i int) int8 { return int8(r.classes[cl(i)]) }),
-		r.dict8(n, []string{"design", "code", "none"}, func(i int) int8 { return int8(r.stages[cl(i)]) - 1 }),
-		r.int64Array(n, func(i int) int64 { return res(i).Offered }),
-		r.int64Array(n, func(i int) int64 { return res(i).Admitted }),
-		r.int64Array(n, func(i int) int64 { return res(i).Cut() }),
-	}
-	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
-}
-
-func releaseAfter(rec arrow.RecordBatch, cols []arrow.Array) arrow.RecordBatch {
-	for _, c := range cols {
-		c.Release()
-	}
-	return rec
 }
 
 // schemas returns the points and clients schemas carrying the run metadata.
