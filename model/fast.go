@@ -147,7 +147,10 @@ func (f *fastSim) admitAll(p Policy, clients []ClientResult) bool {
 	w := f.w
 	switch p.Algorithm {
 	case FixedWindow, SlidingWindow:
-		if !f.safe || p.WindowS <= 0 || p.Limit < 0 {
+		// Any other field set (a parameter added later, such as a phase)
+		// means a variant the closed forms do not cover: use the reference.
+		if p != (Policy{Algorithm: p.Algorithm, WindowS: p.WindowS, Limit: p.Limit}) ||
+			!f.safe || p.WindowS <= 0 || p.Limit < 0 {
 			return false
 		}
 		e := f.entry(p.Algorithm, p.WindowS)
@@ -169,7 +172,7 @@ func (f *fastSim) admitAll(p Policy, clients []ClientResult) bool {
 		return true
 	case TokenBucket:
 		k, ok := dyadic(p.Rate, p.Capacity, f.maxX)
-		if !ok {
+		if !ok || p != (Policy{Algorithm: p.Algorithm, Rate: p.Rate, Capacity: p.Capacity}) {
 			return false
 		}
 		r := int64(p.Rate * float64(int64(1)<<k))
@@ -227,7 +230,7 @@ func (f *fastSim) admitUnbuilt(e *fastEntry, p Policy, clients []ClientResult) b
 	e.spent += n * d
 	if p.Algorithm == FixedWindow || p.WindowS == 1 {
 		for i, rs := range f.runs {
-			f.sums = windowSums(rs, p.WindowS, f.sums[:0])
+			f.sums = windowSums(rs, p.WindowS, 0, f.sums[:0])
 			var adm int64
 			for _, s := range f.sums {
 				adm += min(s, p.Limit)
@@ -245,7 +248,7 @@ func (f *fastSim) build(e *fastEntry, alg Algorithm, window int) {
 	if alg == FixedWindow || window == 1 {
 		e.fixed = make([]fixedTable, len(f.runs))
 		for i, rs := range f.runs {
-			f.sums = windowSums(rs, window, f.sums[:0])
+			f.sums = windowSums(rs, window, 0, f.sums[:0])
 			e.fixed[i] = newFixedTable(f.sums)
 		}
 		return
@@ -256,10 +259,15 @@ func (f *fastSim) build(e *fastEntry, alg Algorithm, window int) {
 	}
 }
 
-// windowSums appends the offered sums of the windows [kW, (k+1)W) ∩ [0, D).
-func windowSums(rs []run, window int, out []int64) []int64 {
+// windowSums appends the offered sums of the windows [phase+kW, phase+(k+1)W)
+// ∩ [0, D), k = -1, 0, 1, … (the first is [0, phase) when phase > 0), where
+// 0 <= phase < W.
+func windowSums(rs []run, window, phase int, out []int64) []int64 {
 	w := int64(window)
 	var sum, fill int64 // current window's sum and seconds so far
+	if phase > 0 {
+		fill = w - int64(phase) // the first window is short
+	}
 	for _, r := range rs {
 		n := r.n
 		if fill > 0 { // finish the open window

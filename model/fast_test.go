@@ -143,34 +143,90 @@ func TestFastEqualsReference(t *testing.T) {
 	t.Logf("%d workloads; checks: %d fixed tables, %d sliding tables, %d Run", workloads, checked[FixedWindow], checked[SlidingWindow], checked[0])
 }
 
+// phasedFixedWindow is the fixed window with boundaries at phase + k·window
+// (0 <= phase < window), second by second; phase 0 is Admit's fixed window.
+func phasedFixedWindow(a, adm []int32, limit int64, window, phase int) {
+	var counter int64
+	for t, x := range a {
+		if (t+window-phase)%window == 0 {
+			counter = 0
+		}
+		n := min(int64(x), max(0, limit-counter))
+		counter += n
+		adm[t] = int32(n)
+	}
+}
+
 // TestFixedWindowSums checks the per-window view: each window admits
-// min(window sum, limit), second by second as the reference does.
+// min(window sum, limit), second by second as the reference does (Admit for
+// phase 0, and a phased variant of it).
 func TestFixedWindowSums(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 3))
-	f := &fastSim{}
 	for range 10_000 {
 		w := randomWorkload(t, rng)
-		f = newFastSim(w)
+		f := newFastSim(w)
 		p := randomPolicy(rng, FixedWindow)
+		phase := 0
+		if rng.IntN(2) == 0 {
+			phase = rng.IntN(p.WindowS)
+		}
 		adm := make([]int32, w.Scenario.DurationS)
 		for i, a := range w.series {
-			Admit(p, a, adm)
-			sums := windowSums(f.runs[i], p.WindowS, nil)
-			if want := (len(a) + p.WindowS - 1) / p.WindowS; len(sums) != want {
-				t.Fatalf("%d window sums, want %d", len(sums), want)
+			if phase == 0 {
+				Admit(p, a, adm)
+			} else {
+				phasedFixedWindow(a, adm, p.Limit, p.WindowS, phase)
 			}
+			sums := windowSums(f.runs[i], p.WindowS, phase, nil)
+			var bounds []int // window starts
+			for t := range len(a) {
+				if t == 0 || (t+p.WindowS-phase)%p.WindowS == 0 {
+					bounds = append(bounds, t)
+				}
+			}
+			if len(sums) != len(bounds) {
+				t.Fatalf("%v phase %d over %d s: %d window sums, want %d", p, phase, len(a), len(sums), len(bounds))
+			}
+			var total int64
 			for k, s := range sums {
-				lo, hi := k*p.WindowS, min((k+1)*p.WindowS, len(a))
+				lo, hi := bounds[k], len(a)
+				if k+1 < len(bounds) {
+					hi = bounds[k+1]
+				}
 				var off, got int64
 				for t := lo; t < hi; t++ {
 					off += int64(a[t])
 					got += int64(adm[t])
 				}
 				if s != off || got != min(s, p.Limit) {
-					t.Fatalf("%v window %d: sum %d (offered %d), reference admitted %d, closed form %d", p, k, s, off, got, min(s, p.Limit))
+					t.Fatalf("%v phase %d window %d: sum %d (offered %d), reference admitted %d, closed form %d", p, phase, k, s, off, got, min(s, p.Limit))
 				}
+				total += min(s, p.Limit)
+			}
+			if tbl := newFixedTable(slices.Clone(sums)); tbl.admitted(min(p.Limit, w.offered[i])) != total {
+				t.Fatalf("%v phase %d: table %d, want %d", p, phase, tbl.admitted(p.Limit), total)
 			}
 		}
+	}
+}
+
+// TestFastFallsBackForOtherFields: a policy with a field the closed forms do
+// not read (here: a fixed window that also sets Rate) takes the reference.
+func TestFastFallsBackForOtherFields(t *testing.T) {
+	w := randomWorkload(t, rand.New(rand.NewPCG(1, 1)))
+	f := newFastSim(w)
+	out := make([]ClientResult, len(w.series))
+	for _, p := range []Policy{
+		{Algorithm: FixedWindow, WindowS: 10, Limit: 5, Rate: 1},
+		{Algorithm: SlidingWindow, WindowS: 10, Limit: 5, Capacity: 3},
+		{Algorithm: TokenBucket, Rate: 2, Capacity: 5, WindowS: 4},
+	} {
+		if f.admitAll(p, out) {
+			t.Errorf("%+v: the fast path took a policy with a foreign field", p)
+		}
+	}
+	if !f.admitAll(Policy{Algorithm: TokenBucket, Rate: 2, Capacity: 5}, out) {
+		t.Error("the fast path refused a plain token bucket")
 	}
 }
 
