@@ -75,6 +75,7 @@ type measure struct {
 	tool     string
 	points   int64
 	seconds  float64 // median
+	cpu      float64 // median user+system CPU seconds of the process (start-up included)
 	rssMB    float64 // largest peak RSS over the repeats
 	checksum int64
 	note     string
@@ -112,6 +113,7 @@ func benchMain(args []string) error {
 	}
 	defer os.RemoveAll(tmp)
 	specs := map[string]string{"bench": "configs/bench.yaml", "large": "configs/bench-large.yaml"}
+	load0 := loadAvg()
 	var all [][]measure
 	ok := true
 	for _, g := range strings.Split(*grids, ",") {
@@ -164,6 +166,7 @@ func benchMain(args []string) error {
 		bigM = &m
 	}
 	printTable(os.Stdout, strings.Split(*grids, ","), all, bigM, *big)
+	fmt.Printf("load average (1 min) at the start: %s, at the end: %s (other processes share the cores)\n", load0, loadAvg())
 	if !ok {
 		return errors.New("checksums differ")
 	}
@@ -174,7 +177,7 @@ func benchMain(args []string) error {
 // unset removed from its environment) and parses its one-line report.
 func runTool(tool string, n int, cmd, unset []string) (measure, error) {
 	m := measure{tool: tool}
-	var secs []float64
+	var secs, cpus []float64
 	for range n {
 		rssFile, err := os.CreateTemp("", "bench-rss-")
 		if err != nil {
@@ -197,17 +200,21 @@ func runTool(tool string, n int, cmd, unset []string) (measure, error) {
 		if err != nil {
 			return m, err
 		}
-		rss, err := parseRSS(rssFile.Name())
+		rss, cpu, err := parseTime(rssFile.Name())
 		if err != nil {
 			return m, err
 		}
 		m.points, m.checksum = points, sum
 		m.rssMB = max(m.rssMB, rss)
-		secs = append(secs, s)
+		secs, cpus = append(secs, s), append(cpus, cpu)
 	}
-	slices.Sort(secs)
-	m.seconds = secs[len(secs)/2]
+	m.seconds, m.cpu = median(secs), median(cpus)
 	return m, nil
+}
+
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
 
 var runLine = regexp.MustCompile(`(\d+) points \(\d+ rows\) in [0-9.]+ s: ([0-9.]+) points/s; Σ false cut = (-?\d+)`)
@@ -233,18 +240,44 @@ func parseReport(out string) (points int64, seconds float64, checksum int64, err
 	return 0, 0, 0, fmt.Errorf("no report line in %q", out)
 }
 
-func parseRSS(path string) (float64, error) {
+// parseTime reads /usr/bin/time -v's report: peak RSS (MB) and user+system
+// CPU seconds.
+func parseTime(path string) (rssMB, cpu float64, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	found := 0
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Maximum resident set size (kbytes):"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return kb / 1024, err
+		line = strings.TrimSpace(line)
+		for _, key := range []string{"Maximum resident set size (kbytes):", "User time (seconds):", "System time (seconds):"} {
+			if v, ok := strings.CutPrefix(line, key); ok {
+				x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if err != nil {
+					return 0, 0, fmt.Errorf("%s: %s: %w", path, key, err)
+				}
+				if strings.HasPrefix(key, "Maximum") {
+					rssMB = x / 1024
+				} else {
+					cpu += x
+				}
+				found++
+			}
 		}
 	}
-	return 0, fmt.Errorf("no peak RSS in %s", path)
+	if found != 3 {
+		return 0, 0, fmt.Errorf("no peak RSS or CPU times in %s", path)
+	}
+	return rssMB, cpu, nil
+}
+
+// loadAvg is the 1-minute load average, or "?".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 func find(ms []measure, tool string) measure {
@@ -257,15 +290,16 @@ func find(ms []measure, tool string) measure {
 }
 
 func printTable(w io.Writer, grids []string, all [][]measure, big *measure, bigSpec string) {
-	fmt.Fprintf(w, "\n%d cores; ratesweep figures are medians; seconds exclude process start-up.\n\n", runtime.NumCPU())
-	fmt.Fprintln(w, "| grid | tool | points | seconds | points/s | × numpy | × node | peak RSS MB | checksum | note |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintf(w, "\n%d cores; ratesweep figures are medians; seconds are wall clock as each tool reports it "+
+		"(process start-up excluded); CPU s = user+system of the whole process (/usr/bin/time -v).\n\n", runtime.NumCPU())
+	fmt.Fprintln(w, "| grid | tool | points | seconds | points/s | × numpy | × node | CPU s | peak RSS MB | checksum | note |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for gi, ms := range all {
 		node, np := find(ms, "node (lesson model)"), find(ms, "numpy")
 		for _, m := range ms {
 			pps := float64(m.points) / m.seconds
-			fmt.Fprintf(w, "| %s | %s | %d | %.3f | %.0f | %.1f | %.1f | %.0f | %d | %s |\n",
-				grids[gi], m.tool, m.points, m.seconds, pps, np.seconds/m.seconds, node.seconds/m.seconds, m.rssMB, m.checksum, m.note)
+			fmt.Fprintf(w, "| %s | %s | %d | %.3f | %.0f | %.1f | %.1f | %.2f | %.0f | %d | %s |\n",
+				grids[gi], m.tool, m.points, m.seconds, pps, np.seconds/m.seconds, node.seconds/m.seconds, m.cpu, m.rssMB, m.checksum, m.note)
 		}
 	}
 	fmt.Fprintln(w)
