@@ -48,7 +48,6 @@ type fastKey struct {
 type fastEntry struct {
 	spent, build int64 // reference-equivalent work spent on the key; cost of building
 	built        bool
-	ok           bool         // the table is usable (no overflow risk)
 	fixed        []fixedTable // per client (fixed_window, and sliding_window with W = 1)
 	hulls        []slideHull  // per client (sliding_window)
 }
@@ -157,9 +156,6 @@ func (f *fastSim) admitAll(p Policy, clients []ClientResult) bool {
 		if !e.built {
 			return f.admitUnbuilt(e, p, clients)
 		}
-		if !e.ok {
-			return false
-		}
 		if e.fixed != nil {
 			for i := range clients {
 				clients[i] = ClientResult{Offered: w.offered[i], Admitted: e.fixed[i].admitted(min(p.Limit, w.offered[i]))}
@@ -244,7 +240,7 @@ func (f *fastSim) admitUnbuilt(e *fastEntry, p Policy, clients []ClientResult) b
 
 // build fills the key's tables.
 func (f *fastSim) build(e *fastEntry, alg Algorithm, window int) {
-	e.built, e.ok = true, true
+	e.built = true
 	if alg == FixedWindow || window == 1 {
 		e.fixed = make([]fixedTable, len(f.runs))
 		for i, rs := range f.runs {
