@@ -43,10 +43,10 @@ func randomWorkload(t testing.TB, rng *rand.Rand) *Workload {
 	return w
 }
 
-// randomPolicy draws parameters in the ranges the property tests cover:
+// randomFastPolicy draws parameters in the ranges the property tests cover:
 // windows 1–300, limits 0–3000, capacities 1–3000, rates whole, dyadic
 // (x/2^j) and other fractions.
-func randomPolicy(rng *rand.Rand, alg Algorithm) Policy {
+func randomFastPolicy(rng *rand.Rand, alg Algorithm) Policy {
 	p := Policy{Algorithm: alg, WindowS: 1 + rng.IntN(300), Limit: int64(rng.IntN(3001))}
 	if rng.IntN(6) == 0 {
 		p.WindowS = 1 + rng.IntN(10)
@@ -90,14 +90,16 @@ func TestFastEqualsReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 2026))
 	const workloads = 12_000
 	var checked [4]int
+	defer func(c int64) { cheapBuild = c }(cheapBuild)
 	for n := range workloads {
+		cheapBuild = int64(n%2) << 22 // odd: build on the second use; even: ski rental only
 		w := randomWorkload(t, rng)
 		f := newFastSim(w)
 		sim := w.NewSimulator()
 		var o Outcome
-		for _, alg := range Algorithms {
+		for _, alg := range []Algorithm{FixedWindow, SlidingWindow, TokenBucket} {
 			for range 2 {
-				p := randomPolicy(rng, alg)
+				p := randomFastPolicy(rng, alg)
 				want := reference(w, p)
 				// Tables built at once, queried at this limit and two more
 				// that share the window.
@@ -165,7 +167,7 @@ func TestFixedWindowSums(t *testing.T) {
 	for range 10_000 {
 		w := randomWorkload(t, rng)
 		f := newFastSim(w)
-		p := randomPolicy(rng, FixedWindow)
+		p := randomFastPolicy(rng, FixedWindow)
 		phase := 0
 		if rng.IntN(2) == 0 {
 			phase = rng.IntN(p.WindowS)
@@ -238,7 +240,7 @@ func TestBucketRunBoundaries(t *testing.T) {
 	for range 10_000 {
 		w := randomWorkload(t, rng)
 		f := newFastSim(w)
-		p := randomPolicy(rng, TokenBucket)
+		p := randomFastPolicy(rng, TokenBucket)
 		k, ok := dyadic(p.Rate, p.Capacity, f.maxX)
 		if !ok {
 			continue
@@ -316,6 +318,28 @@ func TestFastLesson(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("%v: admitted %v, reference %v", p, got, want)
+		}
+	}
+}
+
+// TestRunAllocationFreeAfterWarmUp: two runs of a policy build its tables;
+// later runs of it do not allocate.
+func TestRunAllocationFreeAfterWarmUp(t *testing.T) {
+	sc, err := ParseScenario(configs.Lesson)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorkload(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := w.NewSimulator()
+	var o Outcome
+	for _, p := range []Policy{LessonFixed, LessonSliding, LessonBucket, {Algorithm: SlidingWindow, WindowS: 2, Limit: 30}} {
+		sim.Run(p, &o)
+		sim.Run(p, &o)
+		if n := testing.AllocsPerRun(20, func() { sim.Run(p, &o) }); n != 0 {
+			t.Errorf("%v: %v allocations per Run after warm-up", p, n)
 		}
 	}
 }
