@@ -3,22 +3,36 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run test vet bench clean
+.PHONY: all build run tables test vet unit duckdb bench clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ratesweep
 
-# The main job on the embedded default.
+# The main job: the embedded default sweep into out/default.
 run: build
+	./$(BIN) run --force
+
+# The lesson's tables (shared/SPEC.md).
+tables: build
 	./$(BIN) tables
 
 vet:
 	$(GO) vet ./...
 
-test: vet
+unit:
 	$(GO) test ./...
 
+# Interop: DuckDB (npm @duckdb/node-api) reads the Parquet output and a SQL
+# GROUP BY reproduces the lesson's summary table.
+duckdb: build
+	cd scripts/duckdb && npm ci --no-audit --no-fund --loglevel=error
+	rm -rf $(CURDIR)/out/.duckdb-lesson
+	./$(BIN) run configs/lesson-sweep.yaml --out $(CURDIR)/out/.duckdb-lesson --quiet
+	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson
+
+test: vet unit duckdb
+
 clean:
-	rm -rf bin
+	rm -rf bin out/.duckdb-lesson

@@ -37,7 +37,8 @@ type Options struct {
 	Progress func(done int64)
 
 	now        func() time.Time
-	beforePart func(Part) error // test hook: fail or pause before writing a part
+	beforePart func(Part) error        // test hook: fail or pause before writing a part
+	afterBatch func(path string) error // test hook: fail part-way through writing a file
 }
 
 // Result summarises a run.
@@ -202,7 +203,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 				}
 				if !opts.NoOutput {
 					var err error
-					if st.points, st.cl, err = writePart(opts.OutDir, r, pointsSchema, clientsSchema); err != nil {
+					if st.points, st.cl, err = writePart(opts.OutDir, r, pointsSchema, clientsSchema, opts.afterBatch); err != nil {
 						return err
 					}
 				}

@@ -79,7 +79,7 @@ type fileMeta struct {
 // writeParquet writes batches to dir/name through a temporary file and
 // renames it into place only when complete and synced. A failure leaves no
 // file under the final name.
-func writeParquet(dir, name string, schema *arrow.Schema, rows int, batch func(lo, hi int) arrow.RecordBatch) (fm fileMeta, err error) {
+func writeParquet(dir, name string, schema *arrow.Schema, rows int, batch func(lo, hi int) arrow.RecordBatch, hook func(path string) error) (fm fileMeta, err error) {
 	tmp := filepath.Join(dir, "."+name+".tmp")
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -102,6 +102,9 @@ func writeParquet(dir, name string, schema *arrow.Schema, rows int, batch func(l
 		rec := batch(lo, min(lo+batchRows, rows))
 		err = fw.WriteBuffered(rec)
 		rec.Release()
+		if err == nil && hook != nil {
+			err = hook(filepath.Join(filepath.Base(dir), name))
+		}
 		if err != nil {
 			fw.Close()
 			return fm, err
@@ -321,15 +324,15 @@ func schemas(meta map[string]string) (points, clients *arrow.Schema) {
 // writePart writes the part's points and clients files. The clients file is
 // renamed into place first: a part counts as done once its points file exists
 // (and both verify).
-func writePart(dir string, r *partResult, points, clients *arrow.Schema) (pm, cm fileMeta, err error) {
+func writePart(dir string, r *partResult, points, clients *arrow.Schema, hook func(path string) error) (pm, cm fileMeta, err error) {
 	name := r.part.Name()
 	cm, err = writeParquet(filepath.Join(dir, "clients"), name, clients, len(r.clients),
-		func(lo, hi int) arrow.RecordBatch { return r.clientsBatch(clients, lo, hi) })
+		func(lo, hi int) arrow.RecordBatch { return r.clientsBatch(clients, lo, hi) }, hook)
 	if err != nil {
 		return pm, cm, fmt.Errorf("writing clients/%s: %w", name, err)
 	}
 	pm, err = writeParquet(filepath.Join(dir, "points"), name, points, r.rows(),
-		func(lo, hi int) arrow.RecordBatch { return r.pointsBatch(points, lo, hi) })
+		func(lo, hi int) arrow.RecordBatch { return r.pointsBatch(points, lo, hi) }, hook)
 	if err != nil {
 		return pm, cm, fmt.Errorf("writing points/%s: %w", name, err)
 	}

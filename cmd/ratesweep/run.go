@@ -34,7 +34,7 @@ func cmdRun(e *env, args []string) error {
 	force := fs.Bool("force", false, "replace an existing run in the output directory")
 	dry := fs.Bool("dry-run", false, "print points, rows and estimated bytes, then exit")
 	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids larger than this")
-	quiet := fs.Bool("quiet", false, "print nothing but errors")
+	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	noOutput := fs.Bool("no-output", false, "simulate only and write nothing (for benchmarks)")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
