@@ -13,8 +13,9 @@ const q = (s) => `'${s.replaceAll("'", "''")}'`;
 const points = `read_parquet(${q(dir + '/points/*.parquet')})`;
 const clients = `read_parquet(${q(dir + '/clients/*.parquet')})`;
 
-let failed = 0;
+let failed = 0, checks = 0;
 const expect = (what, got, want) => {
+  checks++;
   const ok = JSON.stringify(got) === JSON.stringify(want);
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}: ${JSON.stringify(got)}${ok ? '' : ` (want ${JSON.stringify(want)})`}`);
   if (!ok) failed++;
@@ -60,4 +61,5 @@ expect('token_bucket rows with a window or limit', Number(nulls[0].n), 0);
 const kv = await rows(`SELECT DISTINCT decode(key) AS k FROM parquet_kv_metadata(${q(dir + '/points/*.parquet')}) WHERE decode(key) LIKE 'ratesweep.%' ORDER BY k`);
 expect('metadata keys', kv.map((r) => r.k), ['ratesweep.scenario_sha256', 'ratesweep.shard', 'ratesweep.spec', 'ratesweep.version']);
 
+console.log(`duckdb: ${checks - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
