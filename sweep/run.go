@@ -48,6 +48,7 @@ type Result struct {
 	Rows         int64 // points rows of this shard (points × replicates)
 	Parts        int   // parts of this shard
 	PartsSkipped int   // parts kept by --resume
+	Computed     int64 // grid points simulated by this call (not kept by --resume)
 	FalseCutSum  int64 // Σ false_cut over the shard's rows (the peers' checksum)
 	Manifest     string
 }
@@ -222,6 +223,8 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		res.FalseCutSum += st.falseCut
 		if st.resumed {
 			res.PartsSkipped++
+		} else {
+			res.Computed += st.part.Points()
 		}
 	}
 	if opts.NoOutput {

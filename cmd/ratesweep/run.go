@@ -117,7 +117,7 @@ func cmdRun(e *env, args []string) error {
 	}
 	secs := time.Since(start).Seconds()
 	fmt.Fprintf(e.stdout, "%d points (%d rows) in %.2f s: %.0f points/s; Σ false cut = %d\n",
-		res.Points, res.Rows, secs, float64(res.Points)/secs, res.FalseCutSum)
+		res.Points, res.Rows, secs, float64(res.Computed)/secs, res.FalseCutSum)
 	if res.PartsSkipped > 0 {
 		fmt.Fprintf(e.stdout, "resumed: %d of %d parts were complete already\n", res.PartsSkipped, res.Parts)
 	}
