@@ -69,6 +69,7 @@ type Scenario struct {
 	Name      string
 	DurationS int
 	Clients   []Client
+	Arrivals  Arrivals // how requests are placed inside each second (default fluid)
 }
 
 // FieldError is a validation error at a field path such as
@@ -92,6 +93,9 @@ func fieldErr(path, format string, args ...any) error {
 // MaxDurationS bounds a scenario's length (one week of seconds).
 const MaxDurationS = 7 * 24 * 3600
 
+// maxSegmentRate bounds a segment's rate (the per-second series is int32).
+const maxSegmentRate = 1e9
+
 // Validate checks a scenario and returns the first problem as a *FieldError.
 func (s *Scenario) Validate() error {
 	if s.Name == "" {
@@ -102,6 +106,9 @@ func (s *Scenario) Validate() error {
 	}
 	if s.DurationS > MaxDurationS {
 		return fieldErr("duration_s", "at most %d seconds, got %d", MaxDurationS, s.DurationS)
+	}
+	if err := s.Arrivals.validate(); err != nil {
+		return err
 	}
 	if len(s.Clients) == 0 {
 		return fieldErr("clients", "at least one client is needed")
@@ -130,8 +137,10 @@ func (s *Scenario) Validate() error {
 			switch {
 			case math.IsNaN(g.Rate) || math.IsInf(g.Rate, 0) || g.Rate < 0:
 				return fieldErr(sp, "rate must be a finite number >= 0, got %v", g.Rate)
-			case g.Rate != math.Trunc(g.Rate):
-				return fieldErr(sp, "rate must be a whole number of requests per second, got %v", g.Rate)
+			case g.Rate != math.Trunc(g.Rate) && s.Arrivals.Process == Fluid:
+				return fieldErr(sp, "rate must be a whole number of requests per second with fluid arrivals, got %v (uniform, poisson and clustered arrivals take fractional rates)", g.Rate)
+			case g.Rate > maxSegmentRate:
+				return fieldErr(sp, "rate must be at most %g requests per second, got %v", float64(maxSegmentRate), g.Rate)
 			case g.T0 >= g.T1:
 				return fieldErr(sp, "t0 must be less than t1, got [%d, %d)", g.T0, g.T1)
 			case g.T0 < 0 || g.T1 > s.DurationS:
@@ -149,7 +158,7 @@ func (s *Scenario) Validate() error {
 }
 
 // Series returns the client's offered requests in each second of a scenario
-// of durationS seconds.
+// of durationS seconds under fluid arrivals (fractional rates truncated).
 func (c *Client) Series(durationS int) []int32 {
 	a := make([]int32, durationS)
 	for _, g := range c.Segments {
