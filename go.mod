@@ -8,6 +8,7 @@ require (
 	github.com/throttled/throttled/v2 v2.15.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/time v0.16.0
+	gonum.org/v1/gonum v0.17.0
 )
 
 require github.com/hashicorp/golang-lru v0.5.4 // indirect
