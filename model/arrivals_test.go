@@ -91,6 +91,7 @@ func TestArrivalsYAMLBadInput(t *testing.T) {
 		{"fractional burst size", with("arrivals: {process: clustered, burst_size: 2.5, spread_s: 1}\n"), 3, `arrivals.burst_size: expected a whole number`},
 		{"negative spread", with("arrivals: {process: clustered, burst_size: 3, spread_s: -1}\n"), 3, `arrivals.spread_s: must be between 0 and 3600 seconds`},
 		{"arrivals list", with("arrivals: [poisson]\n"), 3, `arrivals: expected a string`},
+		{"too many requests for events", strings.Replace(with("arrivals: poisson\n"), "[0, 100, 4]", "[0, 100, 1000000]", 1), 5, `clients: 100000090 requests expected; poisson arrivals allow at most 50000000`},
 		{"fractional rate, fluid", strings.Replace(okScenario, "[10, 20, 9]", "[10, 20, 2.5]", 1), 10, `whole number of requests per second with fluid arrivals`},
 	}
 	for _, c := range cases {

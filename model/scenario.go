@@ -96,6 +96,10 @@ const MaxDurationS = 7 * 24 * 3600
 // maxSegmentRate bounds a segment's rate (the per-second series is int32).
 const maxSegmentRate = 1e9
 
+// MaxEventRequests bounds the expected requests of a scenario with event
+// (non-fluid) arrivals: a Simulator keeps every request time (8 bytes each).
+const MaxEventRequests = 50_000_000
+
 // Validate checks a scenario and returns the first problem as a *FieldError.
 func (s *Scenario) Validate() error {
 	if s.Name == "" {
@@ -114,6 +118,7 @@ func (s *Scenario) Validate() error {
 		return fieldErr("clients", "at least one client is needed")
 	}
 	seen := make(map[string]int, len(s.Clients))
+	var expected float64 // requests, all clients
 	for i, c := range s.Clients {
 		p := fmt.Sprintf("clients[%d]", i)
 		if c.Name == "" {
@@ -146,6 +151,7 @@ func (s *Scenario) Validate() error {
 			case g.T0 < 0 || g.T1 > s.DurationS:
 				return fieldErr(sp, "[%d, %d) reaches outside 0 <= t < duration_s = %d", g.T0, g.T1, s.DurationS)
 			}
+			expected += float64(g.T1-g.T0) * g.Rate
 			for m := 0; m < k; m++ {
 				o := c.Segments[m]
 				if g.T0 < o.T1 && o.T0 < g.T1 {
@@ -153,6 +159,10 @@ func (s *Scenario) Validate() error {
 				}
 			}
 		}
+	}
+	if s.Arrivals.Process != Fluid && expected > MaxEventRequests {
+		return fieldErr("clients", "%.0f requests expected; %s arrivals allow at most %d (fluid arrivals have no such limit)",
+			expected, s.Arrivals.Process, MaxEventRequests)
 	}
 	return nil
 }
