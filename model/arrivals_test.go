@@ -335,3 +335,17 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkSetReplicate(b *testing.B) {
+	for _, a := range []model.Arrivals{poisson, clustered} {
+		sim := withArrivals(b, a).NewSimulator()
+		b.Run(a.Process.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			r := 0
+			for b.Loop() {
+				r++
+				sim.SetReplicate(1, r)
+			}
+		})
+	}
+}
