@@ -44,6 +44,8 @@ var (
 	}
 	tailMetrics = []floatMetric{
 		{"only_here_pct", func(m *model.Metrics) *float64 { return &m.OnlyHerePct }},
+		{"mean_delay_s", func(m *model.Metrics) *float64 { return &m.MeanDelayS }},
+		{"p99_delay_s", func(m *model.Metrics) *float64 { return &m.P99DelayS }},
 	}
 )
 

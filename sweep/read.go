@@ -172,13 +172,18 @@ type PointRow struct {
 }
 
 // Key identifies the row's policy by its parameters, e.g.
-// "sliding_window limit=600 window_s=60" (parameters in column order).
+// "sliding_window window_s=60 limit=600" (parameters in column order).
+// Optional parameters at their default (0) are left out, so keys stay stable
+// when an algorithm gains an optional parameter.
 func (r *PointRow) Key() string {
 	k := r.Algorithm
+	alg, known := model.ParseAlgorithm(r.Algorithm)
 	for _, p := range model.Params {
-		if v, ok := r.Params[p.Name]; ok {
-			k += fmt.Sprintf(" %s=%g", p.Name, v)
+		v, ok := r.Params[p.Name]
+		if !ok || (known && v == 0 && slices.Contains(alg.OptionalParams(), p.Name)) {
+			continue
 		}
+		k += fmt.Sprintf(" %s=%g", p.Name, v)
 	}
 	return k
 }

@@ -33,7 +33,8 @@ type Options struct {
 	NoOutput  bool   // simulate only, write nothing (benchmarks)
 	MaxPoints int64  // 0 = DefaultMaxPoints
 
-	// Progress, when set, is called from workers with points done so far.
+	// Progress, when set, is called from workers with the rows (points ×
+	// replicates) done so far.
 	Progress func(done int64)
 
 	now        func() time.Time
@@ -159,7 +160,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	var done atomic.Int64
 	for i := range states {
 		if states[i].done {
-			done.Add(states[i].part.Points())
+			done.Add(states[i].part.Points() * int64(spec.Replicates))
 		}
 	}
 	if opts.Progress != nil {
@@ -191,7 +192,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			}
 			for i := range todo {
 				st := &states[i]
-				if err := simulatePart(gctx, grid, sim, st.part, r, &done, opts.Progress); err != nil {
+				if err := simulatePart(gctx, grid, sim, spec.Seed, st.part, r, &done, opts.Progress); err != nil {
 					return err
 				}
 				for k := range r.metrics {
@@ -247,42 +248,46 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	return res, writeFileAtomic(res.Manifest, append(data, '\n'))
 }
 
-// simulatePart runs every point and replicate of part into r.
-func simulatePart(ctx context.Context, grid *Grid, sim *model.Simulator, part Part, r *partResult, done *atomic.Int64, progress func(int64)) error {
+// simulatePart runs every point and replicate of part into r. Replicates are
+// the outer loop: a stochastic workload's requests are generated once per
+// replicate and shared by every point (common random numbers).
+func simulatePart(ctx context.Context, grid *Grid, sim *model.Simulator, seed uint64, part Part, r *partResult, done *atomic.Int64, progress func(int64)) error {
 	n := int(part.Points())
 	nc := len(r.names)
 	r.part = part
 	r.policies = grow(r.policies, n)
 	r.metrics = grow(r.metrics, n*r.reps)
 	r.clients = grow(r.clients, n*r.reps*nc)
+	for i := range n {
+		r.policies[i] = grid.Policy(part.From + int64(i))
+	}
 	var out model.Outcome
 	const every = 256
-	for i := range n {
-		if i%every == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if i > 0 {
-				d := done.Add(every)
-				if progress != nil {
-					progress(d)
+	for rep := range r.reps {
+		sim.SetReplicate(seed, rep)
+		for i := range n {
+			if i%every == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if i > 0 {
+					report(done.Add(every), progress)
 				}
 			}
-		}
-		p := grid.Policy(part.From + int64(i))
-		r.policies[i] = p
-		for rep := range r.reps {
 			row := i*r.reps + rep
 			out.Clients = r.clients[row*nc : (row+1)*nc]
-			sim.Run(p, &out)
+			sim.Run(r.policies[i], &out)
 			r.metrics[row] = out.Metrics
 		}
-	}
-	d := done.Add(int64((n-1)%every + 1))
-	if progress != nil {
-		progress(d)
+		report(done.Add(int64((n-1)%every+1)), progress)
 	}
 	return nil
+}
+
+func report(done int64, progress func(int64)) {
+	if progress != nil {
+		progress(done)
+	}
 }
 
 // prepareDir creates the run directory, refuses or clears an existing run,

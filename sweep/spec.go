@@ -216,8 +216,9 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 		if key == "algorithm" {
 			continue
 		}
-		if !slices.Contains(takes, key) {
-			return e, yamlx.Errorf(n.Content[i], m.FieldPath(key), "%s takes no parameter %q (it takes %s)", alg, key, strings.Join(takes, ", "))
+		if !alg.Takes(key) {
+			all := append(slices.Clone(takes), alg.OptionalParams()...)
+			return e, yamlx.Errorf(n.Content[i], m.FieldPath(key), "%s takes no parameter %q (it takes %s)", alg, key, strings.Join(all, ", "))
 		}
 		prm, _ := model.LookupParam(key)
 		ax, err := decodeAxis(n.Content[i+1], m.FieldPath(key), prm)
@@ -231,7 +232,32 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 			return e, yamlx.Errorf(n, m.FieldPath(want), "missing: %s needs %s", alg, strings.Join(takes, " and "))
 		}
 	}
+	if err := e.checkCorners(); err != nil {
+		return e, yamlx.Errorf(n, p, "%v", err)
+	}
 	return e, nil
+}
+
+// checkCorners validates the policies at every corner of the entry's grid
+// (each axis at its smallest or largest value), which catches constraints
+// between parameters such as phase_s < window_s before anything runs.
+func (e *Entry) checkCorners() error {
+	corners := 1 << min(len(e.Axes), 16)
+	for c := range corners {
+		p := model.Policy{Algorithm: e.Algorithm}
+		for i, ax := range e.Axes {
+			lo, hi := slices.Min(ax.Values), slices.Max(ax.Values)
+			v := lo
+			if c&(1<<i) != 0 {
+				v = hi
+			}
+			p.Set(ax.Param, v)
+		}
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("%v (at %v)", err, p)
+		}
+	}
+	return nil
 }
 
 var rangeKeys = []string{"from", "to", "step", "count", "scale"}

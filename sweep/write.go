@@ -248,7 +248,7 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 func (r *partResult) paramArray(n int, prm model.Param, pol func(i int) *model.Policy) arrow.Array {
 	r.scratch.valid = grow(r.scratch.valid, n)
 	for i := range n {
-		r.scratch.valid[i] = slices.Contains(pol(i).Algorithm.Params(), prm.Name)
+		r.scratch.valid[i] = pol(i).Algorithm.Takes(prm.Name)
 	}
 	valid := slices.Clone(r.scratch.valid)
 	if prm.Int {

@@ -92,7 +92,7 @@ func cmdRun(e *env, args []string) error {
 	for _, p := range sweep.Parts(points, shard) {
 		mine += p.Points()
 	}
-	prog := newProgress(e.stderr, mine, *quiet)
+	prog := newProgress(e.stderr, mine*int64(spec.Replicates), *quiet)
 	opts.Progress = prog.set
 	start := time.Now()
 	res, err := sweep.Run(e.ctx, spec, opts)
@@ -239,8 +239,8 @@ func newProgress(w io.Writer, total int64, quiet bool) *progress {
 	if f, ok := w.(*os.File); ok && isTerminal(f) {
 		pr.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond))
 		pr.bar = pr.p.AddBar(total,
-			mpb.PrependDecorators(decor.Name("points "), decor.CountersNoUnit("%d / %d")),
-			mpb.AppendDecorators(decor.AverageSpeed(0, " %.0f points/s"), decor.Name("  ETA "), decor.AverageETA(decor.ET_STYLE_GO)),
+			mpb.PrependDecorators(decor.Name("rows "), decor.CountersNoUnit("%d / %d")),
+			mpb.AppendDecorators(decor.AverageSpeed(0, " %.0f rows/s"), decor.Name("  ETA "), decor.AverageETA(decor.ET_STYLE_GO)),
 		)
 	}
 	return pr
@@ -267,7 +267,7 @@ func (pr *progress) set(done int64) {
 		secs := now.Sub(pr.start).Seconds()
 		rate := float64(done) / secs
 		eta := time.Duration(float64(pr.total-done) / rate * float64(time.Second)).Round(time.Second)
-		fmt.Fprintf(pr.w, "ratesweep: %d / %d points (%.1f%%), %.0f points/s, ETA %s\n",
+		fmt.Fprintf(pr.w, "ratesweep: %d / %d rows (%.1f%%), %.0f rows/s, ETA %s\n",
 			done, pr.total, 100*float64(done)/float64(pr.total), rate, eta)
 	}
 }
