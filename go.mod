@@ -14,6 +14,7 @@ require (
 	github.com/mattn/go-runewidth v0.0.30 // indirect
 	github.com/vbauerster/cupwriter v0.0.5 // indirect
 	github.com/vbauerster/mpb/v8 v8.16.2 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
 )
 
 require (
