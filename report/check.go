@@ -46,8 +46,9 @@ type CheckOptions struct {
 	Tolerances map[string]Tolerance // per metric; metrics not listed use Default
 	Default    Tolerance
 	// Alpha is the significance level for replicated points (0 = DefaultAlpha):
-	// a median that moved beyond tolerance counts as changed only when the
-	// Mann–Whitney U test gives p < Alpha.
+	// a median that moved beyond tolerance counts as changed only when its
+	// Mann–Whitney U p-value passes the Benjamini–Hochberg step-up at level
+	// Alpha over all replicated comparisons of the check.
 	Alpha               float64
 	AllowScenarioChange bool // compare runs of different scenarios instead of refusing
 	FailOnAdded         bool // points missing from the baseline fail the check
@@ -270,7 +271,8 @@ type checkPoint struct {
 // reordered or extended grid still compares. Single values compare exactly,
 // up to the tolerances; points with replicates compare their medians and
 // count as changed only when the move is beyond tolerance and the
-// Mann–Whitney U test is significant at Alpha.
+// Mann–Whitney U test is significant (Benjamini–Hochberg at Alpha over all
+// replicated comparisons; see compare).
 //
 // The baseline is held in memory (one value per point, metric and
 // replicate); the run is streamed, only the columns needed, keeping values
@@ -379,11 +381,26 @@ func Check(ctx context.Context, baseDir, runDir string, opts CheckOptions) (*Che
 }
 
 // compare classifies every baseline point and sorts the changes.
+//
+// Replicated comparisons are many tests at once (points × metrics), so a
+// per-test level alpha would flag about alpha of them in a mere re-run with
+// another seed. Their p-values go through the Benjamini–Hochberg step-up at
+// level alpha over every replicated comparison made (those within tolerance
+// count with p = 1): the expected share of false flags among the flagged is
+// at most alpha, and a re-run of the same distribution fails with
+// probability about alpha.
 func (res *CheckResult) compare(order []*checkPoint) {
 	alpha := res.Options.alpha()
 	fewForTest, fewForCI := 0, 0
 	var fewN [2]int
-	for _, p := range order {
+	type pending struct {
+		point  int // index in order
+		change Change
+	}
+	var moved []pending // replicated moves beyond tolerance, awaiting the test
+	tests := 0          // replicated comparisons made
+	status := make([]metricVerdict, len(order))
+	for i, p := range order {
 		if p.runID < 0 {
 			res.Removed++
 			res.RemovedPoints = append(res.RemovedPoints, p.key)
@@ -391,8 +408,10 @@ func (res *CheckResult) compare(order []*checkPoint) {
 		}
 		res.Compared++
 		nb, nr := len(p.base[0]), len(p.run[0])
-		if nb > 1 || nr > 1 {
+		replicated := nb > 1 || nr > 1
+		if replicated {
 			res.Replicated = true
+			tests += len(res.Metrics)
 			if MWUMinP(nb, nr) > alpha {
 				if fewForTest == 0 {
 					fewN = [2]int{nb, nr}
@@ -403,23 +422,40 @@ func (res *CheckResult) compare(order []*checkPoint) {
 				fewForCI++
 			}
 		}
-		moved, changed := false, false
 		for m, metric := range res.Metrics {
-			v, c := compareMetric(metric, p.base[m], p.run[m], res.Options.tolerance(metric), alpha)
-			if v == metricSame {
-				continue
-			}
-			moved = true
-			if v == metricChanged {
-				changed = true
-				c.Point, c.BaselineID, c.RunID = p.key, p.baseID, p.runID
+			v, c := compareMetric(metric, p.base[m], p.run[m], res.Options.tolerance(metric))
+			c.Point, c.BaselineID, c.RunID = p.key, p.baseID, p.runID
+			switch v {
+			case metricChanged:
 				res.Changes = append(res.Changes, c)
+			case metricMoved:
+				moved = append(moved, pending{i, c})
+				v = metricTolerated // unless the test below flags it
 			}
+			status[i] = max(status[i], v)
 		}
-		switch {
-		case changed:
+	}
+	// Benjamini–Hochberg: flag the k smallest p-values, k the largest with
+	// p(k) <= k/tests·alpha.
+	slices.SortStableFunc(moved, func(a, b pending) int { return cmp.Compare(a.change.P, b.change.P) })
+	k := 0
+	for j, mv := range moved {
+		if mv.change.P <= float64(j+1)/float64(tests)*alpha {
+			k = j + 1
+		}
+	}
+	for _, mv := range moved[:k] {
+		res.Changes = append(res.Changes, mv.change)
+		status[mv.point] = metricChanged
+	}
+	for i, p := range order {
+		if p.runID < 0 {
+			continue
+		}
+		switch status[i] {
+		case metricChanged:
 			res.Points++
-		case moved:
+		case metricTolerated:
 			res.Tolerated++
 		default:
 			res.Identical++
@@ -432,6 +468,9 @@ func (res *CheckResult) compare(order []*checkPoint) {
 	if fewForCI > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d points have fewer than 6 replicates on a side: no %.0f%% confidence interval for their medians", fewForCI, 100*CIConfidence))
 	}
+	if len(moved) > k {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d replicated metric values moved beyond tolerance but not significantly (Mann–Whitney U, Benjamini–Hochberg over %d comparisons at alpha %g): not flagged", len(moved)-k, tests, alpha))
+	}
 	slices.SortStableFunc(res.Changes, func(a, b Change) int {
 		if c := cmp.Compare(math.Abs(b.RelDelta()), math.Abs(a.RelDelta())); c != 0 {
 			return c
@@ -439,7 +478,10 @@ func (res *CheckResult) compare(order []*checkPoint) {
 		if c := cmp.Compare(math.Abs(b.Delta()), math.Abs(a.Delta())); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.BaselineID, b.BaselineID)
+		if c := cmp.Compare(a.BaselineID, b.BaselineID); c != 0 {
+			return c
+		}
+		return cmp.Compare(slices.Index(res.Metrics, a.Metric), slices.Index(res.Metrics, b.Metric))
 	})
 }
 
@@ -447,16 +489,18 @@ type metricVerdict uint8
 
 const (
 	metricSame      metricVerdict = iota // equal values (or identical samples)
-	metricTolerated                      // moved within tolerance, or not significantly
+	metricTolerated                      // moved within tolerance (or, after the test, not significantly)
+	metricMoved                          // replicated: the median moved beyond tolerance; to be tested
 	metricChanged                        // moved beyond tolerance (and significantly)
 )
 
 // compareMetric compares one metric of one point: base and run hold a value
-// per replicate. Single values on both sides compare exactly up to tol;
-// otherwise medians are compared up to tol and a move counts only when the
-// Mann–Whitney U test gives p < alpha. The Change carries the figures (its
-// point fields are left to the caller).
-func compareMetric(metric string, base, run []float64, tol Tolerance, alpha float64) (metricVerdict, Change) {
+// per replicate. Single values on both sides compare exactly up to tol
+// (metricChanged when beyond it). Otherwise the medians are compared up to
+// tol, and a move beyond it is metricMoved with the Mann–Whitney p-value in
+// the Change, for the caller to judge. The Change's point fields are left to
+// the caller.
+func compareMetric(metric string, base, run []float64, tol Tolerance) (metricVerdict, Change) {
 	c := Change{Metric: metric, NBaseline: len(base), NRun: len(run), P: math.NaN(),
 		BaselineLo: math.NaN(), BaselineHi: math.NaN(), RunLo: math.NaN(), RunHi: math.NaN()}
 	if len(base) == 1 && len(run) == 1 {
@@ -479,10 +523,7 @@ func compareMetric(metric string, base, run []float64, tol Tolerance, alpha floa
 		return metricTolerated, c
 	}
 	c.P = MannWhitneyU(base, run).P
-	if c.P >= alpha {
-		return metricTolerated, c
-	}
-	return metricChanged, c
+	return metricMoved, c
 }
 
 // sameSample reports whether a and b hold the same values in any order.

@@ -84,7 +84,7 @@ func checkTables(r *CheckResult, maxRows int) []*Table {
 		if r.Replicated {
 			t.Headers = append(t.Headers, "p", "n")
 			t.Right = append(t.Right, true, true)
-			t.Title += fmt.Sprintf("; medians with %.0f%% intervals, Mann–Whitney p < %g", 100*CIConfidence, r.Options.alpha())
+			t.Title += fmt.Sprintf("; medians [%.0f%% interval], Mann–Whitney p (Benjamini–Hochberg at alpha %g)", 100*CIConfidence, r.Options.alpha())
 		}
 		shown := capRows(len(r.Changes), maxRows)
 		for _, c := range r.Changes[:shown] {

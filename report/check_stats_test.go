@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -213,12 +214,16 @@ func TestCompareMetricReplicated(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	const trials, n = 2000, 10
 	falsePos, power := 0, 0
+	flagged := func(base, run []float64, tol Tolerance) bool {
+		v, c := compareMetric("false_cut", base, run, tol)
+		return v == metricMoved && c.P < DefaultAlpha
+	}
 	for range trials {
 		base := normalSample(rng, n, 1000, 30)
-		if v, _ := compareMetric("false_cut", base, normalSample(rng, n, 1000, 30), Tolerance{}, DefaultAlpha); v == metricChanged {
+		if flagged(base, normalSample(rng, n, 1000, 30), Tolerance{}) {
 			falsePos++
 		}
-		if v, _ := compareMetric("false_cut", base, normalSample(rng, n, 1060, 30), Tolerance{}, DefaultAlpha); v == metricChanged {
+		if flagged(base, normalSample(rng, n, 1060, 30), Tolerance{}) {
 			power++
 		}
 	}
@@ -231,12 +236,12 @@ func TestCompareMetricReplicated(t *testing.T) {
 	}
 
 	base := normalSample(rng, n, 1000, 30)
-	v, c := compareMetric("false_cut", base, normalSample(rng, n, 1200, 30), Tolerance{}, DefaultAlpha)
-	if v != metricChanged || !(c.P < 0.001) || math.IsNaN(c.BaselineLo) || !(c.Run > c.Baseline) {
+	v, c := compareMetric("false_cut", base, normalSample(rng, n, 1200, 30), Tolerance{})
+	if v != metricMoved || !(c.P < 0.001) || math.IsNaN(c.BaselineLo) || !(c.Run > c.Baseline) {
 		t.Errorf("shift by 200: verdict %v, change %+v", v, c)
 	}
 	// The same shift within a 25% relative tolerance is tolerated.
-	if v, _ := compareMetric("false_cut", base, normalSample(rng, n, 1200, 30), Tolerance{Rel: 0.25}, DefaultAlpha); v != metricTolerated {
+	if v, _ := compareMetric("false_cut", base, normalSample(rng, n, 1200, 30), Tolerance{Rel: 0.25}); v != metricTolerated {
 		t.Errorf("shift by 20%% with --tol-rel 25%%: verdict %v, want tolerated", v)
 	}
 	// The same values in another order are the same sample.
@@ -244,7 +249,7 @@ func TestCompareMetricReplicated(t *testing.T) {
 	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
 		rev[i], rev[j] = rev[j], rev[i]
 	}
-	if v, _ := compareMetric("false_cut", base, rev, Tolerance{}, DefaultAlpha); v != metricSame {
+	if v, _ := compareMetric("false_cut", base, rev, Tolerance{}); v != metricSame {
 		t.Errorf("reordered replicates: verdict %v, want same", v)
 	}
 }
@@ -272,5 +277,55 @@ func TestFewReplicatesWarn(t *testing.T) {
 	res.compare([]*checkPoint{mk("a", 0, []float64{10, 11, 12, 13}, []float64{50, 51, 52, 53})})
 	if res.Points != 1 || !res.Failed() || strings.Contains(strings.Join(res.Warnings, "\n"), "too few replicates") {
 		t.Errorf("4 vs 4 separated: %d changed, warnings %q", res.Points, res.Warnings)
+	}
+}
+
+// Many replicated comparisons: a re-drawn run of the same distributions
+// passes (Benjamini–Hochberg keeps the per-test alpha from flagging about 5%
+// of them), while the few points that really moved are flagged.
+func TestCheckMultipleComparisons(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	const points, n = 300, 10
+	build := func(shifted map[int]bool) []*checkPoint {
+		var out []*checkPoint
+		for i := range points {
+			p := &checkPoint{key: fmt.Sprintf("p%03d", i), baseID: int64(i), runID: int64(i)}
+			for m := range 3 {
+				mean := 1000 + 100*float64(m)
+				shift := 0.0
+				if shifted[i] {
+					shift = 150
+				}
+				p.base = append(p.base, normalSample(rng, n, mean, 30))
+				p.run = append(p.run, normalSample(rng, n, mean+shift, 30))
+			}
+			out = append(out, p)
+		}
+		return out
+	}
+	res := &CheckResult{Metrics: []string{"caught", "missed", "false_cut"}}
+	order := build(nil)
+	res.compare(order)
+	raw := 0
+	for _, p := range order {
+		for m := range 3 {
+			if MannWhitneyU(p.base[m], p.run[m]).P < DefaultAlpha {
+				raw++
+			}
+		}
+	}
+	t.Logf("same distributions: %d of %d comparisons have p < 0.05 on their own; flagged %d", raw, 3*points, len(res.Changes))
+	if res.Failed() || raw == 0 {
+		t.Errorf("same distributions: failed %v with %d changes (raw p < alpha: %d)", res.Failed(), len(res.Changes), raw)
+	}
+	shifted := map[int]bool{7: true, 123: true, 250: true}
+	res = &CheckResult{Metrics: []string{"caught", "missed", "false_cut"}}
+	res.compare(build(shifted))
+	got := map[string]bool{}
+	for _, c := range res.Changes {
+		got[c.Point] = true
+	}
+	if res.Points != 3 || !got["p007"] || !got["p123"] || !got["p250"] {
+		t.Errorf("3 shifted points: flagged %d points %v", res.Points, got)
 	}
 }
