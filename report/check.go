@@ -258,12 +258,25 @@ func (s *sideFiles) hasAll(c string) bool {
 	return true
 }
 
-// checkPoint is one baseline point and the run's values for it: one slice
-// per metric holding a value per replicate.
+// checkPoint is one baseline point and the run's values for it, replicate
+// by replicate: row r's metric m is at r·len(metrics)+m.
 type checkPoint struct {
 	key           string
 	baseID, runID int64 // runID is -1 until the run has the point
-	base, run     [][]float64
+	base, run     []float64
+}
+
+// sample returns metric m of every replicate of one side (nm metrics).
+func sample(side []float64, nm, m int) []float64 {
+	n := len(side) / nm
+	if n == 1 {
+		return side[m : m+1]
+	}
+	out := make([]float64, n)
+	for r := range out {
+		out[r] = side[r*nm+m]
+	}
+	return out
 }
 
 // Check compares the run in runDir with the baseline in baseDir. Points are
@@ -320,14 +333,13 @@ func Check(ctx context.Context, baseDir, runDir string, opts CheckOptions) (*Che
 
 	points := map[string]*checkPoint{}
 	var order []*checkPoint
-	nm := len(res.Metrics)
 	dupBase, dupRun := 0, 0
 	baseIDs := idSet{}
 	err = scanPoints(ctx, base, res.Metrics, func(id int64, key string, vals []float64) {
 		first := baseIDs.add(id)
 		p := points[key]
 		if p == nil {
-			p = &checkPoint{key: key, baseID: id, runID: -1, base: make([][]float64, nm), run: make([][]float64, nm)}
+			p = &checkPoint{key: key, baseID: id, runID: -1, base: make([]float64, 0, len(vals))}
 			points[key] = p
 			order = append(order, p)
 		} else if p.baseID != id {
@@ -336,9 +348,7 @@ func Check(ctx context.Context, baseDir, runDir string, opts CheckOptions) (*Che
 			}
 			return
 		}
-		for m, v := range vals {
-			p.base[m] = append(p.base[m], v)
-		}
+		p.base = append(p.base, vals...)
 	})
 	if err != nil {
 		return nil, err
@@ -365,9 +375,7 @@ func Check(ctx context.Context, baseDir, runDir string, opts CheckOptions) (*Che
 			}
 			return
 		}
-		for m, v := range vals {
-			p.run[m] = append(p.run[m], v)
-		}
+		p.run = append(p.run, vals...)
 	})
 	if err != nil {
 		return nil, err
@@ -391,6 +399,7 @@ func Check(ctx context.Context, baseDir, runDir string, opts CheckOptions) (*Che
 // probability about alpha.
 func (res *CheckResult) compare(order []*checkPoint) {
 	alpha := res.Options.alpha()
+	nm := len(res.Metrics)
 	fewForTest, fewForCI := 0, 0
 	var fewN [2]int
 	type pending struct {
@@ -407,7 +416,7 @@ func (res *CheckResult) compare(order []*checkPoint) {
 			continue
 		}
 		res.Compared++
-		nb, nr := len(p.base[0]), len(p.run[0])
+		nb, nr := len(p.base)/nm, len(p.run)/nm
 		replicated := nb > 1 || nr > 1
 		if replicated {
 			res.Replicated = true
@@ -423,7 +432,7 @@ func (res *CheckResult) compare(order []*checkPoint) {
 			}
 		}
 		for m, metric := range res.Metrics {
-			v, c := compareMetric(metric, p.base[m], p.run[m], res.Options.tolerance(metric))
+			v, c := compareMetric(metric, sample(p.base, nm, m), sample(p.run, nm, m), res.Options.tolerance(metric))
 			c.Point, c.BaselineID, c.RunID = p.key, p.baseID, p.runID
 			switch v {
 			case metricChanged:

@@ -258,7 +258,7 @@ func TestCompareMetricReplicated(t *testing.T) {
 // flagged, and the check warns.
 func TestFewReplicatesWarn(t *testing.T) {
 	mk := func(key string, id int64, base, run []float64) *checkPoint {
-		return &checkPoint{key: key, baseID: id, runID: id, base: [][]float64{base}, run: [][]float64{run}}
+		return newCheckPoint(key, id, [][]float64{base}, [][]float64{run})
 	}
 	res := &CheckResult{Metrics: []string{"false_cut"}}
 	res.compare([]*checkPoint{
@@ -289,17 +289,17 @@ func TestCheckMultipleComparisons(t *testing.T) {
 	build := func(shifted map[int]bool) []*checkPoint {
 		var out []*checkPoint
 		for i := range points {
-			p := &checkPoint{key: fmt.Sprintf("p%03d", i), baseID: int64(i), runID: int64(i)}
+			var base, run [][]float64
 			for m := range 3 {
 				mean := 1000 + 100*float64(m)
 				shift := 0.0
 				if shifted[i] {
 					shift = 150
 				}
-				p.base = append(p.base, normalSample(rng, n, mean, 30))
-				p.run = append(p.run, normalSample(rng, n, mean+shift, 30))
+				base = append(base, normalSample(rng, n, mean, 30))
+				run = append(run, normalSample(rng, n, mean+shift, 30))
 			}
-			out = append(out, p)
+			out = append(out, newCheckPoint(fmt.Sprintf("p%03d", i), int64(i), base, run))
 		}
 		return out
 	}
@@ -309,7 +309,7 @@ func TestCheckMultipleComparisons(t *testing.T) {
 	raw := 0
 	for _, p := range order {
 		for m := range 3 {
-			if MannWhitneyU(p.base[m], p.run[m]).P < DefaultAlpha {
+			if MannWhitneyU(sample(p.base, 3, m), sample(p.run, 3, m)).P < DefaultAlpha {
 				raw++
 			}
 		}

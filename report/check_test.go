@@ -30,19 +30,14 @@ func TestToleranceAllows(t *testing.T) {
 // moved by 1 on false_cut, one moved by 140; and one baseline point missing.
 func checkFixture(opts CheckOptions) *CheckResult {
 	mk := func(key string, id int64, base, run []float64) *checkPoint {
-		p := &checkPoint{key: key, baseID: id, runID: id}
+		var b, r [][]float64
 		for i := range base {
-			p.base = append(p.base, []float64{base[i]})
+			b = append(b, []float64{base[i]})
 			if run != nil {
-				p.run = append(p.run, []float64{run[i]})
-			} else {
-				p.run = append(p.run, nil)
+				r = append(r, []float64{run[i]})
 			}
 		}
-		if run == nil {
-			p.runID = -1
-		}
-		return p
+		return newCheckPoint(key, id, b, r)
 	}
 	res := &CheckResult{Metrics: []string{"false_cut", "legit_cut_pct"}, Options: opts}
 	res.compare([]*checkPoint{
@@ -141,4 +136,26 @@ func TestWriteCheck(t *testing.T) {
 	if err := WriteCheck(&js, res, "yaml", 0); err == nil {
 		t.Error("format yaml: no error")
 	}
+}
+
+// newCheckPoint builds a point from per-metric samples (run nil: the run
+// lacks the point).
+func newCheckPoint(key string, id int64, base, run [][]float64) *checkPoint {
+	p := &checkPoint{key: key, baseID: id, runID: id}
+	flat := func(per [][]float64) []float64 {
+		var out []float64
+		for r := range per[0] {
+			for m := range per {
+				out = append(out, per[m][r])
+			}
+		}
+		return out
+	}
+	p.base = flat(base)
+	if run == nil {
+		p.runID = -1
+	} else {
+		p.run = flat(run)
+	}
+	return p
 }
