@@ -510,17 +510,19 @@ func TestCheckStochastic(t *testing.T) {
 	if res.Compared > 0 && res.Identical == res.Compared {
 		t.Skip("the sweep does not draw stochastic arrivals per seed and replicate yet: seeds 1 and 2 gave identical runs")
 	}
+	t.Logf("another seed: %d of %d points moved, %d flagged; warnings %q", res.Compared-res.Identical, res.Compared, res.ChangedPoints, res.Warnings)
 	if code != 0 {
 		t.Errorf("another seed: exit %d, %+v; want 0 (no significant change)", code, res)
 	}
 	c := sweepRun(t, "poisson", scnShifted, "seed: 2\nreplicates: 12\n", grid)
-	if code, _ := checkJSON(t, "--baseline", a, c); code != 2 {
-		t.Errorf("shifted arrival rate: exit %d, want 2 (scenario changed)", code)
+	if code, _, stderr := runCLI(t, "check", "--baseline", a, c); code != 2 || !strings.Contains(stderr, "the scenario changed") {
+		t.Errorf("shifted arrival rate: exit %d (%s), want 2 (scenario changed)", code, stderr)
 	}
 	code, res = checkJSON(t, "--baseline", a, c, "--allow-scenario-change")
 	if code != 1 || res.ChangedPoints == 0 {
 		t.Fatalf("shifted arrival rate, allowed: exit %d, %+v; want 1", code, res)
 	}
+	t.Logf("shifted arrival rate: %d of %d points flagged", res.ChangedPoints, res.Compared)
 	for _, ch := range res.Changes {
 		if ch.P == nil || *ch.P >= 0.05 {
 			t.Errorf("%s %s flagged with p %v", ch.Point, ch.Metric, ch.P)
@@ -548,5 +550,16 @@ func TestParseTolerances(t *testing.T) {
 		if o.Tolerances[m] != tol {
 			t.Errorf("%s: %+v, want %+v", m, o.Tolerances[m], tol)
 		}
+	}
+}
+
+// A policy listed twice in a grid is one point for the check: the second
+// is skipped with a warning, on either side.
+func TestCheckDuplicateParameters(t *testing.T) {
+	grid := checkGrid + "  - algorithm: sliding_window\n    window_s: 60\n    limit: [600, 1234]\n"
+	a := sweepRun(t, "dup", lessonScenario(t), "", grid)
+	code, res := checkJSON(t, "--baseline", a, a)
+	if code != 0 || res.Compared != 73 || res.Identical != 73 || !strings.Contains(strings.Join(res.Warnings, "\n"), "1 in the baseline, 1 in the run") {
+		t.Errorf("duplicate policy: exit %d, %+v", code, res)
 	}
 }
