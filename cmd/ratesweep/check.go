@@ -21,7 +21,7 @@ func cmdCheck(e *env, args []string) error {
 	baseline := fs.String("baseline", "", "baseline run directory (required)")
 	tolAbs := fs.StringArray("tol-abs", nil, "absolute tolerance METRIC=V, or V for every metric (repeatable)")
 	tolRel := fs.StringArray("tol-rel", nil, "relative tolerance METRIC=V, or V for every metric; V is a fraction (0.01) or a percentage (1%) of the baseline (repeatable)")
-	alpha := fs.Float64("alpha", report.DefaultAlpha, "significance level of the Mann–Whitney U test for replicated points")
+	alpha := fs.Float64("alpha", report.DefaultAlpha, "significance level for replicated points: Mann–Whitney U with Benjamini–Hochberg over all comparisons")
 	allowScenario := fs.Bool("allow-scenario-change", false, "compare even if the scenario's hash differs (reported)")
 	failOnAdded := fs.Bool("fail-on-added", false, "fail when the run has points the baseline lacks")
 	allowRemoved := fs.Bool("allow-removed", false, "do not fail when baseline points are missing from the run")
