@@ -335,7 +335,7 @@ func Check(ctx context.Context, baseDir, runDir string, opts CheckOptions) (*Che
 	var order []*checkPoint
 	dupBase, dupRun := 0, 0
 	baseIDs := idSet{}
-	err = scanPoints(ctx, base, res.Metrics, func(id int64, key string, vals []float64) {
+	err = scanCheckPoints(ctx, base, res.Metrics, func(id int64, key string, vals []float64) {
 		first := baseIDs.add(id)
 		p := points[key]
 		if p == nil {
@@ -355,7 +355,7 @@ func Check(ctx context.Context, baseDir, runDir string, opts CheckOptions) (*Che
 	}
 	res.Baseline.Points = baseIDs.n
 	runIDs := idSet{}
-	err = scanPoints(ctx, run, res.Metrics, func(id int64, key string, vals []float64) {
+	err = scanCheckPoints(ctx, run, res.Metrics, func(id int64, key string, vals []float64) {
 		first := runIDs.add(id)
 		p := points[key]
 		if p == nil {
@@ -549,10 +549,10 @@ func sameSample(a, b []float64) bool {
 	return slices.Equal(x, y)
 }
 
-// scanPoints streams the points rows of one side: point_id, algorithm, the
+// scanCheckPoints streams the points rows of one side: point_id, algorithm, the
 // parameter columns each file has and the metrics. fn gets the row's point
 // id, key and metric values (the slice is reused between calls).
-func scanPoints(ctx context.Context, s *sideFiles, metrics []string, fn func(id int64, key string, vals []float64)) error {
+func scanCheckPoints(ctx context.Context, s *sideFiles, metrics []string, fn func(id int64, key string, vals []float64)) error {
 	vals := make([]float64, len(metrics))
 	row := sweep.PointRow{Params: map[string]float64{}}
 	for fi, f := range s.files {

@@ -250,8 +250,8 @@ func writeCheckJSON(w io.Writer, r *CheckResult, maxRows int) error {
 	return enc.Encode(j)
 }
 
-// fmtNum prints whole numbers exactly and others with 6 significant digits.
-func fmtNum(v float64) string {
+// checkNum prints whole numbers exactly and others with 6 significant digits.
+func checkNum(v float64) string {
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return strconv.FormatInt(int64(v), 10)
 	}
@@ -259,7 +259,7 @@ func fmtNum(v float64) string {
 }
 
 func fmtSigned(v float64) string {
-	s := fmtNum(v)
+	s := checkNum(v)
 	if v > 0 {
 		s = "+" + s
 	}
@@ -275,7 +275,7 @@ func fmtRel(r float64) string {
 
 func fmtWithCI(v, lo, hi float64) string {
 	if math.IsNaN(lo) || math.IsNaN(hi) {
-		return fmtNum(v)
+		return checkNum(v)
 	}
-	return fmt.Sprintf("%s [%s, %s]", fmtNum(v), fmtNum(lo), fmtNum(hi))
+	return fmt.Sprintf("%s [%s, %s]", checkNum(v), checkNum(lo), checkNum(hi))
 }
