@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb bench clean
+.PHONY: all build run tables test vet unit duckdb check baseline bench clean
 
 all: build
 
@@ -32,7 +32,19 @@ duckdb: build
 	./$(BIN) run configs/lesson-sweep.yaml --out $(CURDIR)/out/.duckdb-lesson --quiet
 	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson
 
-test: vet unit duckdb
+test: vet unit duckdb check
+
+# Regression check: run the baseline's spec and compare it with the committed
+# baseline (exit 1 when a number moved). `make baseline` accepts an intended
+# change by rewriting configs/baselines/lesson/ from a fresh run.
+CHECK_OUT ?= out/check-baseline-lesson
+check: build
+	./$(BIN) run configs/baseline-lesson.yaml --out $(CHECK_OUT) --force --quiet
+	./$(BIN) check --baseline configs/baselines/lesson $(CHECK_OUT)
+
+baseline: build
+	./$(BIN) run configs/baseline-lesson.yaml --out $(CHECK_OUT) --force --quiet
+	./$(BIN) check --update --baseline configs/baselines/lesson $(CHECK_OUT)
 
 clean:
 	rm -rf bin out/.duckdb-lesson
