@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +44,12 @@ func TestRunDryRun(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"points      23602", "165214 clients rows", "estimated"} {
+	spec, err := sweep.LoadSpec("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := fmt.Sprintf("points      %d (× 1 replicates = %d points rows, %d clients rows)", spec.Points(), spec.Points(), spec.Points()*7)
+	for _, want := range []string{points, "estimated", "entry 9     concurrency: 28 points"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, out)
 		}
