@@ -1,0 +1,118 @@
+package ingest
+
+import (
+	"slices"
+
+	"github.com/ratesweep/ratesweep/model"
+)
+
+// Profile summarises a log's traffic to help choose a sweep grid. Rates are
+// requests per log second (one-second resolution, before spreading).
+type Profile struct {
+	Requests  int64
+	Keys      int
+	DurationS int
+	PeakS     int64   // most requests in one second
+	P99S      int64   // 99th percentile (nearest rank) of requests per second over every second of the span, empty ones included
+	MeanS     float64 // requests per second over the span
+	PeakW     int64   // most requests in any window of WindowS seconds
+	WindowS   int
+	Abusive   int64 // requests labelled abusive
+	ByStage   [4]int64
+	Mixed     int // keys whose requests carry more than one label
+	Top       []KeyProfile
+}
+
+// KeyProfile is one key's rates.
+type KeyProfile struct {
+	Key     *Key
+	PeakS   int64 // most requests in one second
+	P99S    int64 // 99th percentile of requests per second over the seconds in which the key sent any
+	PeakW   int64 // most requests in any window of WindowS seconds
+	ActiveS int   // seconds in which the key sent requests
+	FirstS  int   // first and last second (since StartUnix)
+	LastS   int
+}
+
+// Profile computes the profile with the top keys (by requests) and a
+// sliding window of windowS seconds (>= 1).
+func (t *Traffic) Profile(top, windowS int) *Profile {
+	windowS = max(windowS, 1)
+	p := &Profile{Requests: t.Requests(), Keys: len(t.Keys), DurationS: t.DurationS, WindowS: windowS}
+	all := make([]int32, t.DurationS)
+	for _, ns := range t.times {
+		all[ns/secondNs]++
+	}
+	p.PeakS, p.P99S = peakP99(all)
+	p.MeanS = float64(p.Requests) / float64(t.DurationS)
+	p.PeakW = peakWindow(all, windowS)
+	for i := range t.Keys {
+		k := &t.Keys[i]
+		for s, c := range k.ByStage {
+			p.ByStage[s] += c
+		}
+		if k.Mixed() {
+			p.Mixed++
+		}
+	}
+	for _, s := range model.Stages {
+		p.Abusive += p.ByStage[s]
+	}
+	var counts []int32
+	for i := range min(top, len(t.Keys)) {
+		kp := KeyProfile{Key: &t.Keys[i]}
+		ts := t.Times(i)
+		kp.FirstS, kp.LastS = int(ts[0]/secondNs), int(ts[len(ts)-1]/secondNs)
+		counts = counts[:0]
+		for a := 0; a < len(ts); {
+			b := a + 1
+			for b < len(ts) && ts[b]/secondNs == ts[a]/secondNs {
+				b++
+			}
+			counts = append(counts, int32(b-a))
+			a = b
+		}
+		kp.ActiveS = len(counts)
+		kp.PeakS, kp.P99S = peakP99(counts)
+		kp.PeakW = peakWindowTimes(ts, int64(windowS)*secondNs)
+		p.Top = append(p.Top, kp)
+	}
+	return p
+}
+
+// peakP99 returns the maximum and the nearest-rank 99th percentile.
+func peakP99(a []int32) (int64, int64) {
+	if len(a) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(a)
+	slices.Sort(s)
+	rank := (99*len(s) + 99) / 100 // ceil(0.99 n)
+	return int64(s[len(s)-1]), int64(s[rank-1])
+}
+
+// peakWindow is the largest sum of w consecutive entries of a.
+func peakWindow(a []int32, w int) int64 {
+	var sum, best int64
+	for i, c := range a {
+		sum += int64(c)
+		if i >= w {
+			sum -= int64(a[i-w])
+		}
+		best = max(best, sum)
+	}
+	return best
+}
+
+// peakWindowTimes is the most sorted times within any window [t, t+win).
+func peakWindowTimes(ts []int64, win int64) int64 {
+	var best int64
+	a := 0
+	for b := range ts {
+		for ts[b]-ts[a] >= win {
+			a++
+		}
+		best = max(best, int64(b-a+1))
+	}
+	return best
+}
