@@ -8,12 +8,12 @@ import (
 
 func TestParseCombined(t *testing.T) {
 	cases := []struct {
-		line                         string
-		host, user, method, path     string
-		proto, referer, ua           string
-		time                         string // RFC 3339, UTC
-		status                       int
-		bytes                        int64
+		line                     string
+		host, user, method, path string
+		proto, referer, ua       string
+		time                     string // RFC 3339, UTC
+		status                   int
+		bytes                    int64
 	}{
 		{`64.221.136.91 - - [02/Sep/2003:00:00:09 -0700] "GET / HTTP/1.1" 200 11690 "-" "Mozilla/4.0 (compatible; MSIE 6.0)"`,
 			"64.221.136.91", "-", "GET", "/", "HTTP/1.1", "-", "Mozilla/4.0 (compatible; MSIE 6.0)", "2003-09-02T07:00:09Z", 200, 11690},
