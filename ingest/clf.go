@@ -45,7 +45,7 @@ func ParseCombined(line []byte, rec *Record) error {
 		return errors.New("missing status")
 	}
 	if rec.Status, ok = parseStatus(st); !ok {
-		return errors.New("status is not 3 digits or -")
+		return errors.New("status is not 100..999 or -")
 	}
 	var by []byte
 	if by, line, ok = token(line); !ok {
@@ -140,7 +140,7 @@ func parseStatus(b []byte) (int, bool) {
 	if len(b) == 1 && b[0] == '-' {
 		return 0, true
 	}
-	if len(b) != 3 {
+	if len(b) != 3 || b[0] == '0' {
 		return 0, false
 	}
 	n := 0

@@ -43,10 +43,17 @@ func LoadConfig(file string) (*Config, error) {
 	}
 	n, path := root, ""
 	if root.Kind == yaml.MappingNode {
+		hasLog := false
 		for i := 0; i+1 < len(root.Content); i += 2 {
-			if root.Content[i].Value == "traffic" {
+			switch root.Content[i].Value {
+			case "traffic":
 				n, path = root.Content[i+1], "traffic"
+			case "log":
+				hasLog = true
 			}
+		}
+		if path == "" && !hasLog {
+			return nil, &yamlx.Error{File: file, Line: root.Line, Msg: "no traffic: section (a spec over a log needs traffic: {log: FILE, ...})"}
 		}
 	}
 	c, err := DecodeConfig(n, path, filepath.Dir(file))
@@ -295,13 +302,7 @@ func decodeRulesRef(n *yaml.Node, path, dir string) ([]Rule, error) {
 	if err != nil {
 		return nil, err
 	}
-	file := resolve(dir, s)
-	data, err := readFile(file)
-	if err != nil {
-		return nil, err
-	}
-	rules, err := ParseRules(data, filepath.Dir(file))
-	return rules, yamlx.InFile(err, file)
+	return LoadRules(resolve(dir, s))
 }
 
 func decodeRules(n *yaml.Node, path, dir string) ([]Rule, error) {
@@ -542,4 +543,14 @@ func readKeys(file string, into map[string]bool) error {
 		return &yamlx.Error{File: file, Msg: err.Error()}
 	}
 	return nil
+}
+
+// LoadRules reads a rules file (a mapping with rules: [...]).
+func LoadRules(file string) ([]Rule, error) {
+	data, err := readFile(file)
+	if err != nil {
+		return nil, err
+	}
+	rules, err := ParseRules(data, filepath.Dir(file))
+	return rules, yamlx.InFile(err, file)
 }

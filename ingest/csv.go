@@ -184,7 +184,7 @@ func (p *csvParser) parse(line []byte, rec *Record) error {
 	if s := get(5); len(s) > 0 {
 		var ok bool
 		if rec.Status, ok = parseStatus(s); !ok {
-			return errors.New("status is not 3 digits or -")
+			return errors.New("status is not 100..999 or -")
 		}
 	}
 	rec.UserAgent, rec.Referer, rec.Label = get(6), get(7), get(8)

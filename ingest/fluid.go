@@ -19,17 +19,26 @@ func (t *Traffic) Counts(i int, buf []int32) []int32 {
 	return buf
 }
 
+// MaxScenarioCells bounds keys × seconds of a fluid scenario: model.Workload
+// holds a dense int32 per key and second (512 MiB at this bound).
+const MaxScenarioCells = 1 << 27
+
 // Scenario returns the log as a fluid model.Scenario: one client per key
 // (named by the key, in t.Keys order), whose segments are its requests per
 // second. A client's class and stage are its key's (the label of most of its
 // requests): mixed keys are relabelled whole, which Key.Mixed reveals. The
-// scenario is valid; it fails only for a log longer than model.MaxDurationS.
+// scenario is valid; it fails for a log longer than model.MaxDurationS or
+// with more than MaxScenarioCells keys × seconds.
 //
 // A fluid scenario cannot place requests inside a second; event simulation
 // over Realise can.
 func (t *Traffic) Scenario(name string) (*model.Scenario, error) {
 	if t.DurationS > model.MaxDurationS {
-		return nil, fmt.Errorf("the log spans %d s; a scenario holds at most %d s", t.DurationS, model.MaxDurationS)
+		return nil, fmt.Errorf("the log spans %d s; a fluid scenario holds at most %d s (use event simulation)", t.DurationS, model.MaxDurationS)
+	}
+	if cells := int64(len(t.Keys)) * int64(t.DurationS); cells > MaxScenarioCells {
+		return nil, fmt.Errorf("the log has %d keys × %d s = %d key-seconds; a fluid scenario holds at most %d (use event simulation)",
+			len(t.Keys), t.DurationS, cells, MaxScenarioCells)
 	}
 	sc := &model.Scenario{Name: name, DurationS: t.DurationS, Clients: make([]model.Client, len(t.Keys))}
 	for i := range t.Keys {

@@ -21,6 +21,25 @@ type Profile struct {
 	ByStage   [4]int64
 	Mixed     int // keys whose requests carry more than one label
 	Top       []KeyProfile
+	// LegitKeysW and AbusiveKeysW are the distributions, over keys of each
+	// class, of a key's most requests in a window of WindowS seconds: a
+	// window limit above LegitKeysW.P99 spares 99% of legitimate keys.
+	LegitKeysW, AbusiveKeysW Quantiles
+}
+
+// Quantiles summarise a distribution over keys (nearest rank).
+type Quantiles struct {
+	N                  int
+	P50, P90, P99, Max int64
+}
+
+func quantiles(v []int64) Quantiles {
+	if len(v) == 0 {
+		return Quantiles{}
+	}
+	slices.Sort(v)
+	at := func(q int) int64 { return v[(q*len(v)+99)/100-1] }
+	return Quantiles{N: len(v), P50: at(50), P90: at(90), P99: at(99), Max: v[len(v)-1]}
 }
 
 // KeyProfile is one key's rates.
@@ -46,8 +65,15 @@ func (t *Traffic) Profile(top, windowS int) *Profile {
 	p.PeakS, p.P99S = peakP99(all)
 	p.MeanS = float64(p.Requests) / float64(t.DurationS)
 	p.PeakW = peakWindow(all, windowS)
+	var legitW, abusiveW []int64
 	for i := range t.Keys {
 		k := &t.Keys[i]
+		w := peakWindowTimes(t.Times(i), int64(windowS)*secondNs)
+		if k.Class == model.Abusive {
+			abusiveW = append(abusiveW, w)
+		} else {
+			legitW = append(legitW, w)
+		}
 		for s, c := range k.ByStage {
 			p.ByStage[s] += c
 		}
@@ -58,6 +84,7 @@ func (t *Traffic) Profile(top, windowS int) *Profile {
 	for _, s := range model.Stages {
 		p.Abusive += p.ByStage[s]
 	}
+	p.LegitKeysW, p.AbusiveKeysW = quantiles(legitW), quantiles(abusiveW)
 	var counts []int32
 	for i := range min(top, len(t.Keys)) {
 		kp := KeyProfile{Key: &t.Keys[i]}

@@ -39,7 +39,7 @@ func ParseNASATSV(line []byte, rec *Record) error {
 	rec.Time = t
 	rec.Method, rec.Path = f[3], f[4]
 	if rec.Status, ok = parseStatus(f[5]); !ok {
-		return errors.New("response is not 3 digits or -")
+		return errors.New("response is not 100..999 or -")
 	}
 	if len(f[6]) == 0 {
 		rec.Bytes = 0
