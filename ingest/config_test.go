@@ -150,3 +150,31 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("directory: %v", err)
 	}
 }
+
+// Config.YAML reads back to the same config, for every example spec.
+func TestConfigYAMLRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	for _, spec := range []string{"nasa-ksc.yaml", "antlr-org.yaml", "elastic-apache.yaml"} {
+		cfg, err := LoadConfig(filepath.Join("..", "configs", "examples", spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Options.Rules = append(cfg.Options.Rules, Rule{Name: `odd "name" \d`, Stage: model.StageCode, Scope: ScopeRequest,
+			Methods: []string{"POST"}, Statuses: []StatusRange{{400, 499}, {503, 503}}, Keys: map[string]bool{"b": true, "a": true}})
+		y := cfg.YAML()
+		p := writeFile(t, dir, "canon.yaml", string(y))
+		back, err := LoadConfig(p)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", spec, err, y)
+		}
+		if y2 := back.YAML(); string(y2) != string(y) {
+			t.Errorf("%s: round trip differs:\n%s\n---\n%s", spec, y, y2)
+		}
+	}
+	cfg := &Config{Log: "/x.csv", TopKeys: 3, Options: Options{Reader: ReaderOptions{Format: FormatCSV, CSV: CSVOptions{
+		Delimiter: '\t', TimeFormat: TimeUnixMs, Columns: map[string]string{"time": "t", "ip": "a b"}}}}}
+	back, err := LoadConfig(writeFile(t, dir, "csv.yaml", string(cfg.YAML())))
+	if err != nil || string(back.YAML()) != string(cfg.YAML()) {
+		t.Errorf("csv round trip: %v\n%s", err, cfg.YAML())
+	}
+}

@@ -58,13 +58,13 @@ type KeyProfile struct {
 func (t *Traffic) Profile(top, windowS int) *Profile {
 	windowS = max(windowS, 1)
 	p := &Profile{Requests: t.Requests(), Keys: len(t.Keys), DurationS: t.DurationS, WindowS: windowS}
-	all := make([]int32, t.DurationS)
-	for _, ns := range t.times {
-		all[ns/secondNs]++
-	}
-	p.PeakS, p.P99S = peakP99(all)
+	// Sparse: spans can be long (years) while requests are few.
+	all := slices.Clone(t.times)
+	slices.Sort(all)
+	active := secondCounts(all, nil)
+	p.PeakS, p.P99S = peakP99Zeros(active, t.DurationS)
 	p.MeanS = float64(p.Requests) / float64(t.DurationS)
-	p.PeakW = peakWindow(all, windowS)
+	p.PeakW = peakWindowTimes(all, int64(windowS)*secondNs)
 	var legitW, abusiveW []int64
 	for i := range t.Keys {
 		k := &t.Keys[i]
@@ -90,21 +90,43 @@ func (t *Traffic) Profile(top, windowS int) *Profile {
 		kp := KeyProfile{Key: &t.Keys[i]}
 		ts := t.Times(i)
 		kp.FirstS, kp.LastS = int(ts[0]/secondNs), int(ts[len(ts)-1]/secondNs)
-		counts = counts[:0]
-		for a := 0; a < len(ts); {
-			b := a + 1
-			for b < len(ts) && ts[b]/secondNs == ts[a]/secondNs {
-				b++
-			}
-			counts = append(counts, int32(b-a))
-			a = b
-		}
+		counts = secondCounts(ts, counts[:0])
 		kp.ActiveS = len(counts)
 		kp.PeakS, kp.P99S = peakP99(counts)
 		kp.PeakW = peakWindowTimes(ts, int64(windowS)*secondNs)
 		p.Top = append(p.Top, kp)
 	}
 	return p
+}
+
+// secondCounts appends the number of requests in each second that has any
+// (ts sorted, ns).
+func secondCounts(ts []int64, out []int32) []int32 {
+	for a := 0; a < len(ts); {
+		b := a + 1
+		for b < len(ts) && ts[b]/secondNs == ts[a]/secondNs {
+			b++
+		}
+		out = append(out, int32(b-a))
+		a = b
+	}
+	return out
+}
+
+// peakP99Zeros is peakP99 over active counts plus (seconds - len(active))
+// empty seconds.
+func peakP99Zeros(active []int32, seconds int) (int64, int64) {
+	if len(active) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(active)
+	slices.Sort(s)
+	zeros := seconds - len(s)
+	rank := (99*seconds + 99) / 100 // ceil(0.99 n), 1-based over zeros then s
+	if rank <= zeros {
+		return int64(s[len(s)-1]), 0
+	}
+	return int64(s[len(s)-1]), int64(s[rank-zeros-1])
 }
 
 // peakP99 returns the maximum and the nearest-rank 99th percentile.
@@ -116,19 +138,6 @@ func peakP99(a []int32) (int64, int64) {
 	slices.Sort(s)
 	rank := (99*len(s) + 99) / 100 // ceil(0.99 n)
 	return int64(s[len(s)-1]), int64(s[rank-1])
-}
-
-// peakWindow is the largest sum of w consecutive entries of a.
-func peakWindow(a []int32, w int) int64 {
-	var sum, best int64
-	for i, c := range a {
-		sum += int64(c)
-		if i >= w {
-			sum -= int64(a[i-w])
-		}
-		best = max(best, sum)
-	}
-	return best
 }
 
 // peakWindowTimes is the most sorted times within any window [t, t+win).

@@ -169,3 +169,24 @@ func TestCSV(t *testing.T) {
 		t.Errorf("missing column: %v", err)
 	}
 }
+
+// A wrong timestamp decades away makes a long, sparse span, not a huge
+// allocation; times past 2262 are malformed.
+func TestSparseLongSpan(t *testing.T) {
+	log := clfLine("a", "01/Jan/1970:00:00:00", "/") + clfLine("a", "01/Jan/2200:00:00:00", "/") +
+		clfLine("b", "01/Jan/2200:00:00:00", "/") + clfLine("c", "01/Jan/9999:00:00:00", "/")
+	tr, err := build(t, log, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Requests() != 3 || tr.Stats.Malformed != 1 || !strings.Contains(tr.Stats.Samples[0].Msg, "outside 1970..2262") {
+		t.Fatalf("requests %d, samples %+v", tr.Requests(), tr.Stats.Samples)
+	}
+	p := tr.Profile(3, 60)
+	if p.PeakS != 2 || p.P99S != 0 || p.PeakW != 2 || p.DurationS != tr.DurationS || tr.DurationS < 7e9 {
+		t.Errorf("profile %+v", p)
+	}
+	if _, err := tr.Scenario("x"); err == nil {
+		t.Error("fluid scenario of 230 years")
+	}
+}
