@@ -36,8 +36,8 @@ func (r *KeyResult) Totals() model.ClientResult {
 
 // Replay is the outcome of one policy over one realisation of a log.
 type Replay struct {
-	Keys []KeyResult // t.Keys order
-	model.Metrics    // judged per request label, so mixed keys count exactly
+	Keys          []KeyResult // t.Keys order
+	model.Metrics             // judged per request label, so mixed keys count exactly
 }
 
 // Replay offers every key's requests (times from Realise, t.Keys order) to
