@@ -52,9 +52,48 @@ type Rule struct {
 	Rate      *Rate           // key scope only
 }
 
+// reCache memoises a regular expression over repeated values (user agents
+// and paths repeat a lot in real logs; Go's regexp costs microseconds).
+type reCache struct {
+	re *regexp.Regexp
+	m  map[string]bool
+}
+
+// maxCached bounds a reCache; past it, values are matched without caching.
+const maxCached = 1 << 16
+
+func (c *reCache) match(b []byte) bool {
+	if v, ok := c.m[string(b)]; ok {
+		return v
+	}
+	v := c.re.Match(b)
+	if len(c.m) < maxCached {
+		c.m[string(b)] = v
+	}
+	return v
+}
+
+// matcher checks the per-request conditions of one rule, with caches.
+type matcher struct {
+	rule     *Rule
+	path, ua *reCache
+}
+
+func newMatcher(r *Rule) *matcher {
+	m := &matcher{rule: r}
+	if r.Path != nil {
+		m.path = &reCache{re: r.Path, m: map[string]bool{}}
+	}
+	if r.UserAgent != nil {
+		m.ua = &reCache{re: r.UserAgent, m: map[string]bool{}}
+	}
+	return m
+}
+
 // matchRecord reports whether the per-request conditions hold (Keys and Rate
 // are checked elsewhere).
-func (r *Rule) matchRecord(rec *Record) bool {
+func (m *matcher) matchRecord(rec *Record) bool {
+	r := m.rule
 	if len(r.Methods) > 0 {
 		ok := false
 		for _, m := range r.Methods {
@@ -79,10 +118,10 @@ func (r *Rule) matchRecord(rec *Record) bool {
 			return false
 		}
 	}
-	if r.Path != nil && !r.Path.Match(rec.Path) {
+	if m.path != nil && !m.path.match(rec.Path) {
 		return false
 	}
-	if r.UserAgent != nil && !r.UserAgent.Match(rec.UserAgent) {
+	if m.ua != nil && !m.ua.match(rec.UserAgent) {
 		return false
 	}
 	return true

@@ -133,6 +133,7 @@ type builder struct {
 	reqStage []model.Stage
 	rateBits []uint16 // per request: bit j set when rate rule j's other conditions hold
 	rateRule []int    // rule index of rate rule j
+	match    []*matcher
 	scratch  []byte
 	subSec   bool
 	maxT     int64
@@ -168,6 +169,7 @@ func Build(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) {
 		if opt.Rules[i].Rate != nil {
 			b.rateRule = append(b.rateRule, i)
 		}
+		b.match = append(b.match, newMatcher(&opt.Rules[i]))
 	}
 	if len(b.rateRule) > MaxRateRules {
 		return nil, fmt.Errorf("at most %d rules with a rate condition, got %d", MaxRateRules, len(b.rateRule))
@@ -252,7 +254,7 @@ func (b *builder) add(rec *Record) error {
 				continue
 			}
 		}
-		if !r.matchRecord(rec) {
+		if !b.match[i].matchRecord(rec) {
 			continue
 		}
 		switch {

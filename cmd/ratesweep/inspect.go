@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,6 +30,7 @@ func cmdInspect(e *env, args []string) error {
 	window := fs.Int("window", 60, "window for peak counts, seconds")
 	strict := fs.Bool("strict", false, "fail on the first malformed line")
 	maxLine := fs.Int("max-line-bytes", ingest.DefaultMaxLineBytes, "longer lines are malformed")
+	scenarioOut := fs.String("scenario-out", "", "also write the log as a fluid scenario YAML (one client per key, requests per second) for a spec's scenario:")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -71,6 +74,9 @@ func cmdInspect(e *env, args []string) error {
 	took := time.Since(start).Seconds()
 	fmt.Fprintf(e.stderr, "inspect: read %s lines in %.2f s (%.0f lines/s, wall clock)\n", commas(tr.Stats.Lines), took, float64(tr.Stats.Lines)/took)
 	printProfile(e.stdout, tr, cfg, tr.Profile(*top, *window))
+	if *scenarioOut != "" {
+		return writeScenario(e, tr, *scenarioOut)
+	}
 	return nil
 }
 
@@ -215,4 +221,25 @@ func commas(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// writeScenario writes tr as a fluid scenario file.
+func writeScenario(e *env, tr *ingest.Traffic, path string) error {
+	name := filepath.Base(tr.Source)
+	sc, err := tr.Scenario(name)
+	if err != nil {
+		return &badInput{fmt.Errorf("%s: %v", tr.Source, err)}
+	}
+	if err := os.WriteFile(path, sc.YAML(), 0o644); err != nil {
+		return err
+	}
+	mixed := 0
+	for i := range tr.Keys {
+		if tr.Keys[i].Mixed() {
+			mixed++
+		}
+	}
+	fmt.Fprintf(e.stderr, "inspect: wrote %s: %d clients over %d s (fluid: one-second batches; %d mixed keys take the label of most of their requests)\n",
+		path, len(sc.Clients), sc.DurationS, mixed)
+	return nil
 }

@@ -72,3 +72,24 @@ func TestInspectMalformedAndBadInput(t *testing.T) {
 		}
 	}
 }
+
+// --scenario-out writes a fluid scenario that a plain spec can sweep today.
+func TestInspectScenarioOutRuns(t *testing.T) {
+	dir := t.TempDir()
+	scn := filepath.Join(dir, "antlr.yaml")
+	code, _, stderr := runCLI(t, "inspect", "--spec", "../../configs/examples/antlr-org.yaml", "--top", "0", "--scenario-out", scn)
+	if code != 0 || !strings.Contains(stderr, "431 clients over 41253 s") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	spec := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(spec, []byte("name: antlr\nscenario: antlr.yaml\nsweep:\n  - algorithm: sliding_window\n    window_s: 60\n    limit: [30, 500]\n"), 0o644)
+	code, _, stderr = runCLI(t, "run", spec, "--out", filepath.Join(dir, "run"), "--quiet")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	// elastic spans 83 h over 1,753 keys: too dense for a fluid scenario.
+	code, _, stderr = runCLI(t, "inspect", "../../configs/examples/logs/elastic_apache_logs/apache_logs.gz", "--scenario-out", scn)
+	if code != 2 || !strings.Contains(stderr, "use event simulation") {
+		t.Errorf("elastic: exit %d: %s", code, stderr)
+	}
+}
