@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb bench clean
+.PHONY: all build run tables test vet unit duckdb bench bench-ingest clean
 
 all: build
 
@@ -31,6 +31,11 @@ duckdb: build
 	rm -rf $(CURDIR)/out/.duckdb-lesson
 	./$(BIN) run configs/lesson-sweep.yaml --out $(CURDIR)/out/.duckdb-lesson --quiet
 	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson
+
+# Log ingest speed in lines/s: the real Combined logs repeated to 1M lines
+# (parse only, streaming Reader, whole Build).
+bench-ingest:
+	$(GO) test ./ingest -run '^$$' -bench . -benchtime 5x
 
 test: vet unit duckdb
 
