@@ -87,3 +87,32 @@ func FuzzBuild(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCSV: CSV logs (quoting, label column, every time format) never panic.
+func FuzzCSV(f *testing.F) {
+	f.Add([]byte("ts,ip,label\n1700000000.5,1.1.1.1,code\n\"1700000001\",\"a\"\"b\",\n"), uint8(0))
+	f.Add([]byte("ts,ip,label\n2024-01-02T03:04:05.5+01:00,x,none\n"), uint8(2))
+	f.Add([]byte("ts,ip,label\n[02/Sep/2003:00:00:09 -0700],x,legit\n"), uint8(3))
+	f.Fuzz(func(t *testing.T, log []byte, tf uint8) {
+		opt := Options{Reader: ReaderOptions{Format: FormatCSV, MaxLineBytes: 512, CSV: CSVOptions{
+			TimeFormat: TimeFormat(tf % 4), Columns: map[string]string{"time": "ts", "ip": "ip", "label": "label"}}}}
+		tr, err := Build(context.Background(), bytes.NewReader(log), opt)
+		if err != nil {
+			return
+		}
+		var sum int64
+		for i, k := range tr.Keys {
+			sum += k.Requests
+			ts := tr.Times(i)
+			if k.Requests == 0 || int64(len(ts)) != k.Requests {
+				t.Fatalf("key %q: %d requests, %d times", k.Name, k.Requests, len(ts))
+			}
+			if ts[len(ts)-1] >= int64(tr.DurationS)*secondNs {
+				t.Fatalf("time %d past the span of %d s", ts[len(ts)-1], tr.DurationS)
+			}
+		}
+		if sum != tr.Requests() {
+			t.Fatalf("keys sum to %d of %d", sum, tr.Requests())
+		}
+	})
+}

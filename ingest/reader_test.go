@@ -145,14 +145,16 @@ func TestCSV(t *testing.T) {
 		"1700000000.75,1.1.1.1,/b,ua,code\n" +
 		"1700000002,2.2.2.2,/a,ua,\n" +
 		"1700000003,2.2.2.2,/a,ua\n" +
-		"1700000004,2.2.2.2,/a,ua,evil\n"
+		"1700000004,2.2.2.2,/a,ua,evil\n" +
+		"1700000005,9.9.9.9,/a,ua,evil\n"
 	opt := Options{Reader: ReaderOptions{Format: FormatCSV, CSV: CSVOptions{
 		Columns: map[string]string{"time": "ts", "ip": "client", "path": "url", "user_agent": "ua", "label": "verdict"}}}}
 	tr, err := build(t, log, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Requests() != 3 || tr.Stats.Malformed != 2 || !tr.SubSecond {
+	// A rejected line adds no key.
+	if tr.Requests() != 3 || tr.Stats.Malformed != 3 || len(tr.Keys) != 2 || !tr.SubSecond {
 		t.Fatalf("requests %d malformed %d subsecond %v: %+v", tr.Requests(), tr.Stats.Malformed, tr.SubSecond, tr.Stats.Samples)
 	}
 	if got := tr.Times(0); got[0] != 250_000_000 || got[1] != 750_000_000 {

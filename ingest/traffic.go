@@ -215,6 +215,17 @@ func (b *builder) add(rec *Record) error {
 	if rec.Time < 0 || rec.Time > maxUnixS-1 {
 		return fmt.Errorf("time %d is outside 1970..2262", rec.Time)
 	}
+	rp, st := uint8(noPrec), model.NoStage
+	if rec.Label != nil {
+		s, ok := labelColumnStage(rec.Label)
+		if !ok {
+			return fmt.Errorf("label %q is not legit, design, code or none", excerptString(rec.Label))
+		}
+		if s != model.NoStage {
+			rp, st = 0, s
+		}
+	}
+	// Past here the request is accepted: nothing may fail.
 	ns := rec.Time*secondNs + rec.TimeNs
 	if rec.TimeNs != 0 {
 		b.subSec = true
@@ -230,16 +241,6 @@ func (b *builder) add(rec *Record) error {
 	}
 	k := b.key(rec)
 	rules := b.opt.Rules
-	rp, st := uint8(noPrec), model.NoStage
-	if rec.Label != nil {
-		s, ok := labelColumnStage(rec.Label)
-		if !ok {
-			return fmt.Errorf("label %q is not legit, design, code or none", excerptString(rec.Label))
-		}
-		if s != model.NoStage {
-			rp, st = 0, s
-		}
-	}
 	var rateBits uint16
 	for i := range rules {
 		r := &rules[i]
