@@ -114,3 +114,16 @@ func FileSHA256(path string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// Totals returns every key's offered and admitted requests, all labels
+// together (t.Keys order), for Rows.Aggregate; it reuses buf's storage.
+func (r *Replay) Totals(buf []model.ClientResult) []model.ClientResult {
+	if cap(buf) < len(r.Keys) {
+		buf = make([]model.ClientResult, len(r.Keys))
+	}
+	buf = buf[:len(r.Keys)]
+	for i := range r.Keys {
+		buf[i] = r.Keys[i].Totals()
+	}
+	return buf
+}

@@ -49,8 +49,8 @@ func TestReplayCountsPerRequestLabel(t *testing.T) {
 		t.Errorf("metrics %+v", m)
 	}
 	var offered int64
-	for i := range out.Keys {
-		offered += out.Keys[i].Totals().Offered
+	for _, c := range tr.Rows(1).Aggregate(out.Totals(nil), nil) {
+		offered += c.Offered
 	}
 	if offered != tr.Requests() {
 		t.Errorf("offered %d of %d", offered, tr.Requests())
