@@ -17,6 +17,10 @@ const DefaultMaxLineBytes = 64 << 10
 // MaxSamples is how many malformed lines a Reader keeps for messages.
 const MaxSamples = 5
 
+// MaxDetectLines bounds the unrecognisable lines an auto-detecting Reader
+// skips (as malformed) before it gives up.
+const MaxDetectLines = 100
+
 // ReaderOptions configure a Reader. The zero value reads an auto-detected
 // format with the default line bound.
 type ReaderOptions struct {
@@ -41,22 +45,23 @@ func (e *LineError) Error() string {
 // modelled on bufio.Scanner: call Scan until it returns false, then Err.
 // Malformed lines are counted and skipped (or fail Scan when Strict).
 type Reader struct {
-	opt       ReaderOptions
-	br        *bufio.Reader
-	gz        *gzip.Reader
-	parse     func([]byte, *Record) error
-	csv       *csvParser
-	rec       Record
-	raw       []byte // the last line read
-	line      int64
-	err       error
-	started   bool
-	malformed int64
-	samples   []LineError
-	badUTF8   int64
-	blank     int64
-	format    Format
-	gzipped   bool
+	opt        ReaderOptions
+	br         *bufio.Reader
+	gz         *gzip.Reader
+	parse      func([]byte, *Record) error
+	csv        *csvParser
+	rec        Record
+	raw        []byte // the last line read
+	line       int64
+	err        error
+	started    bool
+	undetected int // lines before the format was detected
+	malformed  int64
+	samples    []LineError
+	badUTF8    int64
+	blank      int64
+	format     Format
+	gzipped    bool
 }
 
 // NewReader returns a Reader over r, which may be gzip-compressed (detected
@@ -126,8 +131,14 @@ func (r *Reader) Scan() bool {
 		if err != nil {
 			if err != io.EOF {
 				r.err = err
+			} else if !r.started && r.undetected > 0 {
+				s := r.samples[0]
+				r.err = fmt.Errorf("line %d: cannot detect the log format from %s (give the format)", s.Line, s.Excerpt)
 			}
 			return false
+		}
+		if r.line == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // UTF-8 byte order mark
 		}
 		if line == nil {
 			continue // an over-long line, already counted
@@ -137,6 +148,18 @@ func (r *Reader) Scan() bool {
 			continue
 		}
 		if !r.started {
+			if r.opt.Format == FormatAuto && Detect(line) == FormatAuto {
+				// Junk before the first recognisable line is malformed.
+				r.undetected++
+				if r.undetected > MaxDetectLines {
+					r.err = fmt.Errorf("line %d: cannot detect the log format in the first %d lines (give the format)", r.line, MaxDetectLines)
+					return false
+				}
+				if !r.bad(line, "log format not recognised") {
+					return false
+				}
+				continue
+			}
 			r.started = true
 			hdr, err := r.first(line)
 			if err != nil {

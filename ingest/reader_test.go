@@ -192,3 +192,23 @@ func TestSparseLongSpan(t *testing.T) {
 		t.Error("fluid scenario of 230 years")
 	}
 }
+
+// Junk (and a byte order mark) before the first recognisable line is
+// malformed, not fatal; a log of junk only is an error.
+func TestDetectAfterJunk(t *testing.T) {
+	log := "\xef\xbb\xbfgarbage\n# comment\n" + clfLine("a", "01/Jan/2020:00:00:00", "/")
+	tr, err := build(t, log, Options{})
+	if err != nil || tr.Format != FormatCombined || tr.Requests() != 1 || tr.Stats.Malformed != 2 || tr.Stats.Samples[0].Excerpt != "«garbage»" {
+		t.Fatalf("%v %+v", err, tr)
+	}
+	tr, err = build(t, "\xef\xbb\xbf"+clfLine("a", "01/Jan/2020:00:00:00", "/"), Options{})
+	if err != nil || tr.Stats.Malformed != 0 {
+		t.Fatalf("byte order mark: %v", err)
+	}
+	if _, err := build(t, strings.Repeat("junk\n", 200), Options{}); err == nil || !strings.Contains(err.Error(), "first 100 lines") {
+		t.Errorf("all junk: %v", err)
+	}
+	if _, err := build(t, "junk\n", Options{Reader: ReaderOptions{Strict: true}}); err == nil || !strings.Contains(err.Error(), "log format not recognised") {
+		t.Errorf("strict junk: %v", err)
+	}
+}
