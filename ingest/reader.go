@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -152,7 +153,8 @@ func (r *Reader) Scan() bool {
 				// Junk before the first recognisable line is malformed.
 				r.undetected++
 				if r.undetected > MaxDetectLines {
-					r.err = fmt.Errorf("line %d: cannot detect the log format in the first %d lines (give the format)", r.line, MaxDetectLines)
+					r.err = fmt.Errorf("line %d: cannot detect the log format in the first %d lines (give the format); line %d: %s",
+						r.line, MaxDetectLines, r.samples[0].Line, r.samples[0].Excerpt)
 					return false
 				}
 				if !r.bad(line, "log format not recognised") {
@@ -313,18 +315,25 @@ func (r *Reader) ioErr(err error) error {
 
 // excerpt is a short printable form of a line for messages.
 func excerpt(line []byte) string {
-	const max = 120
-	cut := line
-	if len(cut) > max {
-		cut = cut[:max]
+	const max = 120      // bytes of a printable line
+	const maxBinary = 40 // bytes of a line shown quoted (up to 4 times longer)
+	line = bytes.TrimRight(line, "\r\n")
+	binary := !utf8.Valid(line) || bytes.ContainsFunc(line, func(r rune) bool { return r < 0x20 && r != '\t' })
+	n := max
+	if binary {
+		n = maxBinary
 	}
-	s := string(bytes.TrimRight(cut, "\r\n"))
-	if !utf8.ValidString(s) || bytes.ContainsFunc(cut, func(r rune) bool { return r < 0x20 && r != '\t' }) {
-		s = fmt.Sprintf("%q", s)
+	more := len(line) > n
+	if more {
+		line = line[:n]
+	}
+	var s string
+	if binary {
+		s = fmt.Sprintf("%q", line)
 	} else {
-		s = "«" + s + "»"
+		s = "«" + strings.ToValidUTF8(string(line), "\uFFFD") + "»"
 	}
-	if len(line) > max {
+	if more {
 		s += "…"
 	}
 	return s
