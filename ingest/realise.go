@@ -1,10 +1,13 @@
 package ingest
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/ratesweep/ratesweep/model"
 )
 
 // Spread is how requests logged in the same second are placed inside it.
@@ -83,4 +86,47 @@ func (t *Traffic) Realise(s Spread, seed uint64, replicate int, buf [][]int64) [
 		}
 	}
 	return buf
+}
+
+// Stream is every request of a realisation in one time order: parallel
+// slices, for simulations that see all keys at once (a global limiter,
+// distributed or keyed state).
+type Stream struct {
+	Times  []int64       // ns since StartUnix, non-decreasing
+	Keys   []int32       // index into Traffic.Keys
+	Labels []model.Stage // NoStage = legit
+}
+
+// Merge interleaves per-key times (from Realise, t.Keys order) into one
+// stream ordered by time, then key, then the key's own order.
+func (t *Traffic) Merge(times [][]int64) *Stream {
+	n := 0
+	for _, ts := range times {
+		n += len(ts)
+	}
+	type ref struct {
+		t   int64
+		key int32
+		j   int32
+	}
+	all := make([]ref, 0, n)
+	for k, ts := range times {
+		for j, v := range ts {
+			all = append(all, ref{v, int32(k), int32(j)})
+		}
+	}
+	slices.SortFunc(all, func(a, b ref) int {
+		if a.t != b.t {
+			return cmp.Compare(a.t, b.t)
+		}
+		if a.key != b.key {
+			return cmp.Compare(a.key, b.key)
+		}
+		return cmp.Compare(a.j, b.j)
+	})
+	s := &Stream{Times: make([]int64, n), Keys: make([]int32, n), Labels: make([]model.Stage, n)}
+	for i, r := range all {
+		s.Times[i], s.Keys[i], s.Labels[i] = r.t, r.key, t.Labels(int(r.key))[r.j]
+	}
+	return s
 }

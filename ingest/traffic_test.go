@@ -133,3 +133,31 @@ func TestProfile(t *testing.T) {
 		t.Errorf("top key %+v", k)
 	}
 }
+
+func TestMerge(t *testing.T) {
+	rules := []Rule{{Name: "errors", Stage: model.StageNone, Scope: ScopeRequest, Statuses: []StatusRange{{500, 599}}}}
+	tr, _ := build(t, labelLog(), Options{Rules: rules})
+	s := tr.Merge(tr.Realise(SpreadEven, 0, 0, nil))
+	if int64(len(s.Times)) != tr.Requests() || !slices.IsSorted(s.Times) {
+		t.Fatalf("merged %d of %d, sorted %v", len(s.Times), tr.Requests(), slices.IsSorted(s.Times))
+	}
+	per := make([]int64, len(tr.Keys))
+	abusive := 0
+	for i, k := range s.Keys {
+		per[k]++
+		if s.Labels[i] != model.NoStage {
+			abusive++
+			if tr.Keys[k].Name != "c" {
+				t.Errorf("abusive request of key %s", tr.Keys[k].Name)
+			}
+		}
+	}
+	for i, k := range tr.Keys {
+		if per[i] != k.Requests {
+			t.Errorf("key %s: %d merged of %d", k.Name, per[i], k.Requests)
+		}
+	}
+	if abusive != 1 {
+		t.Errorf("%d abusive requests merged, want 1", abusive)
+	}
+}
