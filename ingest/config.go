@@ -24,7 +24,7 @@ type Config struct {
 	TopKeys int // keys with their own clients row (others are grouped)
 }
 
-var trafficKeys = []string{"log", "format", "csv", "key", "path_depth", "spread", "strict", "max_line_bytes", "top_keys", "rules"}
+var trafficKeys = []string{"log", "format", "csv", "parquet", "key", "path_depth", "spread", "strict", "max_line_bytes", "top_keys", "rules"}
 var csvKeys = []string{"delimiter", "time_format", "columns"}
 var ruleKeys = []string{"name", "stage", "scope", "path", "method", "status", "user_agent", "keys", "keys_file", "rate"}
 var rateKeys = []string{"requests", "window_s"}
@@ -79,8 +79,9 @@ func readFile(file string) ([]byte, error) {
 // file names (log, rules, keys_file) are resolved against dir.
 //
 //	log: access.log.gz          # required; plain or gzip
-//	format: combined            # auto (default) | clf | combined | nasa-tsv | csv
+//	format: combined            # auto (default) | clf | combined | nasa-tsv | csv | parquet
 //	csv: {delimiter: ",", time_format: unix, columns: {time: ts, ip: client, label: label}}
+//	parquet: {time_format: unix, columns: {time: ts, ip: client}}  # timestamp columns need no format
 //	key: ip                     # a field or a list joined by a space: ip, user, logname,
 //	                            # method, path, path_prefix, status, user_agent, referer
 //	path_depth: 1               # segments kept by path_prefix
@@ -110,15 +111,20 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 			return nil, yamlx.Errorf(v, m.FieldPath("format"), "%v", err)
 		}
 	}
-	if v := m.Get("csv"); v != nil {
-		if o.Reader.Format != FormatCSV {
-			return nil, yamlx.Errorf(v, m.FieldPath("csv"), "only with format: csv")
+	for _, sec := range []struct {
+		name string
+		f    Format
+	}{{"csv", FormatCSV}, {"parquet", FormatParquet}} {
+		if v := m.Get(sec.name); v != nil {
+			if o.Reader.Format != sec.f {
+				return nil, yamlx.Errorf(v, m.FieldPath(sec.name), "only with format: %s", sec.name)
+			}
+			if o.Reader.CSV, err = decodeCSV(v, m.FieldPath(sec.name), sec.f == FormatCSV); err != nil {
+				return nil, err
+			}
+		} else if o.Reader.Format == sec.f {
+			return nil, yamlx.Errorf(n, m.FieldPath(sec.name), "missing: format %s needs %s: {columns: {time: NAME, ...}}", sec.name, sec.name)
 		}
-		if o.Reader.CSV, err = decodeCSV(v, m.FieldPath("csv")); err != nil {
-			return nil, err
-		}
-	} else if o.Reader.Format == FormatCSV {
-		return nil, yamlx.Errorf(n, m.FieldPath("csv"), "missing: format csv needs csv: {columns: {time: NAME, ...}}")
 	}
 	if v := m.Get("key"); v != nil {
 		if o.Key, err = decodeKey(v, m.FieldPath("key"), o.Reader); err != nil {
@@ -185,9 +191,13 @@ func resolve(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-func decodeCSV(n *yaml.Node, path string) (CSVOptions, error) {
+func decodeCSV(n *yaml.Node, path string, csv bool) (CSVOptions, error) {
 	var o CSVOptions
-	m, err := yamlx.Mapping(n, path, csvKeys...)
+	keys := csvKeys
+	if !csv {
+		keys = csvKeys[1:] // Parquet has no delimiter
+	}
+	m, err := yamlx.Mapping(n, path, keys...)
 	if err != nil {
 		return o, err
 	}
@@ -257,11 +267,11 @@ func decodeKey(n *yaml.Node, path string, ro ReaderOptions) ([]Field, error) {
 		if err != nil {
 			return nil, yamlx.Errorf(it, p, "%v", err)
 		}
-		if ro.Format == FormatCSV {
+		if ro.Format == FormatCSV || ro.Format == FormatParquet {
 			col := map[Field]string{FieldIP: "ip", FieldUser: "user", FieldMethod: "method", FieldPath: "path", FieldPathPrefix: "path",
 				FieldStatus: "status", FieldUserAgent: "user_agent", FieldReferer: "referer"}[f]
 			if col == "" || ro.CSV.Columns[col] == "" {
-				return nil, yamlx.Errorf(it, p, "key field %s needs csv.columns.%s", s, cmpOr(col, s))
+				return nil, yamlx.Errorf(it, p, "key field %s needs %s.columns.%s", s, ro.Format, cmpOr(col, s))
 			}
 		}
 		out = append(out, f)

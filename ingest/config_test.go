@@ -123,6 +123,8 @@ func TestConfigErrors(t *testing.T) {
 		{"traffic:\n  log: a\n  top_keys: -1\n", `traffic.top_keys: must be between`},
 		{"traffic:\n  log: a\n  format: csv\n", `traffic.csv: missing`},
 		{"traffic:\n  log: a\n  csv: {columns: {time: t}}\n", `traffic.csv: only with format: csv`},
+		{"traffic:\n  log: a\n  format: parquet\n  parquet: {delimiter: x, columns: {time: t}}\n", `:4: traffic.parquet.delimiter: unknown field`},
+		{"traffic:\n  log: a\n  format: parquet\n", `traffic.parquet: missing`},
 		{"traffic:\n  log: a\n  format: csv\n  csv: {columns: {ip: a}}\n", `traffic.csv.columns.time: missing`},
 		{"traffic:\n  log: a\n  format: csv\n  csv: {columns: {time: t}}\n  key: user\n", `key field user needs csv.columns.user`},
 		{"traffic:\n  log: a\n  rules:\n    - name: r\n      stage: evil\n      method: GET\n", `:5: traffic.rules[0].stage: must be design, code or none`},
@@ -176,5 +178,10 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 	back, err := LoadConfig(writeFile(t, dir, "csv.yaml", string(cfg.YAML())))
 	if err != nil || string(back.YAML()) != string(cfg.YAML()) {
 		t.Errorf("csv round trip: %v\n%s", err, cfg.YAML())
+	}
+	cfg.Options.Reader.Format = FormatParquet
+	back, err = LoadConfig(writeFile(t, dir, "pq.yaml", string(cfg.YAML())))
+	if err != nil || string(back.YAML()) != string(cfg.YAML()) || !strings.Contains(string(cfg.YAML()), "  parquet:\n    time_format: unix_ms") {
+		t.Errorf("parquet round trip: %v\n%s", err, cfg.YAML())
 	}
 }

@@ -22,13 +22,17 @@ func (c *Config) YAML() []byte {
 	}
 	fmt.Fprintf(&b, "  log: %s\n", q(log))
 	fmt.Fprintf(&b, "  format: %s\n", o.Reader.Format)
-	if o.Reader.Format == FormatCSV {
+	if f := o.Reader.Format; f == FormatCSV || f == FormatParquet {
 		cs := o.Reader.CSV
-		d := cs.Delimiter
-		if d == 0 {
-			d = ','
+		fmt.Fprintf(&b, "  %s:\n", f)
+		if f == FormatCSV {
+			d := cs.Delimiter
+			if d == 0 {
+				d = ','
+			}
+			fmt.Fprintf(&b, "    delimiter: %s\n", q(string(d)))
 		}
-		fmt.Fprintf(&b, "  csv:\n    delimiter: %s\n    time_format: %s\n    columns:\n", q(string(d)), cs.TimeFormat)
+		fmt.Fprintf(&b, "    time_format: %s\n    columns:\n", cs.TimeFormat)
 		for _, f := range CSVColumnFields {
 			if col, ok := cs.Columns[f]; ok {
 				fmt.Fprintf(&b, "      %s: %s\n", f, q(col))

@@ -1,5 +1,5 @@
 // Package ingest reads real HTTP access logs (Apache/Nginx Common and Combined
-// Log Format, the NASA TSV, CSV; plain or gzip) as streams of requests, keys
+// Log Format, the NASA TSV, CSV, plain or gzip; Parquet) as streams of requests, keys
 // them for a rate limiter, labels them with rules, and compiles them into a
 // compact in-memory Traffic: per-key request times and labels, per-key
 // aggregates, realisations with request times in nanoseconds, and a per-second

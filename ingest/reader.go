@@ -338,3 +338,45 @@ func excerpt(line []byte) string {
 	}
 	return s
 }
+
+// source is a stream of records: a line Reader or a Parquet file.
+type source interface {
+	Scan() bool
+	Record() *Record
+	Err() error
+	Format() Format
+	Close() error
+	// reject counts the current record as malformed; false stops the scan.
+	reject(msg string) bool
+	stats(s *Stats)
+}
+
+func (r *Reader) reject(msg string) bool { return r.bad(r.raw, msg) }
+
+func (r *Reader) stats(s *Stats) {
+	s.Lines, s.Malformed, s.Samples = r.line, r.malformed, r.samples
+	s.InvalidUTF8, s.Gzipped = r.badUTF8, r.gzipped
+}
+
+// Close releases the gzip reader, if any (not the underlying reader).
+func (r *Reader) Close() error {
+	if r.gz != nil {
+		return r.gz.Close()
+	}
+	return nil
+}
+
+// newSource opens a Parquet source when the format says so or when r is a
+// file that starts with Parquet's magic bytes, and a line Reader otherwise.
+func newSource(r io.Reader, opt ReaderOptions) (source, error) {
+	if opt.Format == FormatAuto || opt.Format == FormatParquet {
+		ras, ok := r.(parquetFile)
+		if ok && (opt.Format == FormatParquet || isParquet(ras)) {
+			return newParquetSource(ras, opt)
+		}
+		if opt.Format == FormatParquet {
+			return nil, errors.New("parquet needs a seekable file")
+		}
+	}
+	return NewReader(r, opt)
+}

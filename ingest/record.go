@@ -14,9 +14,10 @@ const (
 	FormatCombined               // Combined Log Format (CLF + referer and user agent)
 	FormatNASATSV                // the NASA KSC TSV: host, logname, time (epoch s), method, url, response, bytes, referer, useragent
 	FormatCSV                    // CSV with a header and configured columns
+	FormatParquet                // Parquet with configured columns
 )
 
-var formatNames = []string{"auto", "clf", "combined", "nasa-tsv", "csv"}
+var formatNames = []string{"auto", "clf", "combined", "nasa-tsv", "csv", "parquet"}
 
 func (f Format) String() string {
 	if int(f) < len(formatNames) {

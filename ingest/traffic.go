@@ -174,13 +174,14 @@ func Build(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) {
 	if len(b.rateRule) > MaxRateRules {
 		return nil, fmt.Errorf("at most %d rules with a rate condition, got %d", MaxRateRules, len(b.rateRule))
 	}
-	rd, err := NewReader(r, opt.Reader)
+	rd, err := newSource(r, opt.Reader)
 	if err != nil {
 		return nil, err
 	}
+	defer rd.Close()
 	for rd.Scan() {
 		if err := b.add(rd.Record()); err != nil {
-			if !rd.bad(rd.raw, err.Error()) {
+			if !rd.reject(err.Error()) {
 				break
 			}
 		}
@@ -188,8 +189,7 @@ func Build(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) {
 			return nil, ctx.Err()
 		}
 	}
-	b.stats.Lines, b.stats.Malformed, b.stats.Samples = rd.Lines(), rd.Malformed(), rd.Samples()
-	b.stats.InvalidUTF8, b.stats.Gzipped = rd.InvalidUTF8(), rd.Gzipped()
+	rd.stats(&b.stats)
 	if err := rd.Err(); err != nil {
 		var le *LineError
 		if errorsAs(err, &le) {

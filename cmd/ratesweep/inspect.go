@@ -16,15 +16,15 @@ import (
 func cmdInspect(e *env, args []string) error {
 	fs := newFlags(e, "inspect", "[LOG] [--spec SPEC.yaml]",
 		"Profile an access log (requests, span, keys, malformed lines, peak and p99 requests/s, top keys) to help choose a grid.\n"+
-			"LOG is Common/Combined Log Format, the NASA TSV or CSV, plain or gzip; --spec reads log, key and rules from a traffic section.")
+			"LOG is Common/Combined Log Format, the NASA TSV or CSV (plain or gzip), or Parquet; --spec reads log, key and rules from a traffic section.")
 	spec := fs.String("spec", "", "take the log, format, key and rules from this spec's traffic: section (LOG overrides its log)")
-	format := fs.String("format", "auto", "log format: auto | clf | combined | nasa-tsv | csv")
+	format := fs.String("format", "auto", "log format: auto | clf | combined | nasa-tsv | csv | parquet")
 	key := fs.String("key", "ip", "rate-limit key: comma-separated fields ("+strings.Join(ingest.FieldNames, ", ")+")")
 	depth := fs.Int("path-depth", 1, "path segments kept by the path_prefix key field")
 	rules := fs.String("rules", "", "labelling rules file (YAML with rules: [...])")
-	csvTime := fs.String("csv-time", "", "csv: the time column")
-	csvTimeFormat := fs.String("csv-time-format", "unix", "csv: unix | unix_ms | rfc3339 | clf")
-	csvCols := fs.StringSlice("csv-column", nil, "csv: FIELD=COLUMN, repeatable (fields: ip, user, method, path, status, user_agent, referer, label)")
+	csvTime := fs.String("csv-time", "", "csv, parquet: the time column")
+	csvTimeFormat := fs.String("csv-time-format", "unix", "csv, parquet: unix | unix_ms | rfc3339 | clf (Parquet timestamps need none)")
+	csvCols := fs.StringSlice("csv-column", nil, "csv, parquet: FIELD=COLUMN, repeatable (fields: ip, user, method, path, status, user_agent, referer, label)")
 	csvDelim := fs.String("csv-delimiter", ",", "csv: the field delimiter (\\t for tab)")
 	top := fs.Int("top", 10, "keys to list")
 	window := fs.Int("window", 60, "window for peak counts, seconds")
@@ -88,11 +88,11 @@ func inspectConfig(format, key string, depth int, rules, csvTime, csvTimeFormat,
 	if o.Reader.Format, err = ingest.ParseFormat(format); err != nil {
 		return nil, usagef("inspect: --format: %v", err)
 	}
-	if o.Reader.Format == ingest.FormatCSV {
+	if f := o.Reader.Format; f == ingest.FormatCSV || f == ingest.FormatParquet {
 		c := &o.Reader.CSV
 		c.Columns = map[string]string{"time": csvTime}
 		if csvTime == "" {
-			return nil, usagef("inspect: --format csv needs --csv-time COLUMN")
+			return nil, usagef("inspect: --format %s needs --csv-time COLUMN", f)
 		}
 		for _, kv := range csvCols {
 			f, col, ok := strings.Cut(kv, "=")
@@ -112,7 +112,7 @@ func inspectConfig(format, key string, depth int, rules, csvTime, csvTimeFormat,
 		}
 		c.Delimiter = csvDelim[0]
 	} else if csvTime != "" || len(csvCols) > 0 {
-		return nil, usagef("inspect: --csv-* flags need --format csv")
+		return nil, usagef("inspect: --csv-* flags need --format csv or parquet")
 	}
 	for _, f := range strings.Split(key, ",") {
 		fld, err := ingest.ParseField(strings.TrimSpace(f))

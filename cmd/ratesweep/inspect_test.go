@@ -57,7 +57,7 @@ func TestInspectMalformedAndBadInput(t *testing.T) {
 		{[]string{"inspect", write("junk.log", "\x00\x01\x02\n")}, "junk.log: line 1: cannot detect the log format"},
 		{[]string{"inspect", log, "--format", "w3c"}, "--format: unknown log format"},
 		{[]string{"inspect", log, "--key", "cookie"}, `--key: unknown key field "cookie"`},
-		{[]string{"inspect", log, "--csv-time", "t"}, "--csv-* flags need --format csv"},
+		{[]string{"inspect", log, "--csv-time", "t"}, "--csv-* flags need --format csv or parquet"},
 		{[]string{"inspect", log, "--format", "csv"}, "needs --csv-time"},
 		{[]string{"inspect", "--spec", "../../configs/examples/antlr-org.yaml", "--key", "user"}, "--key conflicts with --spec"},
 		{[]string{"inspect", "--spec", write("spec.yaml", "name: x\n")}, "spec.yaml:1: no traffic: section"},
