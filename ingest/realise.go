@@ -130,3 +130,27 @@ func (t *Traffic) Merge(times [][]int64) *Stream {
 	}
 	return s
 }
+
+// Realiser returns Realise with the spread fixed: the shape of an event
+// source, func(seed, replicate, dst) [][]int64, as model.Workload.Realise has
+// in the event simulation.
+func (t *Traffic) Realiser(s Spread) func(seed uint64, replicate int, dst [][]int64) [][]int64 {
+	return func(seed uint64, replicate int, dst [][]int64) [][]int64 {
+		return t.Realise(s, seed, replicate, dst)
+	}
+}
+
+// Clients returns one model.Client per key (t.Keys order) with the key's
+// name, class and stage and no segments: the client list of an event
+// workload whose times come from Realise.
+func (t *Traffic) Clients() []model.Client {
+	out := make([]model.Client, len(t.Keys))
+	for i := range t.Keys {
+		k := &t.Keys[i]
+		out[i] = model.Client{Name: k.Name, Class: k.Class, Stage: k.Stage}
+		if out[i].Name == "" {
+			out[i].Name = "-"
+		}
+	}
+	return out
+}

@@ -161,3 +161,18 @@ func TestMerge(t *testing.T) {
 		t.Errorf("%d abusive requests merged, want 1", abusive)
 	}
 }
+
+func TestRealiserAndClients(t *testing.T) {
+	tr, _ := build(t, labelLog(), Options{Rules: []Rule{{Name: "wp", Stage: model.StageDesign, Path: mustRe(`^/wp-`)}}})
+	got := tr.Realiser(SpreadRandom)(3, 1, nil)
+	want := tr.Realise(SpreadRandom, 3, 1, nil)
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Fatalf("key %d: %v vs %v", i, got[i], want[i])
+		}
+	}
+	cs := tr.Clients()
+	if len(cs) != len(tr.Keys) || cs[2].Name != "a" || cs[2].Class != model.Abusive || cs[2].Stage != model.StageDesign || cs[0].Segments != nil {
+		t.Errorf("clients %+v", cs)
+	}
+}
