@@ -34,8 +34,8 @@ func ParseTimeFormat(s string) (TimeFormat, error) {
 	return 0, fmt.Errorf("unknown time format %q (known: %s)", s, strings.Join(timeFormatNames, ", "))
 }
 
-// CSVOptions maps CSV columns (by header name) to record fields. Only Time
-// is required.
+// CSVOptions maps CSV columns (by header name) or Parquet columns to record
+// fields. Only Time is required; Delimiter is for CSV only.
 type CSVOptions struct {
 	Delimiter  byte // default ','
 	TimeFormat TimeFormat
