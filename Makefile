@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench clean
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest clean
 
 all: build
 
@@ -45,6 +45,13 @@ check: build
 baseline: build
 	./$(BIN) run configs/baseline-lesson.yaml --out $(CHECK_OUT) --force --quiet
 	./$(BIN) check --update --baseline configs/baselines/lesson $(CHECK_OUT)
+
+# Log ingest speed in lines/s: the real Combined logs repeated to 1M lines
+# (parse only, streaming Reader, whole Build).
+bench-ingest:
+	$(GO) test ./ingest -run '^$$' -bench . -benchtime 5x
+
+test: vet unit duckdb
 
 clean:
 	rm -rf bin out/.duckdb-lesson

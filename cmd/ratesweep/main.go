@@ -64,6 +64,7 @@ func commands() []command {
 		{"run", "[SPEC.yaml]", "run a sweep (default: the embedded default spec) and write Parquet", cmdRun},
 		{"report", "[RUN_DIR]", "tables and trade-off plots from a run directory", cmdReport},
 		{"check", "--baseline DIR RUN_DIR", "compare a run with a baseline run (exit 1 on a regression)", cmdCheck},
+		{"inspect", "LOG | --spec SPEC", "profile an access log (requests, keys, peak rates) to help choose a grid", cmdInspect},
 		{"tables", "[SCENARIO.yaml]", "print the lesson's tables (default: the lesson's scenario)", cmdTables},
 		{"version", "", "print the version", cmdVersion},
 	}
