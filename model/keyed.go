@@ -199,19 +199,17 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 		clear(k.gen)
 		k.run = 1
 	}
-	k.stores = slices.Grow(k.stores, slots-len(k.stores))[:max(len(k.stores), slots)]
-	k.algs = slices.Grow(k.algs, slots-len(k.algs))[:max(len(k.algs), slots)]
-	k.gen = slices.Grow(k.gen, slots-len(k.gen))[:max(len(k.gen), slots)]
+	k.stores, k.algs, k.gen = extend(k.stores, slots), extend(k.algs, slots), extend(k.gen, slots)
 	k.touched = k.touched[:0]
 	if lagNs > 0 {
 		need := nodes * nKeys
-		k.pending = slices.Grow(k.pending, need-len(k.pending))[:max(len(k.pending), need)]
+		k.pending = extend(k.pending, need)
 		for i := range need {
 			k.pending[i] = k.pending[i][:0]
 		}
 		k.queue = k.queue[:0]
 	}
-	k.acct = slices.Grow(k.acct[:0], k.nAcct)[:k.nAcct]
+	k.acct = extend(k.acct, k.nAcct)[:k.nAcct]
 	clear(k.acct)
 	var delays *delayStats
 	if p.Shapes() && p.Key != KeyBoth && lagNs == 0 {
@@ -351,4 +349,12 @@ func (k *keyedSim) decideLagged(p Policy, node, nKeys int, keys [2]int32, nk int
 		}
 	}
 	return all
+}
+
+// extend returns s with length at least n, keeping its elements.
+func extend[T any](s []T, n int) []T {
+	if n <= len(s) {
+		return s
+	}
+	return append(s, make([]T, n-len(s))...)
 }
