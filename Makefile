@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb bench clean
+.PHONY: all build run tables test vet unit duckdb bench clean test-redis
 
 all: build
 
@@ -33,6 +33,12 @@ duckdb: build
 	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson
 
 test: vet unit duckdb
+
+# Redis for real (docs/keys.md): the Lua scripts agree with the model decision
+# by decision; nodes sharing one Redis with a sync lag. Installs redis-server
+# if missing, starts it on a free loopback port, stops it by PID.
+test-redis:
+	bash scripts/test-redis.sh
 
 clean:
 	rm -rf bin out/.duckdb-lesson

@@ -358,3 +358,26 @@ func extend[T any](s []T, n int) []T {
 	}
 	return append(s, make([]T, n-len(s))...)
 }
+
+// Request is one request of a workload's merged stream, with its keys.
+type Request struct {
+	TNs     int64 // arrival, ns since the start
+	Client  int   // index in the scenario
+	Address int   // address id (clients of one address_pool share ids)
+	Account int   // account id (likewise per account_pool)
+}
+
+// Requests returns every request of realisation (seed, replicate) in the
+// order the keyed simulation sees them (time, then scenario client order).
+// Replaying them through one limiter per key reproduces Run's decisions.
+func (w *Workload) Requests(seed uint64, replicate int) []Request {
+	s := w.NewSimulator()
+	s.SetReplicate(seed, replicate)
+	k := newKeyedSim(w)
+	k.prepare(s)
+	out := make([]Request, len(k.reqs))
+	for i, r := range k.reqs {
+		out[i] = Request{TNs: r.t, Client: int(r.client), Address: int(r.addr), Account: int(r.acct)}
+	}
+	return out
+}
