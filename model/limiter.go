@@ -211,6 +211,13 @@ const (
 // Validate reports parameters out of range for the policy's algorithm, as a
 // *FieldError naming the parameter.
 func (p Policy) Validate() error {
+	if err := p.validateAlgorithm(); err != nil {
+		return err
+	}
+	return p.validateDistribution()
+}
+
+func (p Policy) validateAlgorithm() error {
 	window := func() error {
 		if p.WindowS <= 0 || p.WindowS > maxWindowS {
 			return fieldErr("window_s", "must be > 0 and <= %d seconds, got %d", maxWindowS, p.WindowS)
@@ -269,7 +276,7 @@ func (p Policy) Validate() error {
 	default:
 		return fieldErr("algorithm", "unknown algorithm %d", p.Algorithm)
 	}
-	return p.validateDistribution()
+	return nil
 }
 
 // Get returns the value of parameter name (0 for parameters p does not have).

@@ -43,7 +43,7 @@ func TestRunDryRun(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"points      23602", "165214 clients rows", "estimated"} {
+	for _, want := range []string{"points      25284", "176988 clients rows", "estimated"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, out)
 		}
