@@ -21,6 +21,7 @@ var keyedPolicies = []Policy{
 	{Algorithm: SlidingCounter, WindowS: 60, Limit: 500},
 	{Algorithm: GCRA, Rate: 10, Capacity: 50},
 	{Algorithm: Nginx, Rate: 10, Burst: 20, Delay: 20},
+	{Algorithm: Nginx, Rate: 10, Burst: 40, Delay: 5},
 	{Algorithm: FixedWindowAnchored, WindowS: 60, Limit: 400},
 	{Algorithm: Concurrency, Limit: 20, ServiceS: 1.5},
 }
@@ -82,8 +83,8 @@ func TestKeyedEqualsSingleNode(t *testing.T) {
 				if got.FalseCut != want.FalseCut || got.Caught != want.Caught || got.LegitAccountsLocked != want.LegitAccountsLocked {
 					t.Errorf("%v: metrics %+v, want %+v", q, got.Metrics, want.Metrics)
 				}
-				if !q.Shapes() && (got.MeanDelayS != want.MeanDelayS) {
-					t.Errorf("%v: delay %v, want %v", q, got.MeanDelayS, want.MeanDelayS)
+				if (!q.Shapes() || q.SyncMs == 0) && (got.MeanDelayS != want.MeanDelayS || got.P99DelayS != want.P99DelayS) {
+					t.Errorf("%v: delay %v/%v, want %v/%v", q, got.MeanDelayS, got.P99DelayS, want.MeanDelayS, want.P99DelayS)
 				}
 			}
 		}
@@ -328,5 +329,40 @@ clients:
 	}
 	if a.LegitAccounts != 50 {
 		t.Errorf("legit accounts %d, want 50", a.LegitAccounts)
+	}
+}
+
+// A random balancer spreads a burst unevenly: with local state on two nodes
+// it admits more than one node's limit and at most two; the draw depends on
+// the seed and replicate only.
+func TestRandomLB(t *testing.T) {
+	w := keyedScenario(t, `
+name: burst
+duration_s: 60
+clients:
+  - name: burst
+    class: abusive
+    stage: none
+    segments: [[0, 1, 30]]
+`)
+	p := Policy{Algorithm: FixedWindow, WindowS: 60, Limit: 10, Nodes: 2, LB: RandomLB}
+	s := w.NewSimulator()
+	seen := map[int64]bool{}
+	for rep := range 20 {
+		var a, b Outcome
+		s.SetReplicate(7, rep)
+		s.Run(p, &a)
+		s.Run(p, &b)
+		n := a.Clients[0].Admitted
+		if n != b.Clients[0].Admitted {
+			t.Errorf("replicate %d: %d then %d admitted", rep, n, b.Clients[0].Admitted)
+		}
+		if n <= 10 || n > 20 {
+			t.Errorf("replicate %d: %d admitted, want 11..20", rep, n)
+		}
+		seen[n] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("20 replicates all admitted %v: the balancer does not vary", seen)
 	}
 }
