@@ -52,7 +52,8 @@ type keyedSim struct {
 	algs    []Algorithm // algorithm each store was made for
 	gen     []uint32    // run generation that last reset the slot
 	run     uint32
-	touched []int32
+	touched []int32 // slots with live state at the last sample, or used since
+	inSet   []bool  // by slot: in touched
 	views   [2]decider
 	pending [][]int64 // by node·keys + key: own writes still in flight (lag)
 	queue   []queuedCharge
@@ -161,11 +162,14 @@ func (k *keyedSim) keysOf(key Key, r *keyedReq) (int32, int32, int) {
 
 // store returns slot's limiter for p, resetting it on its first use in a run.
 func (k *keyedSim) store(p Policy, slot int32) decider {
+	if !k.inSet[slot] {
+		k.inSet[slot] = true
+		k.touched = append(k.touched, slot)
+	}
 	if k.gen[slot] == k.run {
 		return k.stores[slot]
 	}
 	k.gen[slot] = k.run
-	k.touched = append(k.touched, slot)
 	if d := k.stores[slot]; d != nil && k.algs[slot] == p.Algorithm {
 		d.configure(p)
 		return d
@@ -200,6 +204,10 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 		k.run = 1
 	}
 	k.stores, k.algs, k.gen = extend(k.stores, slots), extend(k.algs, slots), extend(k.gen, slots)
+	k.inSet = extend(k.inSet, slots)
+	for _, slot := range k.touched {
+		k.inSet[slot] = false
+	}
 	k.touched = k.touched[:0]
 	if lagNs > 0 {
 		need := nodes * nKeys
@@ -222,22 +230,12 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 		lbRng = rand.New(rand.NewPCG(s.keySeed, streamSeed(s.keyRep, -1)^0x6c62)) // "lb"
 	}
 	var peakKeys, peakBytes int64
-	sample := func(t int64) {
-		var live, bytes int64
-		for _, slot := range k.touched {
-			if ok, b := stateSize(k.stores[slot], t); ok {
-				live++
-				bytes += b
-			}
-		}
-		peakKeys, peakBytes = max(peakKeys, live), max(peakBytes, bytes)
-	}
 	nextSample := secondNs
 	qHead := 0
 	for j := range k.reqs {
 		r := &k.reqs[j]
 		for r.t >= nextSample {
-			sample(nextSample)
+			k.sample(nextSample, &peakKeys, &peakBytes)
 			nextSample += secondNs
 		}
 		node := 0
@@ -296,7 +294,7 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 		}
 	}
 	for end := int64(w.Scenario.DurationS) * secondNs; nextSample <= end; nextSample += secondNs {
-		sample(nextSample)
+		k.sample(nextSample, &peakKeys, &peakBytes)
 	}
 	out.Metrics = w.Metrics(out.Clients)
 	out.LegitAccounts, out.LegitAccountsLocked = 0, 0
@@ -314,6 +312,26 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 	}
 }
 
+// sample measures the live keys and state bytes at t and raises the peaks.
+// Keys without live state leave the sample set until they are used again.
+func (k *keyedSim) sample(t int64, peakKeys, peakBytes *int64) {
+	var live, bytes int64
+	for i := 0; i < len(k.touched); {
+		slot := k.touched[i]
+		if ok, b := stateSize(k.stores[slot], t); ok {
+			live++
+			bytes += b
+			i++
+			continue
+		}
+		k.inSet[slot] = false
+		last := len(k.touched) - 1
+		k.touched[i] = k.touched[last]
+		k.touched = k.touched[:last]
+	}
+	*peakKeys, *peakBytes = max(*peakKeys, live), max(*peakBytes, bytes)
+}
+
 // decideLagged decides a request at t on node with shared state and a
 // positive lag: each key's view is the store's limiter plus the node's own
 // writes in flight. Charged keys (all when every key passes; otherwise those
@@ -328,7 +346,7 @@ func (k *keyedSim) decideLagged(p Policy, node, nKeys int, keys [2]int32, nk int
 		for drop < len(pend) && pend[drop]+lagNs <= t {
 			drop++
 		}
-		pend = pend[drop:]
+		pend = pend[:copy(pend, pend[drop:])]
 		k.pending[node*nKeys+int(keys[i])] = pend
 		v := m
 		if len(pend) > 0 {

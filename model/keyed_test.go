@@ -366,3 +366,33 @@ clients:
 		t.Errorf("20 replicates all admitted %v: the balancer does not vary", seen)
 	}
 }
+
+func BenchmarkRunKeyed(b *testing.B) {
+	data, err := configs.FS.ReadFile("next-step.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sc, err := ParseScenario(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := NewWorkload(sc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range []Policy{
+		{Algorithm: SlidingWindow, WindowS: 60, Limit: 600, Key: KeyAccount},
+		{Algorithm: FixedWindow, WindowS: 60, Limit: 600, Key: KeyBoth},
+		{Algorithm: TokenBucket, Rate: 10, Capacity: 900, Key: KeyAddress, Nodes: 4},
+		{Algorithm: SlidingWindow, WindowS: 60, Limit: 600, State: Shared, Nodes: 4, SyncMs: 1000},
+	} {
+		s := w.NewSimulator()
+		b.Run(p.String(), func(b *testing.B) {
+			var o Outcome
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Run(p, &o)
+			}
+		})
+	}
+}
