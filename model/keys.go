@@ -131,6 +131,72 @@ func (k ClientKeys) validate(path string) error {
 	return nil
 }
 
+// MaxKeyIDs bounds a scenario's distinct addresses, and its distinct
+// accounts (own keys plus pools).
+const MaxKeyIDs = 20_000_000
+
+// MaxStateSlots bounds the limiter slots a policy needs on a workload
+// (nodes × keys with local state): each costs about 24 bytes before use.
+const MaxStateSlots = 20_000_000
+
+// keyCounts returns the scenario's distinct addresses and accounts.
+func (s *Scenario) keyCounts() (addrs, accts int64) {
+	addrPools, acctPools := map[string]int64{}, map[string]int64{}
+	for _, c := range s.Clients {
+		if p := c.Keys.AddressPool; p != "" {
+			addrPools[p] = max(addrPools[p], int64(c.Keys.addresses()))
+		} else {
+			addrs += int64(c.Keys.addresses())
+		}
+		if p := c.Keys.AccountPool; p != "" {
+			acctPools[p] = max(acctPools[p], int64(c.Keys.accounts()))
+		} else {
+			accts += int64(c.Keys.accounts())
+		}
+	}
+	for _, n := range addrPools {
+		addrs += n
+	}
+	for _, n := range acctPools {
+		accts += n
+	}
+	return addrs, accts
+}
+
+// validateKeyCounts checks the scenario's total keys.
+func (s *Scenario) validateKeyCounts() error {
+	a, c := s.keyCounts()
+	if a > MaxKeyIDs || c > MaxKeyIDs {
+		return fieldErr("clients", "%d addresses and %d accounts in all; at most %d of each", a, c, MaxKeyIDs)
+	}
+	return nil
+}
+
+// StateSlots is the number of limiters policy p may keep on the workload:
+// keys (addresses + accounts for key both) times nodes with local state.
+// Run sizes its tables by it; callers keep it within MaxStateSlots (the
+// sweep refuses specs that do not).
+func (w *Workload) StateSlots(p Policy) int64 {
+	a, c := w.Scenario.keyCounts()
+	var keys int64
+	switch p.Key {
+	case KeyAddress:
+		keys = a
+	case KeyAccount:
+		keys = c
+	case KeyBoth:
+		keys = a + c
+	case KeyGlobal:
+		keys = 1
+	default:
+		keys = int64(len(w.Scenario.Clients))
+	}
+	if p.State == Local {
+		keys *= int64(max(1, p.Nodes))
+	}
+	return keys
+}
+
 // Keyed reports whether any client has keys other than the lesson's.
 func (s *Scenario) Keyed() bool {
 	for i := range s.Clients {

@@ -164,6 +164,9 @@ func (s *Scenario) Validate() error {
 			}
 		}
 	}
+	if err := s.validateKeyCounts(); err != nil {
+		return err
+	}
 	if s.Arrivals.Process != Fluid && expected > MaxEventRequests {
 		return fieldErr("clients", "%.0f requests expected; %s arrivals allow at most %d (fluid arrivals have no such limit)",
 			expected, s.Arrivals.Process, MaxEventRequests)

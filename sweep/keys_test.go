@@ -84,3 +84,42 @@ func TestKeyAxisErrors(t *testing.T) {
 		t.Error("no key parameter")
 	}
 }
+
+func TestStateSlotsBound(t *testing.T) {
+	src := `name: x
+scenario:
+  name: s
+  duration_s: 10
+  clients:
+    - {name: a, class: legit, accounts: 5000000, segments: [[0, 10, 1]]}
+sweep:
+  - algorithm: fixed_window
+    window_s: 60
+    limit: 10
+    key: [client, account]
+    nodes: [1, 8]
+`
+	spec, err := ParseSpec([]byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), spec, Options{OutDir: t.TempDir()})
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "40000000 limiter slots") {
+		t.Errorf("error %v, want an InputError about 40000000 limiter slots", err)
+	}
+	big := `name: x
+scenario:
+  name: s
+  duration_s: 10
+  clients:
+    - {name: a, class: legit, accounts: 10000000, account_pool: p, segments: [[0, 10, 1]]}
+    - {name: b, class: legit, accounts: 1, segments: [[0, 10, 1]]}
+    - {name: c, class: legit, accounts: 10000000, segments: [[0, 10, 1]]}
+sweep:
+  - {algorithm: fixed_window, window_s: 60, limit: 10}
+`
+	if _, err := ParseSpec([]byte(big), nil); err == nil || !strings.Contains(err.Error(), "at most 20000000 of each") {
+		t.Errorf("error %v, want too many accounts", err)
+	}
+}
