@@ -79,8 +79,11 @@ func (a Arrivals) validate() error {
 }
 
 // Stochastic reports whether the workload's realisations differ between
-// replicates (poisson, clustered), so that replicates matter to a sweep.
-func (w *Workload) Stochastic() bool { return w.Scenario.Arrivals.Stochastic() }
+// replicates (poisson, clustered, or keys spread at random), so that
+// replicates matter to a sweep.
+func (w *Workload) Stochastic() bool {
+	return w.Scenario.Arrivals.Stochastic() || w.Scenario.keysStochastic()
+}
 
 // Realise returns every client's request times (ns since the start, sorted)
 // in realisation (seed, replicate), reusing dst's slices. The result depends

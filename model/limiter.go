@@ -68,6 +68,12 @@ type Param struct {
 	Min   float64
 	// MinOpen makes Min exclusive (value > Min) rather than inclusive.
 	MinOpen bool
+	// Values, when set, makes the parameter enumerated: value i (a whole
+	// number) means Values[i]. Specs write the names; the Parquet column is a
+	// string (dictionary) column of the names.
+	Values []string
+	// Default is the value an absent optional parameter has (0 unless said).
+	Default float64
 }
 
 // Params lists every parameter of every algorithm, in column order.
@@ -80,6 +86,27 @@ var Params = []Param{
 	{Name: "burst", Int: true, Unit: "requests", Min: 0},
 	{Name: "delay", Int: true, Unit: "requests", Min: 0},
 	{Name: "service_s", Unit: "s", Min: 0, MinOpen: true},
+	// Keys and distributed state (docs/keys.md): every algorithm takes them.
+	{Name: "key", Values: keyNames},
+	{Name: "nodes", Int: true, Unit: "nodes", Min: 1, Default: 1},
+	{Name: "lb", Values: lbNames},
+	{Name: "state", Values: stateNames},
+	{Name: "sync_ms", Unit: "ms", Min: 0},
+}
+
+// ParamName returns the name of value v of an enumerated parameter, or ""
+// when v is not one of its values.
+func (p Param) ParamName(v float64) string {
+	if i := int(v); float64(i) == v && i >= 0 && i < len(p.Values) {
+		return p.Values[i]
+	}
+	return ""
+}
+
+// ParamValue returns the value of name n of an enumerated parameter.
+func (p Param) ParamValue(n string) (float64, bool) {
+	i := slices.Index(p.Values, n)
+	return float64(i), i >= 0
 }
 
 // LookupParam returns the parameter called name.
@@ -115,11 +142,11 @@ func (a Algorithm) Params() []string {
 func (a Algorithm) OptionalParams() []string {
 	switch a {
 	case FixedWindow:
-		return []string{"phase_s"}
+		return []string{"phase_s", "key", "nodes", "lb", "state", "sync_ms"}
 	case Nginx:
-		return []string{"delay"}
+		return []string{"delay", "key", "nodes", "lb", "state", "sync_ms"}
 	}
-	return nil
+	return []string{"key", "nodes", "lb", "state", "sync_ms"}
 }
 
 // Takes reports whether parameter name applies to the algorithm (required or
@@ -155,6 +182,20 @@ type Policy struct {
 	// ServiceS is how long an admitted request stays in flight, seconds
 	// (concurrency).
 	ServiceS float64
+
+	// Key is what the limit hangs on (default: one key per client).
+	Key Key
+	// Nodes is the number of gateway instances behind the load balancer
+	// (0 and 1 both mean one).
+	Nodes int
+	// LB is how the load balancer spreads requests over the nodes.
+	LB LB
+	// State says whether nodes keep their own limiter state or share it.
+	State State
+	// SyncMs is the shared-state lag, milliseconds: a write (an admitted
+	// request's charge) reaches the shared store SyncMs after the node made
+	// it; until then only that node sees it. 0 is an atomic store (Redis Lua).
+	SyncMs float64
 }
 
 // Limits on parameters so that times fit int64 nanoseconds.
@@ -170,6 +211,13 @@ const (
 // Validate reports parameters out of range for the policy's algorithm, as a
 // *FieldError naming the parameter.
 func (p Policy) Validate() error {
+	if err := p.validateAlgorithm(); err != nil {
+		return err
+	}
+	return p.validateDistribution()
+}
+
+func (p Policy) validateAlgorithm() error {
 	window := func() error {
 		if p.WindowS <= 0 || p.WindowS > maxWindowS {
 			return fieldErr("window_s", "must be > 0 and <= %d seconds, got %d", maxWindowS, p.WindowS)
@@ -250,8 +298,30 @@ func (p *Policy) Get(name string) float64 {
 		return float64(p.Delay)
 	case "service_s":
 		return p.ServiceS
+	case "key":
+		return float64(p.Key)
+	case "nodes":
+		return float64(p.Nodes)
+	case "lb":
+		return float64(p.LB)
+	case "state":
+		return float64(p.State)
+	case "sync_ms":
+		return p.SyncMs
 	}
 	return 0
+}
+
+// Value is Get with absent parameters at their Default (nodes 0 is 1): the
+// value the sweep writes.
+func (p *Policy) Value(name string) float64 {
+	v := p.Get(name)
+	if v == 0 {
+		if prm, ok := LookupParam(name); ok {
+			return prm.Default
+		}
+	}
+	return v
 }
 
 // Set sets parameter name to v; it reports false for an unknown name.
@@ -274,6 +344,16 @@ func (p *Policy) Set(name string, v float64) bool {
 		p.Delay = int64(v)
 	case "service_s":
 		p.ServiceS = v
+	case "key":
+		p.Key = Key(v)
+	case "nodes":
+		p.Nodes = int(v)
+	case "lb":
+		p.LB = LB(v)
+	case "state":
+		p.State = State(v)
+	case "sync_ms":
+		p.SyncMs = v
 	default:
 		return false
 	}
@@ -281,7 +361,8 @@ func (p *Policy) Set(name string, v float64) bool {
 }
 
 // stringOrder is the order in which String lists parameters.
-var stringOrder = []string{"limit", "window_s", "rate", "capacity", "burst", "delay", "service_s", "phase_s"}
+var stringOrder = []string{"limit", "window_s", "rate", "capacity", "burst", "delay", "service_s", "phase_s",
+	"key", "nodes", "lb", "state", "sync_ms"}
 
 // String names the algorithm and its parameters, e.g.
 // "fixed_window limit=600 window_s=60"; optional parameters appear only when
@@ -290,8 +371,13 @@ func (p Policy) String() string {
 	var b strings.Builder
 	b.WriteString(p.Algorithm.String())
 	for _, name := range stringOrder {
-		v := p.Get(name)
-		if slices.Contains(p.Algorithm.Params(), name) || (v != 0 && slices.Contains(p.Algorithm.OptionalParams(), name)) {
+		v := p.Value(name)
+		prm, _ := LookupParam(name)
+		if slices.Contains(p.Algorithm.Params(), name) || (v != prm.Default && slices.Contains(p.Algorithm.OptionalParams(), name)) {
+			if n := prm.ParamName(v); n != "" {
+				fmt.Fprintf(&b, " %s=%s", name, n)
+				continue
+			}
 			fmt.Fprintf(&b, " %s=%s", name, strconv.FormatFloat(v, 'g', -1, 64))
 		}
 	}

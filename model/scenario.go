@@ -62,6 +62,7 @@ type Client struct {
 	Class    Class
 	Stage    Stage // abusive clients only
 	Segments []Segment
+	Keys     ClientKeys // addresses and accounts (default: one of each)
 }
 
 // Scenario is a traffic model: clients and their arrivals over DurationS seconds.
@@ -134,6 +135,9 @@ func (s *Scenario) Validate() error {
 		case c.Class == Abusive && c.Stage == NoStage:
 			return fieldErr(p+".stage", "missing for an abusive client (design | code | none)")
 		}
+		if err := c.Keys.validate(p); err != nil {
+			return err
+		}
 		if len(c.Segments) == 0 {
 			return fieldErr(p+".segments", "at least one segment [t0, t1, requests per second] is needed")
 		}
@@ -159,6 +163,9 @@ func (s *Scenario) Validate() error {
 				}
 			}
 		}
+	}
+	if err := s.validateKeyCounts(); err != nil {
+		return err
 	}
 	if s.Arrivals.Process != Fluid && expected > MaxEventRequests {
 		return fieldErr("clients", "%.0f requests expected; %s arrivals allow at most %d (fluid arrivals have no such limit)",

@@ -14,7 +14,7 @@ import (
 
 var scenarioKeys = []string{"name", "duration_s", "arrivals", "clients"}
 var arrivalKeys = []string{"process", "burst_size", "spread_s"}
-var clientKeys = []string{"name", "class", "stage", "segments"}
+var clientKeys = []string{"name", "class", "stage", "segments", "addresses", "accounts", "address_pool", "account_pool", "spread"}
 
 // ParseScenario decodes a scenario from YAML (strict: unknown keys are
 // errors) and validates it. Errors are *yamlx.Error with line and field path;
@@ -196,6 +196,9 @@ func decodeClient(n *yaml.Node, path string, duration int) (Client, error) {
 			return c, yamlx.Errorf(sn, m.FieldPath("stage"), "must be design, code or none, got %q", s)
 		}
 	}
+	if c.Keys, err = decodeClientKeys(m); err != nil {
+		return c, err
+	}
 	segn, err := m.Require("segments")
 	if err != nil {
 		return c, err
@@ -259,6 +262,7 @@ func (s *Scenario) YAML() []byte {
 			fmt.Fprintf(&b, "[%d, %d, %s]", g.T0, g.T1, strconv.FormatFloat(g.Rate, 'g', -1, 64))
 		}
 		b.WriteString("]\n")
+		c.Keys.writeYAML(&b)
 	}
 	return []byte(b.String())
 }

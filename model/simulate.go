@@ -59,6 +59,19 @@ type Metrics struct {
 	// are 0 for limiters that only admit or reject.
 	MeanDelayS float64
 	P99DelayS  float64
+	// LegitAccounts is the number of accounts with at least one legitimate
+	// request; LegitAccountsLocked those with at least one legitimate request
+	// cut (the user saw a lockout). Without declared accounts each client is
+	// one account.
+	LegitAccounts       int64
+	LegitAccountsLocked int64
+	// StateKeysPeak and StateBytesPeak are the most keys holding live state
+	// and the most state bytes (keys.go: stateSize) at any whole second, over
+	// every limiter store. Only the keyed simulation measures them
+	// (StateMeasured); the lesson's one-key-per-client path does not.
+	StateKeysPeak  int64
+	StateBytesPeak int64
+	StateMeasured  bool
 }
 
 // Outcome is the result of one policy over one workload.
@@ -81,11 +94,17 @@ type Simulator struct {
 	seed      uint64
 	replicate int
 	realised  bool
+
+	// Keyed and distributed simulation (keyed.go).
+	keyed         *keyedSim
+	keyedScenario bool
+	keySeed       uint64
+	keyRep        int
 }
 
 // NewSimulator returns a simulator for w, on realisation (0, 0).
 func (w *Workload) NewSimulator() *Simulator {
-	s := &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS)}
+	s := &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS), keyedScenario: w.Scenario.Keyed()}
 	s.SetReplicate(0, 0)
 	return s
 }
@@ -96,6 +115,7 @@ func (w *Workload) NewSimulator() *Simulator {
 // kept until the realisation changes. Workloads that are not Stochastic have
 // a single realisation, and the call costs nothing.
 func (s *Simulator) SetReplicate(seed uint64, replicate int) {
+	s.keySeed, s.keyRep = seed, replicate
 	if s.w.Scenario.Arrivals.Process == Fluid {
 		return
 	}
@@ -114,6 +134,10 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 		out.Clients = make([]ClientResult, len(w.series))
 	}
 	out.Clients = out.Clients[:len(w.series)]
+	if s.keyedScenario || p.Distributed() {
+		s.runKeyed(p, out)
+		return
+	}
 	var delays *delayStats
 	if p.Shapes() {
 		s.delays.reset()
@@ -257,6 +281,12 @@ func (w *Workload) Metrics(clients []ClientResult) Metrics {
 		if c.Class == Legit {
 			m.OfferedLegit += r.Offered
 			m.FalseCut += cut
+			if r.Offered > 0 {
+				m.LegitAccounts++
+				if cut > 0 {
+					m.LegitAccountsLocked++
+				}
+			}
 			continue
 		}
 		m.OfferedAbusive += r.Offered

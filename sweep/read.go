@@ -180,7 +180,11 @@ func (r *PointRow) Key() string {
 	alg, known := model.ParseAlgorithm(r.Algorithm)
 	for _, p := range model.Params {
 		v, ok := r.Params[p.Name]
-		if !ok || (known && v == 0 && slices.Contains(alg.OptionalParams(), p.Name)) {
+		if !ok || (known && v == p.Default && slices.Contains(alg.OptionalParams(), p.Name)) {
+			continue
+		}
+		if name := p.ParamName(v); name != "" {
+			k += fmt.Sprintf(" %s=%s", p.Name, name)
 			continue
 		}
 		k += fmt.Sprintf(" %s=%g", p.Name, v)
@@ -218,7 +222,13 @@ func ReadPoints(ctx context.Context, dir string) ([]PointRow, error) {
 				r.Params = map[string]float64{}
 				k := 3
 				for _, p := range model.Params {
-					if v, ok := Float(c[k], i); ok {
+					if p.Values != nil {
+						if s, ok := String(c[k], i); ok {
+							if v, ok := p.ParamValue(s); ok {
+								r.Params[p.Name] = v
+							}
+						}
+					} else if v, ok := Float(c[k], i); ok {
 						r.Params[p.Name] = v
 					}
 					k++
@@ -242,6 +252,17 @@ func ReadPoints(ctx context.Context, dir string) ([]PointRow, error) {
 				for _, fm := range tailMetrics {
 					v, _ := Float(c[k], i)
 					*fm.field(m) = v
+					k++
+				}
+				for _, im := range accountMetrics {
+					v, _ := Int(c[k], i)
+					*im.field(m) = v
+					k++
+				}
+				for _, im := range stateMetrics {
+					v, ok := Int(c[k], i)
+					*im.field(m) = v
+					m.StateMeasured = m.StateMeasured || ok
 					k++
 				}
 				rows = append(rows, r)

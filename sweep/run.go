@@ -130,6 +130,9 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkStateSlots(spec, wl); err != nil {
+		return nil, err
+	}
 	grid := NewGrid(spec)
 	parts := Parts(grid.Points(), opts.Shard)
 	res := &Result{Dir: opts.OutDir, Parts: len(parts)}

@@ -263,6 +263,9 @@ func (e *Entry) checkCorners() error {
 var rangeKeys = []string{"from", "to", "step", "count", "scale"}
 
 func decodeAxis(n *yaml.Node, p string, prm model.Param) (Axis, error) {
+	if prm.Values != nil {
+		return decodeEnumAxis(n, p, prm)
+	}
 	ax := Axis{Param: prm.Name}
 	switch n.Kind {
 	case yaml.ScalarNode:
@@ -307,6 +310,38 @@ func decodeAxis(n *yaml.Node, p string, prm model.Param) (Axis, error) {
 		}
 	}
 	return ax, nil
+}
+
+// decodeEnumAxis reads an enumerated parameter's names: a name or a list.
+func decodeEnumAxis(n *yaml.Node, p string, prm model.Param) (Axis, error) {
+	ax := Axis{Param: prm.Name}
+	one := func(it *yaml.Node, ip string) error {
+		s, err := yamlx.Str(it, ip)
+		if err != nil {
+			return err
+		}
+		v, ok := prm.ParamValue(s)
+		if !ok {
+			return yamlx.Errorf(it, ip, "unknown %s %q (one of %s)", prm.Name, s, strings.Join(prm.Values, ", "))
+		}
+		ax.Values = append(ax.Values, v)
+		return nil
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return ax, one(n, p)
+	case yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			return ax, yamlx.Errorf(n, p, "empty list: an axis needs at least one value")
+		}
+		for i, it := range n.Content {
+			if err := one(it, fmt.Sprintf("%s[%d]", p, i)); err != nil {
+				return ax, err
+			}
+		}
+		return ax, nil
+	}
+	return ax, yamlx.Errorf(n, p, "expected one of %s, or a list of them", strings.Join(prm.Values, ", "))
 }
 
 func checkParamValue(prm model.Param, v float64) error {
@@ -492,8 +527,12 @@ func (a *Axis) yaml() string {
 		return fmt.Sprintf("{from: %s, to: %s, count: %d, scale: log}", f(a.From), f(a.To), a.Count)
 	}
 	parts := make([]string, len(a.Values))
+	prm, _ := model.LookupParam(a.Param)
 	for i, v := range a.Values {
 		parts[i] = f(v)
+		if name := prm.ParamName(v); name != "" {
+			parts[i] = name
+		}
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }

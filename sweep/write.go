@@ -154,6 +154,20 @@ func (r *partResult) int64Array(n int, fill func(i int) int64) arrow.Array {
 	return b.NewArray()
 }
 
+// nullableInt64Array builds an int64 array whose rows fill reports invalid
+// are null.
+func (r *partResult) nullableInt64Array(n int, fill func(i int) (int64, bool)) arrow.Array {
+	b := array.NewInt64Builder(r.mem)
+	defer b.Release()
+	r.scratch.i64 = grow(r.scratch.i64, n)
+	valid := make([]bool, n)
+	for i := range n {
+		r.scratch.i64[i], valid[i] = fill(i)
+	}
+	b.AppendValues(r.scratch.i64, valid)
+	return b.NewArray()
+}
+
 func (r *partResult) float64Array(n int, fill func(i int) float64) arrow.Array {
 	b := array.NewFloat64Builder(r.mem)
 	defer b.Release()
@@ -242,6 +256,12 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 	for _, m := range tailMetrics {
 		cols = append(cols, r.float64Array(n, func(i int) float64 { return *m.field(met(i)) }))
 	}
+	for _, m := range accountMetrics {
+		cols = append(cols, r.int64Array(n, func(i int) int64 { return *m.field(met(i)) }))
+	}
+	for _, m := range stateMetrics {
+		cols = append(cols, r.nullableInt64Array(n, func(i int) (int64, bool) { return *m.field(met(i)), met(i).StateMeasured }))
+	}
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
 
@@ -251,12 +271,20 @@ func (r *partResult) paramArray(n int, prm model.Param, pol func(i int) *model.P
 		r.scratch.valid[i] = pol(i).Algorithm.Takes(prm.Name)
 	}
 	valid := slices.Clone(r.scratch.valid)
+	if prm.Values != nil {
+		return r.dict8(n, prm.Values, func(i int) int8 {
+			if !valid[i] {
+				return -1
+			}
+			return int8(pol(i).Value(prm.Name))
+		})
+	}
 	if prm.Int {
 		b := array.NewInt64Builder(r.mem)
 		defer b.Release()
 		r.scratch.i64 = grow(r.scratch.i64, n)
 		for i := range n {
-			r.scratch.i64[i] = int64(pol(i).Get(prm.Name))
+			r.scratch.i64[i] = int64(pol(i).Value(prm.Name))
 		}
 		b.AppendValues(r.scratch.i64, valid)
 		return b.NewArray()
@@ -265,7 +293,7 @@ func (r *partResult) paramArray(n int, prm model.Param, pol func(i int) *model.P
 	defer b.Release()
 	r.scratch.f64 = grow(r.scratch.f64, n)
 	for i := range n {
-		r.scratch.f64[i] = pol(i).Get(prm.Name)
+		r.scratch.f64[i] = pol(i).Value(prm.Name)
 	}
 	b.AppendValues(r.scratch.f64, valid)
 	return b.NewArray()
