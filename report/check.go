@@ -207,7 +207,7 @@ func readSide(dir, what string) (*sideFiles, error) {
 	}
 	if s.spec != "" {
 		if sp, err := sweep.ParseSpec([]byte(s.spec), nil); err == nil {
-			s.info.Spec, s.info.Scenario = sp.Name, sp.Scenario.Name
+			s.info.Spec, s.info.Scenario = sp.Name, sp.WorkloadName()
 		}
 	}
 	return s, nil

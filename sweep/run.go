@@ -16,7 +16,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/ratesweep/ratesweep/model"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -126,11 +125,17 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if n := spec.Points(); n > opts.MaxPoints {
 		return nil, inputErrorf("the grid has %d points, more than --max-points %d; raise --max-points to run it", n, opts.MaxPoints)
 	}
-	wl, err := model.NewWorkload(spec.Scenario)
+	src, err := newSource(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkStateSlots(spec, wl); err != nil {
+	if sc, ok := src.(scenarioSource); ok {
+		if err := checkStateSlots(spec, sc.wl); err != nil {
+			return nil, err
+		}
+	}
+	workloadSHA, err := spec.WorkloadSHA256()
+	if err != nil {
 		return nil, err
 	}
 	grid := NewGrid(spec)
@@ -145,7 +150,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	meta := map[string]string{
 		MetaVersion:        Version,
 		MetaSpec:           specYAML,
-		MetaScenarioSHA256: spec.Scenario.SHA256(),
+		MetaScenarioSHA256: workloadSHA,
 		MetaShard:          opts.Shard.String(),
 	}
 	states := make([]partState, len(parts))
@@ -186,13 +191,9 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	})
 	for range min(opts.Workers, max(len(parts), 1)) {
 		g.Go(func() error {
-			sim := wl.NewSimulator()
+			sim := src.newSim()
 			r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
-			for _, c := range spec.Scenario.Clients {
-				r.names = append(r.names, c.Name)
-				r.classes = append(r.classes, c.Class)
-				r.stages = append(r.stages, c.Stage)
-			}
+			r.names, r.classes, r.stages = src.rows()
 			for i := range todo {
 				st := &states[i]
 				if err := simulatePart(gctx, grid, sim, spec.Seed, st.part, r, &done, opts.Progress); err != nil {
@@ -254,7 +255,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 // simulatePart runs every point and replicate of part into r. Replicates are
 // the outer loop: a stochastic workload's requests are generated once per
 // replicate and shared by every point (common random numbers).
-func simulatePart(ctx context.Context, grid *Grid, sim *model.Simulator, seed uint64, part Part, r *partResult, done *atomic.Int64, progress func(int64)) error {
+func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, part Part, r *partResult, done *atomic.Int64, progress func(int64)) error {
 	n := int(part.Points())
 	nc := len(r.names)
 	r.part = part
@@ -264,10 +265,9 @@ func simulatePart(ctx context.Context, grid *Grid, sim *model.Simulator, seed ui
 	for i := range n {
 		r.policies[i] = grid.Policy(part.From + int64(i))
 	}
-	var out model.Outcome
 	const every = 256
 	for rep := range r.reps {
-		sim.SetReplicate(seed, rep)
+		sim.setReplicate(seed, rep)
 		for i := range n {
 			if i%every == 0 {
 				if err := ctx.Err(); err != nil {
@@ -278,9 +278,7 @@ func simulatePart(ctx context.Context, grid *Grid, sim *model.Simulator, seed ui
 				}
 			}
 			row := i*r.reps + rep
-			out.Clients = r.clients[row*nc : (row+1)*nc]
-			sim.Run(r.policies[i], &out)
-			r.metrics[row] = out.Metrics
+			r.metrics[row] = sim.run(r.policies[i], r.clients[row*nc:(row+1)*nc])
 		}
 		report(done.Add(int64((n-1)%every+1)), progress)
 	}

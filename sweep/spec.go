@@ -11,17 +11,20 @@ import (
 	"strings"
 
 	"github.com/ratesweep/ratesweep/configs"
+	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 	"go.yaml.in/yaml/v3"
 )
 
-// Spec is a sweep: a scenario and a grid of policies to run over it.
+// Spec is a sweep: a workload (a scenario, or an access log to replay) and
+// a grid of policies to run over it.
 type Spec struct {
 	Name       string
-	Scenario   *model.Scenario
-	Seed       uint64 // seeds stochastic workloads (with the replicate)
-	Replicates int    // realisations of the workload per grid point (>= 1)
+	Scenario   *model.Scenario // nil when Traffic is set
+	Traffic    *ingest.Config  // an access log to replay, or nil
+	Seed       uint64          // seeds stochastic workloads (with the replicate)
+	Replicates int             // realisations of the workload per grid point (>= 1)
 	Entries    []Entry
 }
 
@@ -56,7 +59,7 @@ type Axis struct {
 // MaxAxisValues bounds one axis (the grid itself is never materialised).
 const MaxAxisValues = 10_000_000
 
-var specKeys = []string{"name", "scenario", "seed", "replicates", "sweep"}
+var specKeys = []string{"name", "scenario", "traffic", "seed", "replicates", "sweep"}
 
 // LoadSpec reads a sweep spec file. A relative scenario path is resolved
 // against the spec's directory. path "" is the embedded default spec.
@@ -78,7 +81,7 @@ func LoadSpec(file string) (*Spec, error) {
 		b, err := ReadInput(p)
 		return p, b, err
 	}
-	s, err := ParseSpec(data, resolve)
+	s, err := parseSpec(data, resolve, filepath.Dir(file))
 	return s, yamlx.InFile(err, file)
 }
 
@@ -100,7 +103,13 @@ func loadEmbedded(name string) (*Spec, error) {
 
 // ParseSpec decodes a spec (strict) and validates it. resolve loads a
 // scenario file named in the spec; it may be nil when scenarios are inline.
+// A relative log path of a traffic section is taken as it is.
 func ParseSpec(data []byte, resolve func(string) (string, []byte, error)) (*Spec, error) {
+	return parseSpec(data, resolve, "")
+}
+
+// parseSpec is ParseSpec with the directory that relative log paths start from.
+func parseSpec(data []byte, resolve func(string) (string, []byte, error), dir string) (*Spec, error) {
 	root, err := yamlx.Parse(data)
 	if err != nil {
 		return nil, err
@@ -136,12 +145,19 @@ func ParseSpec(data []byte, resolve func(string) (string, []byte, error)) (*Spec
 		}
 		s.Replicates = int(v)
 	}
-	scn, err := m.Require("scenario")
-	if err != nil {
-		return nil, err
-	}
-	if s.Scenario, err = decodeScenarioRef(scn, resolve); err != nil {
-		return nil, err
+	switch scn, tr := m.Get("scenario"), m.Get("traffic"); {
+	case scn != nil && tr != nil:
+		return nil, yamlx.Errorf(tr, "traffic", "give either scenario or traffic, not both")
+	case tr != nil:
+		if s.Traffic, err = ingest.DecodeConfig(tr, "traffic", dir); err != nil {
+			return nil, err
+		}
+	case scn != nil:
+		if s.Scenario, err = decodeScenarioRef(scn, resolve); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, yamlx.Errorf(root, "scenario", "missing: a spec needs a scenario (a file or a mapping) or a traffic section (an access log)")
 	}
 	sw, err := m.Require("sweep")
 	if err != nil {
@@ -500,10 +516,14 @@ func (s *Spec) YAML() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: %s\n", strconv.Quote(s.Name))
 	fmt.Fprintf(&b, "seed: %d\nreplicates: %d\n", s.Seed, s.Replicates)
-	b.WriteString("scenario:\n")
-	for _, l := range strings.SplitAfter(string(s.Scenario.YAML()), "\n") {
-		if l != "" {
-			b.WriteString("  " + l)
+	if s.Traffic != nil {
+		b.Write(s.Traffic.YAML())
+	} else {
+		b.WriteString("scenario:\n")
+		for _, l := range strings.SplitAfter(string(s.Scenario.YAML()), "\n") {
+			if l != "" {
+				b.WriteString("  " + l)
+			}
 		}
 	}
 	b.WriteString("sweep:\n")
@@ -514,6 +534,29 @@ func (s *Spec) YAML() []byte {
 		}
 	}
 	return []byte(b.String())
+}
+
+// WorkloadSHA256 identifies the traffic the spec runs: the scenario's hash,
+// or for a log the hash of its traffic section and of the log file's bytes.
+// Runs with the same hash see the same requests.
+func (s *Spec) WorkloadSHA256() (string, error) {
+	if s.Traffic == nil {
+		return s.Scenario.SHA256(), nil
+	}
+	file, err := ingest.FileSHA256(s.Traffic.Log)
+	if err != nil {
+		return "", err
+	}
+	return sha256Hex(append(s.Traffic.YAML(), file...)), nil
+}
+
+// WorkloadName names the spec's workload for people: the scenario's name or
+// the log's file name.
+func (s *Spec) WorkloadName() string {
+	if s.Traffic != nil {
+		return filepath.Base(s.Traffic.Log)
+	}
+	return s.Scenario.Name
 }
 
 func (a *Axis) yaml() string {

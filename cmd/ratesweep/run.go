@@ -63,15 +63,26 @@ func cmdRun(e *env, args []string) error {
 		dir = filepath.Join("out", spec.Name)
 	}
 	points, rows := spec.Points(), spec.Rows()
-	clientRows := rows * int64(len(spec.Scenario.Clients))
+	// Clients rows per point: one per scenario client, or for a log at most
+	// top_keys keys plus four "other keys" rows.
+	clients := int64(0)
+	workload := ""
+	if spec.Traffic != nil {
+		clients = int64(spec.Traffic.TopKeys + 4)
+		workload = fmt.Sprintf("log %s, at most %d clients rows per point", spec.Traffic.Log, clients)
+	} else {
+		clients = int64(len(spec.Scenario.Clients))
+		workload = fmt.Sprintf("scenario %q, %d clients", spec.Scenario.Name, clients)
+	}
+	clientRows := rows * clients
 	if *dry {
 		parts := sweep.Parts(points, shard)
 		var mine int64
 		for _, p := range parts {
 			mine += p.Points()
 		}
-		est := float64(mine*int64(spec.Replicates))*bytesPerPointRow + float64(mine*int64(spec.Replicates)*int64(len(spec.Scenario.Clients)))*bytesPerClientRow
-		fmt.Fprintf(e.stdout, "spec        %s (scenario %q, %d clients)\n", spec.Name, spec.Scenario.Name, len(spec.Scenario.Clients))
+		est := float64(mine*int64(spec.Replicates))*bytesPerPointRow + float64(mine*int64(spec.Replicates)*clients)*bytesPerClientRow
+		fmt.Fprintf(e.stdout, "spec        %s (%s)\n", spec.Name, workload)
 		for i, en := range spec.Entries {
 			fmt.Fprintf(e.stdout, "entry %-5d %s: %d points\n", i, en.Algorithm, en.Size())
 		}
