@@ -53,6 +53,10 @@ func (f *Figure) Render(format string) (out []byte, err error) {
 	if _, err := c.WriteTo(&b); err != nil {
 		return nil, err
 	}
+	if format == "svg" {
+		// vgsvg labels its embedded PNG images as JPEG; say what they are.
+		return bytes.ReplaceAll(b.Bytes(), []byte("data:image/jpg;base64,"), []byte("data:image/png;base64,")), nil
+	}
 	return b.Bytes(), nil
 }
 
