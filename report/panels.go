@@ -393,7 +393,7 @@ func (r *Run) TimelineFigure(s *Selected) (*Figure, error) {
 		}
 		plots = append(plots, []*plot.Plot{p})
 	}
-	title := fmt.Sprintf("%s — %s: %s over time\n%s", s.Policy.String(), s.Why, unit, r.headline())
+	title := fmt.Sprintf("Offered and admitted %s under %s (%s)\n%s", unit, s.Policy.String(), s.Why, r.headline())
 	f.draw = func(c draw.Canvas) {
 		ts := textStyle(vg.Points(12))
 		ts.XAlign = draw.XCenter
