@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/ratesweep/ratesweep/model"
@@ -58,51 +60,86 @@ type FrontierPoint struct {
 // Frontier is the Pareto frontier of points when both the legitimate cut %
 // (x) and the missed % (y) are to be minimised. A point is dominated when
 // another is no worse on both axes and better on one. It is built
-// incrementally (Add) and holds only the non-dominated points, sorted by x
-// ascending (so y strictly descending). The zero value is an empty frontier.
+// incrementally: Add buffers points and folds them in by batches (sort and
+// sweep), so memory stays proportional to the frontier, not to the points
+// seen, and each point costs O(log n) amortised whatever order points arrive
+// in. The zero value is an empty frontier.
 type Frontier struct {
-	pts []FrontierPoint
+	pts     []FrontierPoint // the frontier as of the last flush, by x ascending
+	pending []pendingPoint  // added since
+	seq     int64           // arrival counter (ties keep the earliest)
+	order   []int64         // arrival number of each of pts
 }
 
-// Add offers p to the frontier and reports whether it was kept (as a new
-// frontier point or as a tie of one).
-func (f *Frontier) Add(p Point) bool {
-	x, y := p.X(), p.Y()
-	// i = first frontier point with x > p.x; i-1 is the last with x <= p.x.
-	i := sort.Search(len(f.pts), func(k int) bool { return f.pts[k].X() > x })
-	if i > 0 {
-		q := &f.pts[i-1]
-		switch {
-		case q.X() == x && q.Y() == y:
-			q.Ties++
-			return true
-		case q.Y() <= y:
-			return false // q is no worse on both and better on one
+type pendingPoint struct {
+	FrontierPoint
+	seq int64
+}
+
+// minFlush is the smallest batch folded into the frontier.
+const minFlush = 1024
+
+// Add offers p to the frontier.
+func (f *Frontier) Add(p Point) {
+	f.pending = append(f.pending, pendingPoint{FrontierPoint{Point: p}, f.seq})
+	f.seq++
+	if len(f.pending) >= max(minFlush, 2*len(f.pts)) {
+		f.flush()
+	}
+}
+
+// flush folds the pending points into the frontier: sorted by x, then y,
+// then arrival, a point stays when its y beats every point of smaller x;
+// points equal in both to a kept one are counted as its ties.
+func (f *Frontier) flush() {
+	if len(f.pending) == 0 {
+		return
+	}
+	all := f.pending
+	for i, q := range f.pts {
+		all = append(all, pendingPoint{q, f.order[i]})
+	}
+	slices.SortFunc(all, func(a, b pendingPoint) int {
+		if c := cmp.Compare(a.X(), b.X()); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Y(), b.Y()); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	f.pts, f.order = f.pts[:0], f.order[:0]
+	bestY := math.Inf(1)
+	for _, q := range all {
+		if n := len(f.pts); n > 0 && f.pts[n-1].X() == q.X() && f.pts[n-1].Y() == q.Y() {
+			f.pts[n-1].Ties += 1 + q.Ties
+			continue
+		}
+		if q.Y() < bestY {
+			f.pts = append(f.pts, q.FrontierPoint)
+			f.order = append(f.order, q.seq)
+			bestY = q.Y()
 		}
 	}
-	// p stays; drop the points it dominates: those from the same x onwards
-	// whose y is no better (contiguous, since y descends with x).
-	j := i
-	if i > 0 && f.pts[i-1].X() == x {
-		i-- // same x, worse y: replaced by p
+	f.pending = all[:0]
+	if cap(f.pending) > 4*max(minFlush, 2*len(f.pts)) {
+		f.pending = nil // give back the memory of a large first batch
 	}
-	for j < len(f.pts) && f.pts[j].Y() >= y {
-		j++
-	}
-	f.pts = append(f.pts[:i], append([]FrontierPoint{{Point: p}}, f.pts[j:]...)...)
-	return true
 }
 
 // Points returns the frontier sorted by x ascending (do not modify).
-func (f *Frontier) Points() []FrontierPoint { return f.pts }
+func (f *Frontier) Points() []FrontierPoint {
+	f.flush()
+	return f.pts
+}
 
 // Len is the number of frontier points (ties not counted).
-func (f *Frontier) Len() int { return len(f.pts) }
+func (f *Frontier) Len() int { return len(f.Points()) }
 
 // Best returns the frontier point with the least legitimate cut among those
 // missing at most maxMissedPct % of the abusive requests, and whether any does.
 func (f *Frontier) Best(maxMissedPct float64) (FrontierPoint, bool) {
-	for _, p := range f.pts {
+	for _, p := range f.Points() {
 		if p.Y() <= maxMissedPct {
 			return p, true
 		}
@@ -116,6 +153,7 @@ func (f *Frontier) Best(maxMissedPct float64) (FrontierPoint, bool) {
 // percentage points on both axes. The result is sorted by x.
 func (f *Frontier) Knees(n int) []FrontierPoint {
 	type span struct{ lo, hi int }
+	f.flush()
 	var picked []int
 	spans := []span{{0, len(f.pts) - 1}}
 	for len(picked) < n {
