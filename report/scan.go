@@ -19,7 +19,7 @@ import (
 type Options struct {
 	MaxCurves      int       // curves per sweep entry on the trade-off plot (values of the secondary parameter); default 4
 	MaxCurvePoints int       // points kept per curve (the swept axis is thinned evenly); default 2000
-	MaxHeatBins    int       // heat-map cells per axis (axis values are binned beyond it); default 300
+	MaxHeatBins    int       // heat-map cells per axis (axis values are binned beyond it); default 500
 	Knees          int       // frontier knees selected for per-client plots; 0 = default 2, negative = none
 	Targets        []float64 // missed-% targets for the "best setting" table; default 50, 25, 10
 }
@@ -32,7 +32,7 @@ func (o Options) withDefaults() Options {
 		o.MaxCurvePoints = 2000
 	}
 	if o.MaxHeatBins <= 1 {
-		o.MaxHeatBins = 300
+		o.MaxHeatBins = 500
 	}
 	if o.Knees < 0 {
 		o.Knees = 0

@@ -25,7 +25,7 @@ func pct2(x float64) string { return fmt.Sprintf("%.2f", x) }
 
 // SummaryTable describes the run directory.
 func (r *Run) SummaryTable() *Table {
-	t := &Table{Title: "The run", Headers: []string{"", ""}, Right: []bool{false, false}}
+	t := &Table{Title: "The run", Headers: []string{"what", "value"}, Right: []bool{false, false}}
 	t.AddRow("run directory", r.Dir)
 	t.AddRow("spec name", r.Spec.Name)
 	t.AddRow("scenario", fmt.Sprintf("%s (%d clients, %d s)", r.Spec.Scenario.Name, len(r.Spec.Scenario.Clients), r.Spec.Scenario.DurationS))

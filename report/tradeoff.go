@@ -86,9 +86,9 @@ func (r *Run) TradeoffFigure() *Figure {
 
 	// Curves, grouped by algorithm: one colour per algorithm, one dash and
 	// glyph per fixed secondary value.
-	xmax, ymin, ymax := 0.0, 100.0, 0.0
+	xmax, ymax := 0.0, 0.0
 	track := func(x, y float64) {
-		xmax, ymin, ymax = max(xmax, x), min(ymin, y), max(ymax, y)
+		xmax, ymax = max(xmax, x), max(ymax, y)
 	}
 	nth := map[model.Algorithm]int{}
 	var swept []string
@@ -210,15 +210,8 @@ func (r *Run) TradeoffFigure() *Figure {
 	// Linear axes from 0 % so that settings with no false cut (0 %) sit on
 	// the y axis instead of being dropped by a log scale.
 	p.X.Min, p.X.Max = 0, math.Max(1, xmax*1.04)
-	p.Y.Min, p.Y.Max = math.Max(0, math.Floor(ymin/5)*5-2), math.Min(100, ymax+2)
-	if p.Y.Max <= p.Y.Min {
-		p.Y.Min, p.Y.Max = 0, 100
-	}
+	p.Y.Min, p.Y.Max = 0, math.Max(1, math.Min(100, ymax)*1.02)
 
-	var shown []string
-	for _, a := range r.Algos {
-		shown = append(shown, fmt.Sprintf("%s: %d of its settings", algoLabel(a.Algorithm), a.Points))
-	}
 	leg.Add("Numbers at markers: the swept " + strings.Join(swept, " / "))
 	leg.Add("Curves show a few values of each algorithm's")
 	leg.Add("second parameter; the frontier uses every point.")
