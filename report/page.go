@@ -141,7 +141,8 @@ func (r *Run) writeMarkdown(w *bytes.Buffer, figs []rendered, lesson []*Table) e
 	section := func(title string, ts []*Table, fs []rendered) error {
 		fmt.Fprintf(w, "## %s\n\n", mdEscape(title))
 		for _, f := range fs {
-			fmt.Fprintf(w, "![%s](%s.png)\n\n%s ([SVG](%s.svg))\n\n", mdEscape(f.Title), f.Name, mdEscape(f.Caption), f.Name)
+			alt := strings.NewReplacer("[", `\[`, "]", `\]`).Replace(mdEscape(f.Title))
+			fmt.Fprintf(w, "![%s](%s.png)\n\n%s ([SVG](%s.svg))\n\n", alt, f.Name, mdEscape(f.Caption), f.Name)
 		}
 		for _, t := range ts {
 			if err := t.WriteMarkdown(w); err != nil {

@@ -446,3 +446,33 @@ func checkTradeoffSVG(t *testing.T, r *Run, doc svgDoc) {
 		t.Errorf("tradeoff.svg: %d frontier paths, want 2 (plot and legend)", n)
 	}
 }
+
+// Replicates are pooled into one point: same percentages, summed counts,
+// per-client numbers averaged.
+func TestReplicatesPooled(t *testing.T) {
+	one, err := Load(context.Background(), runSpec(t, tinySpec), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := Load(context.Background(), runSpec(t, strings.Replace(tinySpec, "scenario:\n", "replicates: 2\nscenario:\n", 1)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if two.Rows != 2*two.Points || two.Points != one.Points {
+		t.Fatalf("rows %d points %d (one replicate: %d points)", two.Rows, two.Points, one.Points)
+	}
+	a, b := one.Frontier.Points(), two.Frontier.Points()
+	if len(a) != len(b) {
+		t.Fatalf("frontier %d vs %d points", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].X() != b[i].X() || a[i].Y() != b[i].Y() || 2*a[i].FalseCut != b[i].FalseCut || b[i].Replicates != 2 {
+			t.Errorf("frontier[%d]: %+v vs %+v", i, a[i].Point, b[i].Point)
+		}
+	}
+	for i := range one.Selected {
+		if !slices.Equal(one.Selected[i].Clients, two.Selected[i].Clients) {
+			t.Errorf("selected %d: clients %v vs %v", i, one.Selected[i].Clients, two.Selected[i].Clients)
+		}
+	}
+}
