@@ -6,6 +6,7 @@ import (
 	"image/color"
 	imgdraw "image/draw"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -150,6 +151,9 @@ func (t binTicks) Ticks(min, max float64) []plot.Tick {
 }
 
 func paramAxisLabel(name string) string {
+	if name == "limit" {
+		return "limit (requests per window)"
+	}
 	prm, ok := model.LookupParam(name)
 	if !ok || prm.Unit == "" {
 		return name
@@ -172,8 +176,8 @@ func (r *Run) HeatFigure(i int, h *Heat) *Figure {
 			h.NX, h.NY, len(h.XValues), len(h.YValues))
 	}
 	f.Caption = fmt.Sprintf("Each cell is one setting of %s (x) and %s (y) for %s%s. Left: legitimate requests cut, "+
-		"right: abusive requests missed, both in %% and both better when darker (purple) and worse when lighter (yellow). Light grey cells are not in the run "+
-		"(for example a missing shard).%s", h.XParam, h.YParam, algoLabel(h.Algorithm), fixed, binned)
+		"right: abusive requests missed, both in %% and both better when darker (purple) and worse when lighter (yellow). A black-and-white ring "+
+		"marks the lesson's reference setting when the run has it. Light grey cells are not in the run (for example a missing shard).%s", h.XParam, h.YParam, algoLabel(h.Algorithm), fixed, binned)
 	mk := func(missed bool, title string) (*plot.Plot, *plot.Plot) {
 		cm := viridis()
 		hm := newBlockHeat(heatGrid{h, missed}, cm)
@@ -184,6 +188,14 @@ func (r *Run) HeatFigure(i int, h *Heat) *Figure {
 		p.X.Tick.Marker = binTicks{h.XValues, h.NX}
 		p.Y.Tick.Marker = binTicks{h.YValues, h.NY}
 		p.Add(hm)
+		if xy, ok := r.heatRef(h); ok {
+			// A black and a white ring: visible on dark and light cells.
+			outer, _ := plotter.NewScatter(plotter.XYs{xy})
+			outer.GlyphStyle = draw.GlyphStyle{Color: colBlack, Radius: vg.Points(7.5), Shape: draw.RingGlyph{}}
+			inner, _ := plotter.NewScatter(plotter.XYs{xy})
+			inner.GlyphStyle = draw.GlyphStyle{Color: color.White, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
+			p.Add(outer, inner)
+		}
 		cm.SetMin(hm.Min)
 		cm.SetMax(hm.Max)
 		cb := plot.New()
@@ -209,6 +221,26 @@ func (r *Run) HeatFigure(i int, h *Heat) *Figure {
 		}
 	}
 	return f
+}
+
+// heatRef is the cell of the lesson's reference setting on h, if the run
+// has it and h's fixed parameters match it.
+func (r *Run) heatRef(h *Heat) (plotter.XY, bool) {
+	for _, ref := range r.Refs {
+		if ref.Policy.Algorithm != h.Algorithm {
+			continue
+		}
+		xi := slices.Index(h.XValues, ref.Policy.Get(h.XParam))
+		yi := slices.Index(h.YValues, ref.Policy.Get(h.YParam))
+		ok := xi >= 0 && yi >= 0
+		for _, f := range h.Fixed {
+			ok = ok && ref.Policy.Get(f.Name) == f.Value
+		}
+		if ok {
+			return plotter.XY{X: float64(binOf(xi, len(h.XValues), h.NX)), Y: float64(binOf(yi, len(h.YValues), h.NY))}, true
+		}
+	}
+	return plotter.XY{}, false
 }
 
 // ClientsFigure draws a selected point's requests per client: a bar per
