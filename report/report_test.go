@@ -476,3 +476,23 @@ func TestReplicatesPooled(t *testing.T) {
 		}
 	}
 }
+
+func TestThinAxis(t *testing.T) {
+	vals := make([]float64, 100000)
+	for i := range vals {
+		vals[i] = float64(i + 1)
+	}
+	got := thinAxis(vals, 2000)
+	if len(got) > 2000+20 || got[0] != 0 || got[len(got)-1] != len(vals)-1 || !slices.IsSorted(got) {
+		t.Fatalf("thinAxis: %d indices, first %d last %d", len(got), got[0], got[len(got)-1])
+	}
+	// Low values keep their detail (geometric half) and round values are kept.
+	for _, v := range []int{1, 2, 3, 5, 10, 20, 50, 100, 1000, 100000} {
+		if !slices.Contains(got, v-1) {
+			t.Errorf("value %d not kept", v)
+		}
+	}
+	if got := thinAxis(vals[:50], 2000); len(got) != 50 {
+		t.Errorf("short axis thinned to %d", len(got))
+	}
+}

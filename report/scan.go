@@ -201,7 +201,7 @@ type entryPlan struct {
 	secondary int   // axis whose values pick the curve (-1: none)
 	refIdx    []int // index each other axis must have to be drawn
 	curveOf   map[int]*Curve
-	stride    int
+	slot      map[int]int // swept-axis index → curve slot when thinned (nil: identity)
 	heat      *Heat
 	idx       []int // scratch
 }
@@ -310,11 +310,15 @@ func (r *Run) plan() []*entryPlan {
 			}
 		}
 		prim := &e.Axes[pl.primary]
-		pl.stride = (len(prim.Values) + r.opts.MaxCurvePoints - 1) / r.opts.MaxCurvePoints
-		var kept []float64
-		for k, v := range prim.Values {
-			if k%pl.stride == 0 || k == len(prim.Values)-1 {
-				kept = append(kept, v)
+		keep := thinAxis(prim.Values, r.opts.MaxCurvePoints)
+		kept := make([]float64, len(keep))
+		if len(keep) < len(prim.Values) {
+			pl.slot = make(map[int]int, len(keep))
+		}
+		for slot, k := range keep {
+			kept[slot] = prim.Values[k]
+			if pl.slot != nil {
+				pl.slot[k] = slot
 			}
 		}
 		picks := []int{0}
@@ -349,6 +353,55 @@ func (r *Run) plan() []*entryPlan {
 		}
 	}
 	return plans
+}
+
+// thinAxis picks at most k indices of an axis's values for a curve, in
+// ascending order: all of them when there are few; else half evenly spaced
+// and, for a sorted positive axis spanning a factor of 10 or more, half
+// spaced geometrically, so that the low values (where curves bend) keep
+// their detail. The first and last are always kept.
+func thinAxis(vals []float64, k int) []int {
+	n := len(vals)
+	if n <= k {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	lo, hi := vals[0], vals[n-1]
+	geo := lo > 0 && hi/lo >= 10 && slices.IsSorted(vals)
+	even := k
+	if geo {
+		even = k / 2
+	}
+	var out []int
+	for i := range even {
+		out = append(out, int(math.Round(float64(i)*float64(n-1)/float64(max(even-1, 1)))))
+	}
+	if geo {
+		m := k - even
+		for i := range m {
+			target := lo * math.Pow(hi/lo, float64(i)/float64(max(m-1, 1)))
+			j, _ := slices.BinarySearch(vals, target)
+			if j > 0 && (j == n || target-vals[j-1] < vals[j]-target) {
+				j--
+			}
+			out = append(out, j)
+		}
+	}
+	if geo { // round values (1, 2, 5 × 10^k) that the axis has, for labels
+		for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+			for _, m := range []float64{1, 2, 5} {
+				if j, found := slices.BinarySearch(vals, m*math.Pow(10, e)); found {
+					out = append(out, j)
+				}
+			}
+		}
+	}
+	out = append(out, 0, n-1)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // refIndex is the index of the lesson's value for ax's parameter when the
@@ -559,14 +612,11 @@ func (r *Run) emit(file string, p *Point, plans []*entryPlan, algoIdx map[model.
 		h.cells[binOf(si, len(h.YValues), h.NY)*h.NX+binOf(pi, len(h.XValues), h.NX)].add(p)
 	}
 	if c := pl.curveOf[si]; c != nil {
-		slot := -1
-		switch {
-		case pi%pl.stride == 0:
-			slot = pi / pl.stride
-		case pi == c.Total-1:
-			slot = len(c.Values) - 1
+		slot, ok := pi, true
+		if pl.slot != nil {
+			slot, ok = pl.slot[pi]
 		}
-		if slot >= 0 {
+		if ok {
 			c.acc[slot].add(p)
 		}
 	}

@@ -39,7 +39,8 @@ func curveStyle(col color.Color, k int) (draw.LineStyle, draw.GlyphStyle) {
 }
 
 // labelIndices picks the curve points to label with their swept value: those
-// on round multiples (about five per curve), or evenly spaced ones.
+// nearest to round values (1, 2, 5 × 10^k when the values span a factor of 20
+// or more, else multiples of a round step), about five to eight per curve.
 func labelIndices(pts []CurvePoint) []int {
 	if len(pts) <= 6 {
 		out := make([]int, len(pts))
@@ -49,20 +50,35 @@ func labelIndices(pts []CurvePoint) []int {
 		return out
 	}
 	lo, hi := pts[0].Value, pts[len(pts)-1].Value
-	step := niceStep(hi-lo, 5)
-	var out []int
-	for i, p := range pts {
-		if r := math.Mod(p.Value, step); math.Abs(r) < 1e-9*step || math.Abs(r-step) < 1e-9*step {
-			out = append(out, i)
+	if lo > hi {
+		lo, hi = hi, lo
+	}
+	var targets []float64
+	if lo > 0 && hi/lo >= 20 {
+		for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+			for _, m := range []float64{1, 2, 5} {
+				if v := m * math.Pow(10, e); v >= lo && v <= hi {
+					targets = append(targets, v)
+				}
+			}
+		}
+	} else {
+		step := niceStep(hi-lo, 5)
+		for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+			targets = append(targets, v)
 		}
 	}
-	if len(out) >= 3 && len(out) <= 8 {
-		return out
+	var out []int
+	for _, v := range targets {
+		best := 0
+		for i, p := range pts {
+			if math.Abs(p.Value-v) < math.Abs(pts[best].Value-v) {
+				best = i
+			}
+		}
+		out = append(out, best)
 	}
-	out = out[:0]
-	for k := range 5 {
-		out = append(out, k*(len(pts)-1)/4)
-	}
+	slices.Sort(out)
 	return slices.Compact(out)
 }
 
