@@ -3,16 +3,17 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest test-redis clean
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest test-redis test-browser clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ratesweep
 
-# The main job: the embedded default sweep into out/default.
+# The main job on the embedded default: the sweep, then its report
+# (out/default/report/index.html).
 run: build
-	./$(BIN) run --force
+	./$(BIN) run --force && ./$(BIN) report out/default
 
 # The lesson's tables (shared/SPEC.md).
 tables: build
@@ -56,6 +57,10 @@ bench-ingest:
 # if missing, starts it on a free loopback port, stops it by PID.
 test-redis:
 	bash scripts/test-redis.sh
+
+# The report page in a real browser (installs Debian's chromium if missing).
+test-browser: build
+	scripts/test-browser.sh $(BIN)
 
 clean:
 	rm -rf bin out/.duckdb-lesson
