@@ -78,6 +78,9 @@ func algoColor(i int) color.Color {
 	return cols[i%len(cols)]
 }
 
+// paletteSize is the number of algorithm colours before they repeat.
+const paletteSize = 6
+
 // Class colours: legitimate requests blue, abusive vermillion; the lighter
 // shade is admitted, the full shade is cut.
 var (

@@ -14,6 +14,9 @@ import (
 // Figures returns every figure of the report, in page order.
 func (r *Run) Figures() ([]*Figure, error) {
 	figs := []*Figure{r.TradeoffFigure()}
+	if all := r.TradeoffAllFigure(); all != nil {
+		figs = append(figs, all)
+	}
 	for i, h := range r.Heats {
 		figs = append(figs, r.HeatFigure(i, h))
 	}

@@ -539,13 +539,21 @@ func (r *Run) scanPoints(ctx context.Context, files []string, plans []*entryPlan
 					return err
 				}
 				cur = Point{ID: id, Policy: model.Policy{Algorithm: lastAlg}}
-				for _, pn := range lastAlg.Params() {
-					j := 2 + slices.IndexFunc(model.Params, func(p model.Param) bool { return p.Name == pn })
-					v, ok := sweep.Float(c[j], i)
-					if !ok {
-						return inputErrorf("%s: point_id %d: %s needs %s, but it is null", f, id, lastAlg, pn)
+				for j, prm := range model.Params {
+					if !lastAlg.Takes(prm.Name) {
+						continue
 					}
-					cur.Policy.Set(pn, v)
+					v, ok := sweep.ParamAt(prm, c[2+j], i)
+					if !ok {
+						if slices.Contains(lastAlg.Params(), prm.Name) {
+							return inputErrorf("%s: point_id %d: %s needs %s, but it is null", f, id, lastAlg, prm.Name)
+						}
+						continue // an optional parameter left at its default
+					}
+					if v == prm.Default && !slices.Contains(lastAlg.Params(), prm.Name) {
+						continue // the zero Policy means the default (nodes 0 is 1)
+					}
+					cur.Policy.Set(prm.Name, v)
 				}
 				cur.add(&m)
 				have = true

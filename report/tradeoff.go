@@ -89,10 +89,68 @@ func labelIndices(pts []CurvePoint) []int {
 // and value of its secondary parameter, labelled with the swept value, the
 // Pareto frontier over every point on top, and the lesson's reference points.
 func (r *Run) TradeoffFigure() *Figure {
-	f := &Figure{Name: "tradeoff", W: 11 * vg.Inch, H: 6.8 * vg.Inch,
-		Title: "Trade-off: legitimate requests cut vs abusive requests missed (" + r.headline() + ")"}
+	lesson := func(a model.Algorithm) bool {
+		return a == model.FixedWindow || a == model.SlidingWindow || a == model.TokenBucket
+	}
+	var curves []*Curve
+	for _, c := range r.Curves {
+		if lesson(c.Algorithm) {
+			curves = append(curves, c)
+		}
+	}
+	if len(curves) == 0 || len(curves) == len(r.Curves) {
+		return r.tradeoffFigure("tradeoff", r.Curves, "Raising a limit trades false cuts for missed abuse", "")
+	}
+	return r.tradeoffFigure("tradeoff", curves, "Raising a limit trades false cuts for missed abuse: the lesson's three shapes",
+		"Only the lesson's three window shapes are drawn here (the figure tradeoff-all has every algorithm); the frontier still covers every point. ")
+}
+
+// TradeoffAllFigure draws one curve per algorithm, for runs with more
+// algorithms than the lesson's three (nil otherwise): the curve through the
+// lesson's setting of the second parameter (60 s windows, 10 requests/s)
+// where the run has it, else the algorithm's first curve.
+func (r *Run) TradeoffAllFigure() *Figure {
+	var curves []*Curve
+	seen := map[model.Algorithm]int{}
+	for _, c := range r.Curves {
+		i, ok := seen[c.Algorithm]
+		switch {
+		case !ok:
+			seen[c.Algorithm] = len(curves)
+			curves = append(curves, c)
+		case lessonSetting(c) && !lessonSetting(curves[i]):
+			curves[i] = c
+		}
+	}
+	for _, a := range []model.Algorithm{model.FixedWindow, model.SlidingWindow, model.TokenBucket} {
+		delete(seen, a)
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	return r.tradeoffFigure("tradeoff-all", curves, "Every algorithm, one curve each: false cuts vs missed abuse",
+		"Every algorithm of the run, one curve each (the one through a 60 s window or 10 requests/s where the run has it); colours repeat with another dash. ")
+}
+
+// lessonSetting reports whether a curve's fixed parameter is the lesson's
+// (a 60 s window or 10 requests/s).
+func lessonSetting(c *Curve) bool {
+	for _, f := range c.Fixed {
+		if (f.Name == "window_s" && f.Value == 60) || (f.Name == "rate" && f.Value == 10) {
+			return true
+		}
+	}
+	return false
+}
+
+// tradeoffFigure draws curves, the frontier over every point and the
+// lesson's reference settings, under a title; note opens the caption.
+func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *Figure {
+	headline := r.headline()
+	f := &Figure{Name: name, W: 11 * vg.Inch, H: 6.8 * vg.Inch,
+		Title: title + " (" + headline + ")"}
 	p := plot.New()
-	p.Title.Text = "Raising a limit trades false cuts for missed abuse\n" + r.headline()
+	p.Title.Text = title + "\n" + headline
 	p.Title.TextStyle.Font.Size = vg.Points(13)
 	p.X.Label.Text = "legitimate requests cut (% of all legitimate requests)   → worse"
 	p.Y.Label.Text = "abusive requests missed (% of all abusive requests)   → worse"
@@ -112,7 +170,7 @@ func (r *Run) TradeoffFigure() *Figure {
 	nth := map[model.Algorithm]int{}
 	var swept []string
 	var placed []vg.Point // label anchors so far, in fractions of the axes
-	xr, yr := r.curveRange()
+	xr, yr := r.curveRange(curves)
 	free := func(x, y float64) bool {
 		q := vg.Point{X: vg.Length(x / xr), Y: vg.Length(y / yr)}
 		for _, o := range placed {
@@ -123,13 +181,16 @@ func (r *Run) TradeoffFigure() *Figure {
 		placed = append(placed, q)
 		return true
 	}
-	for _, c := range r.Curves {
+	for _, c := range curves {
 		pts := c.Points()
 		if len(pts) == 0 {
 			continue
 		}
 		k := nth[c.Algorithm]
 		nth[c.Algorithm]++
+		if name == "tradeoff-all" {
+			k = r.algoIndex(c.Algorithm) / paletteSize // same colour: another dash
+		}
 		if k == 0 {
 			head := algoLabel(c.Algorithm)
 			if len(pts) > 1 {
@@ -236,7 +297,7 @@ func (r *Run) TradeoffFigure() *Figure {
 	leg.Add("second parameter; the frontier uses every point.")
 	leg.Add("Both axes linear from 0 %: lower left is better.")
 
-	f.Caption = "Each curve is one algorithm with its second parameter fixed (" + curveSummary(r) +
+	f.Caption = note + "Each curve is one algorithm with its second parameter fixed (" + curveSummary(r, curves) +
 		"); moving along a curve changes the swept parameter, whose value is printed at the markers. " +
 		"The thick black staircase is the Pareto frontier over all " + groupDigits(r.Points) +
 		" settings in the run: no setting is both to the left of and below it. Rings mark the lesson's three " +
@@ -253,9 +314,9 @@ func (r *Run) TradeoffFigure() *Figure {
 }
 
 // curveRange is the extent of the plotted data (for spacing labels).
-func (r *Run) curveRange() (x, y float64) {
+func (r *Run) curveRange(curves []*Curve) (x, y float64) {
 	x, y = 1, 1
-	for _, c := range r.Curves {
+	for _, c := range curves {
 		for _, q := range c.Points() {
 			x, y = max(x, q.X), max(y, q.Y)
 		}
@@ -267,7 +328,7 @@ func (r *Run) curveRange() (x, y float64) {
 }
 
 // curveSummary says which secondary values the curves show, per algorithm.
-func curveSummary(r *Run) string {
+func curveSummary(r *Run, curves []*Curve) string {
 	type key struct {
 		a model.Algorithm
 		p string
@@ -277,7 +338,7 @@ func curveSummary(r *Run) string {
 	var order []key
 	for ei := range r.Spec.Entries {
 		e := &r.Spec.Entries[ei]
-		for _, c := range r.Curves {
+		for _, c := range curves {
 			if c.Algorithm != e.Algorithm || len(c.Fixed) == 0 {
 				continue
 			}

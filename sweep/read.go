@@ -162,6 +162,19 @@ func String(c arrow.Array, i int) (string, bool) {
 	return "", false
 }
 
+// ParamAt returns parameter p's value at row i of its column c (names of
+// enumerated parameters mapped back to their values) and whether it is set.
+func ParamAt(p model.Param, c arrow.Array, i int) (float64, bool) {
+	if p.Values == nil {
+		return Float(c, i)
+	}
+	s, ok := String(c, i)
+	if !ok {
+		return 0, false
+	}
+	return p.ParamValue(s)
+}
+
 // PointRow is one row of points/*.parquet.
 type PointRow struct {
 	PointID   int64
@@ -222,13 +235,7 @@ func ReadPoints(ctx context.Context, dir string) ([]PointRow, error) {
 				r.Params = map[string]float64{}
 				k := 3
 				for _, p := range model.Params {
-					if p.Values != nil {
-						if s, ok := String(c[k], i); ok {
-							if v, ok := p.ParamValue(s); ok {
-								r.Params[p.Name] = v
-							}
-						}
-					} else if v, ok := Float(c[k], i); ok {
+					if v, ok := ParamAt(p, c[k], i); ok {
 						r.Params[p.Name] = v
 					}
 					k++
