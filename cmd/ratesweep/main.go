@@ -62,6 +62,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "[SPEC.yaml]", "run a sweep (default: the embedded default spec) and write Parquet", cmdRun},
+		{"merge", "RUN_DIR", "check that every shard finished and combine their manifests (--compact: fewer files)", cmdMerge},
 		{"report", "[RUN_DIR]", "tables and trade-off plots from a run directory", cmdReport},
 		{"check", "--baseline DIR RUN_DIR", "compare a run with a baseline run (exit 1 on a regression)", cmdCheck},
 		{"tables", "[SCENARIO.yaml]", "print the lesson's tables (default: the lesson's scenario)", cmdTables},

@@ -65,7 +65,7 @@ func cmdRun(e *env, args []string) error {
 	points, rows := spec.Points(), spec.Rows()
 	clientRows := rows * int64(len(spec.Scenario.Clients))
 	if *dry {
-		parts := sweep.Parts(points, shard)
+		parts := sweep.ShardParts(sweep.NewGrid(spec), shard)
 		var mine int64
 		for _, p := range parts {
 			mine += p.Points()
@@ -89,7 +89,7 @@ func cmdRun(e *env, args []string) error {
 		NoOutput: *noOutput, MaxPoints: *maxPoints,
 	}
 	var mine int64
-	for _, p := range sweep.Parts(points, shard) {
+	for _, p := range sweep.ShardParts(sweep.NewGrid(spec), shard) {
 		mine += p.Points()
 	}
 	prog := newProgress(e.stderr, mine, *quiet)
