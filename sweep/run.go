@@ -367,10 +367,23 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) err
 		}
 	}
 	switch {
-	case mine && !opts.Resume && !opts.Force:
-		return fmt.Errorf("%w: %s holds results of this spec (shard %s); use --resume to complete it or --force to start again", ErrOutputExists, dir, opts.Shard)
 	case len(stale) > 0 && sharded && !opts.Resume && !opts.Force:
 		return fmt.Errorf("%w: %s holds %s of another shard split; use the same shard count, or --force to replace this shard's parts", ErrOutputExists, dir, filepath.Base(stale[0]))
+	case mine && !opts.Resume && !opts.Force:
+		return fmt.Errorf("%w: %s holds results of this spec (shard %s); use --resume to complete it or --force to start again", ErrOutputExists, dir, opts.Shard)
+	}
+	// With --resume, a part whose file changed since this shard's manifest
+	// was written (same rows, other bytes) is computed again.
+	recorded := map[string]string{}
+	if old, err := readManifest(manifest); err == nil && opts.Resume {
+		for _, p := range old.Parts {
+			recorded["points/"+p.Points.Name] = p.Points.SHA256
+			recorded["clients/"+p.Clients.Name] = p.Clients.SHA256
+		}
+	}
+	changed := func(table string, fm fileMeta) bool {
+		h, ok := recorded[table+"/"+fm.Name]
+		return ok && h != fm.SHA256
 	}
 	for _, m := range stale {
 		if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -397,7 +410,7 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) err
 		}
 		pm, perr := verifyPart(filepath.Join(dir, "points", name), st.part.Points()*int64(reps), specYAML)
 		cm, cerr := verifyPart(filepath.Join(dir, "clients", name), -1, specYAML)
-		if perr == nil && cerr == nil {
+		if perr == nil && cerr == nil && !changed("points", pm) && !changed("clients", cm) {
 			st.falseCut, perr = sumColumn(filepath.Join(dir, "points", name), "false_cut")
 			if perr == nil {
 				st.points, st.cl, st.done, st.resumed = pm, cm, true, true
