@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run test vet bench clean
+.PHONY: all build run test vet bench clean test-crash test-slurm
 
 all: build
 
@@ -19,6 +19,17 @@ vet:
 
 test: vet
 	$(GO) test ./...
+
+# SIGKILL at 20 random moments, --resume each time: same bytes as an
+# uninterrupted run (cmd/ratesweep/crash_test.go; RATESWEEP_CRASH_SEED=N).
+test-crash:
+	$(GO) vet -tags crash ./cmd/ratesweep
+	$(GO) test -tags crash -run TestCrashResume -count=1 -v ./cmd/ratesweep
+
+# examples/slurm on a one-node Slurm cluster on localhost (root; installs
+# slurm-wlm and munge with apt-get if missing): merged == single run.
+test-slurm:
+	scripts/test-slurm.sh
 
 clean:
 	rm -rf bin
