@@ -161,6 +161,9 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 			rep.Problems = append(rep.Problems, fmt.Sprintf("shard %s: %s: %s", s, filepath.Base(mpath), p))
 			continue
 		}
+		if len(shards) > 0 && m.Version != shards[0].Version {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("shard %s: written by ratesweep %s, shard %s by %s (rerun it with --force using one version)", s, m.Version, shards[0].Shard, shards[0].Version))
+		}
 		shards = append(shards, m)
 		for k, mp := range m.Parts {
 			checks = append(checks, check{s, mp, want[k]})

@@ -393,12 +393,19 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) err
 	if err := os.Remove(manifest); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err // rewritten when the run completes
 	}
+	tmps, _ := filepath.Glob(filepath.Join(dir, "."+filepath.Base(manifest)+".*.tmp"))
+	for _, t := range tmps {
+		os.Remove(t)
+	}
 	for i := range states {
 		st := &states[i]
 		name := st.part.Name()
 		for _, sub := range []string{"points", "clients"} {
 			// Leftovers of an interrupted run of this shard (never another shard's).
-			os.Remove(filepath.Join(dir, sub, "."+name+".tmp"))
+			tmps, _ := filepath.Glob(filepath.Join(dir, sub, "."+name+".*.tmp"))
+			for _, t := range tmps {
+				os.Remove(t)
+			}
 			if opts.Force {
 				if err := os.Remove(filepath.Join(dir, sub, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 					return err

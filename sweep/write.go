@@ -95,11 +95,18 @@ func writeParquet(dir, name string, schema *arrow.Schema, rows int, batch func(l
 
 // writeParquetStream writes dir/name like writeParquet, with the records
 // that write gives the writer; write returns the number of rows written.
-// The temporary file ".NAME.tmp" is never visible under the final name.
+// The temporary file ".NAME.*.tmp" has a unique name, so two processes
+// that write the same part by mistake (a shard started twice) each rename a
+// complete file into place and never write into one file.
 func writeParquetStream(dir, name string, schema *arrow.Schema, write func(fw *pqarrow.FileWriter) (int64, error)) (fm fileMeta, err error) {
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	f, err := os.Create(tmp)
+	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
 	if err != nil {
+		return fm, err
+	}
+	tmp := f.Name()
+	if err = os.Chmod(tmp, 0o644); err != nil {
+		f.Close()
+		os.Remove(tmp)
 		return fm, err
 	}
 	defer func() {
