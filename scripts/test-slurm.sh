@@ -135,7 +135,7 @@ run=$work/run
 LOGS=$work/run.logs RATESWEEP=$ratesweep REPORT=$("$ratesweep" report --help >/dev/null 2>&1 && echo 1 || echo 0) \
 	examples/slurm/submit.sh "$spec" "$run" "$shards" | tee "$work/submit.txt"
 read -r array merge < <(sed -E 's/^array job ([0-9]+) .*merge job ([0-9]+);.*/\1 \2/' "$work/submit.txt")
-[ -n "$array" ] && [ -n "$merge" ] || die "no job ids from submit.sh"
+if [ -z "$array" ] || [ -z "$merge" ]; then die "no job ids from submit.sh"; fi
 for _ in $(seq 600); do
 	[ -z "$(squeue -h -j "$array,$merge" 2>/dev/null)" ] && break
 	sleep 0.5
