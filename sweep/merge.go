@@ -384,7 +384,11 @@ func compact(ctx context.Context, dir string, spec *Spec, m *Manifest, opts Merg
 			g.Go(func() error {
 				var inputs []string
 				for _, p := range grp {
-					inputs = append(inputs, filepath.Join(dir, table, p.Points.Name))
+					in := p.Points.Name
+					if table == "clients" {
+						in = p.Clients.Name
+					}
+					inputs = append(inputs, filepath.Join(dir, table, in))
 				}
 				fm, err := concatParquet(gctx, filepath.Join(dir, table), name, inputs)
 				if err != nil {
