@@ -201,3 +201,34 @@ func TestMergeCommand(t *testing.T) {
 		t.Fatalf("merge of a single run: exit %d: %s", code, out)
 	}
 }
+
+func TestShardFromScheduler(t *testing.T) {
+	for _, c := range []struct {
+		flag   string
+		shards int
+		env    map[string]string
+		want   string // shard, or "" for a usage error
+	}{
+		{"", 0, nil, "0/1"},
+		{"2/5", 0, map[string]string{"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "3"}, "2/5"},
+		{"", 0, map[string]string{"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "3"}, "1/3"},
+		{"", 0, map[string]string{"SLURM_ARRAY_TASK_ID": "12", "SLURM_ARRAY_TASK_MIN": "10", "SLURM_ARRAY_TASK_MAX": "13"}, "2/4"},
+		{"", 0, map[string]string{"SLURM_ARRAY_TASK_ID": "3"}, ""},
+		{"", 0, map[string]string{"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "3"}, ""},
+		{"", 0, map[string]string{"SLURM_ARRAY_TASK_ID": "x", "SLURM_ARRAY_TASK_COUNT": "3"}, ""},
+		{"", 8, map[string]string{"JOB_COMPLETION_INDEX": "7"}, "7/8"},
+		{"", 0, map[string]string{"JOB_COMPLETION_INDEX": "7", "RATESWEEP_SHARDS": "8"}, "7/8"},
+		{"", 0, map[string]string{"JOB_COMPLETION_INDEX": "7"}, ""},
+		{"", 4, map[string]string{"JOB_COMPLETION_INDEX": "4"}, ""},
+		{"1/1", 0, nil, ""},
+	} {
+		got, err := shardFromEnv(c.flag, c.shards, func(k string) string { return c.env[k] })
+		var ue *usageError
+		switch {
+		case c.want == "" && !errors.As(err, &ue):
+			t.Errorf("%q %d %v: got %v, %v; want a usage error", c.flag, c.shards, c.env, got, err)
+		case c.want != "" && (err != nil || got.String() != c.want):
+			t.Errorf("%q %d %v: got %v, %v; want %s", c.flag, c.shards, c.env, got, err, c.want)
+		}
+	}
+}
