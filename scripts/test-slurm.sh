@@ -90,7 +90,7 @@ chown slurm:slurm "$work/state" "$work/log"
 export SLURM_CONF=$work/slurm.conf
 cat >"$SLURM_CONF" <<EOF
 ClusterName=ratesweep-test
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=slurm
 SlurmdUser=root
 AuthType=auth/munge
@@ -115,7 +115,7 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 MinJobAge=600
-$node State=UNKNOWN
+$node NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
 slurmctld -D -i >"$work/log/slurmctld.stdout" 2>&1 &
