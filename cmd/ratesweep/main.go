@@ -79,8 +79,10 @@ func main() {
 	go func() {
 		s := <-sigs
 		got.Store(s.String())
-		cancel() // stop cleanly; a second signal kills at once
-		<-sigs
+		cancel() // stop cleanly; a second signal exits at once
+		if <-sigs == syscall.SIGTERM {
+			os.Exit(143)
+		}
 		os.Exit(130)
 	}()
 	e := &env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv,
