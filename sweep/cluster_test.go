@@ -167,7 +167,7 @@ func TestShardsAnyOrderMergeEqualsSingleRun(t *testing.T) {
 	if rep.Shards != n || rep.Manifest.FalseCutSum != want.FalseCutSum || len(rep.Manifest.Parts) != 6 || rep.Manifest.Points != spec.Points() {
 		t.Fatalf("merged manifest: %+v, want Σ false cut %d", rep.Manifest, want.FalseCutSum)
 	}
-	m, err := readManifest(filepath.Join(dir, "manifest.json"))
+	m, err := loadManifest(filepath.Join(dir, "manifest.json"))
 	if err != nil || m.MergedShards != n || m.Shard != "0/1" {
 		t.Fatalf("manifest.json: %+v, %v", m, err)
 	}

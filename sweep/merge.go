@@ -82,7 +82,7 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 	nc := int64(len(spec.Scenario.Clients))
 
 	merged := filepath.Join(dir, "manifest.json")
-	if m, err := readManifest(merged); err == nil && m.Compacted {
+	if m, err := loadManifest(merged); err == nil && m.Compacted {
 		return rep, finishCompacted(ctx, dir, spec, specYAML, m, opts, rep)
 	}
 
@@ -139,7 +139,7 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		s := Shard{i, n}
 		want := ShardParts(grid, s)
 		mpath := filepath.Join(dir, ManifestName(s))
-		m, err := readManifest(mpath)
+		m, err := loadManifest(mpath)
 		if errors.Is(err, os.ErrNotExist) {
 			rep.MissingShards = append(rep.MissingShards, i)
 			present := 0
@@ -318,7 +318,7 @@ func shardCountFromParts(dir string) (int, error) {
 	return 0, inputErrorf("%s: no manifest and no readable part: no shard has written anything yet (give the shard count with --shards to list the missing shards)", dir)
 }
 
-func readManifest(path string) (*Manifest, error) {
+func loadManifest(path string) (*Manifest, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

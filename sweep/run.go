@@ -375,7 +375,7 @@ func prepareDir(opts Options, specYAML string, reps, clients int, states []partS
 	// With --resume, a part whose file changed since this shard's manifest
 	// was written (same rows, other bytes) is computed again.
 	recorded := map[string]string{}
-	if old, err := readManifest(manifest); err == nil && opts.Resume {
+	if old, err := loadManifest(manifest); err == nil && opts.Resume {
 		for _, p := range old.Parts {
 			recorded["points/"+p.Points.Name] = p.Points.SHA256
 			recorded["clients/"+p.Clients.Name] = p.Clients.SHA256
