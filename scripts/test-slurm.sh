@@ -152,5 +152,8 @@ say "merge job $merge: $(tail -n 2 "$work"/run.logs/merge-"$merge".out | tr '\n'
 [ -f "$run/manifest.json" ] || die "no merged manifest.json"
 "$ratesweep" merge --sha256 "$run"
 go run ./scripts/samerows "$work/single" "$run"
+if "$ratesweep" check --help >/dev/null 2>&1; then # once 'ratesweep check' is built
+	"$ratesweep" check --baseline "$work/single" "$run" --tol-abs 0 --tol-rel 0
+fi
 cmp <(grep false_cut_sum "$work/single/manifest.json") <(grep false_cut_sum "$run/manifest.json") || die "Σ false_cut differs"
 say "PASS in $(($(date +%s) - started)) s"
