@@ -112,8 +112,8 @@ func TestShardPartsDealEveryPartOnce(t *testing.T) {
 }
 
 // The dealing balances estimated cost: on bench-large (64 parts, the last
-// 9 of them token_bucket, about 2.7 times as costly) round-robin gives one of
-// 4 shards 3 costly parts (7% above the mean); cost dealing stays within 3%.
+// 9 of them token_bucket, more than twice as costly) round-robin gives one
+// of 4 shards 3 costly parts; cost dealing stays within 3% of the mean.
 func TestShardPartsBalanceCost(t *testing.T) {
 	spec, err := LoadSpec("embedded:bench-large.yaml")
 	if err != nil {
