@@ -79,7 +79,6 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 	}
 	specYAML := string(specData)
 	grid := NewGrid(spec)
-	nc := int64(len(spec.Scenario.Clients))
 
 	merged := filepath.Join(dir, "manifest.json")
 	if m, err := loadManifest(merged); err == nil && m.Compacted {
@@ -170,6 +169,21 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		}
 	}
 
+	// Clients rows per points row (the clients of the workload): the same
+	// for every part.
+	var perRow int64
+	for _, c := range checks {
+		if r := c.want.Points() * int64(spec.Replicates); r > 0 && c.part.Points.Rows == r && c.part.Clients.Rows%r == 0 {
+			perRow = c.part.Clients.Rows / r
+			break
+		}
+	}
+	for _, s := range shards[min(1, len(shards)):] {
+		if s.ScenarioSHA256 != shards[0].ScenarioSHA256 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("shard %s: workload %.12s, shard %s: %.12s (another scenario or log)", s.Shard, s.ScenarioSHA256, shards[0].Shard, shards[0].ScenarioSHA256))
+		}
+	}
+
 	// Verify every listed file (footer, rows, spec; sha256 if asked).
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
@@ -180,7 +194,7 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 			table string
 			meta  fileMeta
 			rows  int64
-		}{{"points", c.part.Points, rows}, {"clients", c.part.Clients, rows * nc}} {
+		}{{"points", c.part.Points, rows}, {"clients", c.part.Clients, rows * perRow}} {
 			g.Go(func() error {
 				if err := gctx.Err(); err != nil {
 					return err
@@ -212,13 +226,14 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 	// The combined manifest, as a single-process run writes it.
 	m := &Manifest{
 		Version: Version, Spec: spec.Name, SpecSHA256: sha256Hex(specData),
-		ScenarioSHA256: spec.Scenario.SHA256(), Shard: Shard{0, 1}.String(),
+		Shard:  Shard{0, 1}.String(),
 		Points: grid.Points(), Replicates: spec.Replicates, Rows: spec.Rows(),
 	}
 	if n > 1 {
 		m.MergedShards = n
 	}
 	for _, s := range shards {
+		m.ScenarioSHA256 = s.ScenarioSHA256
 		m.FalseCutSum += s.FalseCutSum
 		m.Parts = append(m.Parts, s.Parts...)
 		m.Finished = max(m.Finished, s.Finished)
@@ -421,7 +436,6 @@ func finishCompacted(ctx context.Context, dir string, spec *Spec, specYAML strin
 	rep.Manifest = m
 	rep.AlreadyMerged = true
 	rep.Compacted = len(m.Parts)
-	nc := int64(len(spec.Scenario.Clients))
 	var covered int64
 	for _, p := range m.Parts {
 		if p.From != covered {
@@ -435,7 +449,9 @@ func finishCompacted(ctx context.Context, dir string, spec *Spec, specYAML strin
 		if err := verifyFile(filepath.Join(dir, "points", p.Points.Name), p.Points, rows, specYAML, opts.VerifySHA256); err != nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("points/%s: %v", p.Points.Name, err))
 		}
-		if err := verifyFile(filepath.Join(dir, "clients", p.Clients.Name), p.Clients, rows*nc, specYAML, opts.VerifySHA256); err != nil {
+		// Clients rows: the same multiple of points rows in every file.
+		perRow := m.Parts[0].Clients.Rows / max((m.Parts[0].To-m.Parts[0].From)*int64(spec.Replicates), 1)
+		if err := verifyFile(filepath.Join(dir, "clients", p.Clients.Name), p.Clients, rows*perRow, specYAML, opts.VerifySHA256); err != nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("clients/%s: %v", p.Clients.Name, err))
 		}
 	}

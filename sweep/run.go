@@ -150,7 +150,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		states[i].part = p
 	}
 	if !opts.NoOutput {
-		if err := prepareDir(opts, specYAML, spec.Replicates, len(spec.Scenario.Clients), states); err != nil {
+		if err := prepareDir(opts, specYAML, spec.Replicates, states); err != nil {
 			return nil, err
 		}
 	}
@@ -290,7 +290,7 @@ func simulatePart(ctx context.Context, grid *Grid, sim *model.Simulator, part Pa
 // (the first writer wins, the others must hold the same spec), and a shard
 // only ever removes its own files, plus the merged manifest.json and the
 // manifests of another shard count, which its run makes stale.
-func prepareDir(opts Options, specYAML string, reps, clients int, states []partState) error {
+func prepareDir(opts Options, specYAML string, reps int, states []partState) error {
 	dir := opts.OutDir
 	if dir == "" {
 		return inputErrorf("no output directory")
@@ -416,7 +416,10 @@ func prepareDir(opts Options, specYAML string, reps, clients int, states []partS
 			continue
 		}
 		pm, perr := verifyPart(filepath.Join(dir, "points", name), st.part.Points()*int64(reps), specYAML)
-		cm, cerr := verifyPart(filepath.Join(dir, "clients", name), st.part.Points()*int64(reps*clients), specYAML)
+		cm, cerr := verifyPart(filepath.Join(dir, "clients", name), -1, specYAML)
+		if prows := st.part.Points() * int64(reps); cerr == nil && (cm.Rows == 0 || cm.Rows%prows != 0) {
+			cerr = fmt.Errorf("clients/%s: %d rows, not a multiple of %d points rows", name, cm.Rows, prows)
+		}
 		if perr == nil && cerr == nil && !changed("points", pm) && !changed("clients", cm) {
 			st.falseCut, perr = sumColumn(filepath.Join(dir, "points", name), "false_cut")
 			if perr == nil {
