@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest test-redis test-browser clean
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest test-redis test-browser clean test-crash test-slurm
 
 all: build
 
@@ -61,6 +61,17 @@ test-redis:
 # The report page in a real browser (installs Debian's chromium if missing).
 test-browser: build
 	scripts/test-browser.sh $(BIN)
+
+# SIGKILL at 20 random moments, --resume each time: same bytes as an
+# uninterrupted run (cmd/ratesweep/crash_test.go; RATESWEEP_CRASH_SEED=N).
+test-crash:
+	$(GO) vet -tags crash ./cmd/ratesweep
+	$(GO) test -tags crash -run TestCrashResume -count=1 -v ./cmd/ratesweep
+
+# examples/slurm on a one-node Slurm cluster on localhost (root; installs
+# slurm-wlm and munge with apt-get if missing): merged == single run.
+test-slurm:
+	scripts/test-slurm.sh
 
 clean:
 	rm -rf bin out/.duckdb-lesson

@@ -31,7 +31,7 @@ func cmdRun(e *env, args []string) error {
 	shardFlag := fs.String("shard", "", "run shard I/N of the grid (default from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX, else 0/1)")
 	shards := fs.Int("shards", 0, "shard count N for JOB_COMPLETION_INDEX (Kubernetes indexed jobs; or RATESWEEP_SHARDS)")
 	resume := fs.Bool("resume", false, "keep the verified parts of an interrupted run and compute only what is missing")
-	force := fs.Bool("force", false, "replace an existing run in the output directory")
+	force := fs.Bool("force", false, "replace an existing run in the output directory (a shard replaces only its own parts)")
 	dry := fs.Bool("dry-run", false, "print points, rows and estimated bytes, then exit")
 	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids larger than this")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
@@ -76,7 +76,7 @@ func cmdRun(e *env, args []string) error {
 	}
 	clientRows := rows * clients
 	if *dry {
-		parts := sweep.Parts(points, shard)
+		parts := sweep.ShardParts(sweep.NewGrid(spec), shard)
 		var mine int64
 		for _, p := range parts {
 			mine += p.Points()
@@ -100,7 +100,7 @@ func cmdRun(e *env, args []string) error {
 		NoOutput: *noOutput, MaxPoints: *maxPoints,
 	}
 	var mine int64
-	for _, p := range sweep.Parts(points, shard) {
+	for _, p := range sweep.ShardParts(sweep.NewGrid(spec), shard) {
 		mine += p.Points()
 	}
 	prog := newProgress(e.stderr, mine*int64(spec.Replicates), *quiet)
@@ -114,8 +114,15 @@ func cmdRun(e *env, args []string) error {
 			if e.signal != nil && e.signal() == "terminated" {
 				code, sig = 143, "terminated"
 			}
-			return &exitError{code, fmt.Errorf("%s: completed parts are kept in %s; resume with: ratesweep run %s --out %s --resume",
-				sig, dir, specArg(specPath), dir)}
+			hint := "ratesweep run"
+			if a := specArg(specPath); a != "" {
+				hint += " " + a
+			}
+			hint += " --out " + dir
+			if shard.Count > 1 {
+				hint += " --shard " + shard.String()
+			}
+			return &exitError{code, fmt.Errorf("%s: completed parts are kept in %s; resume with: %s --resume", sig, dir, hint)}
 		}
 		var ie *sweep.InputError
 		if errors.As(err, &ie) || errors.Is(err, sweep.ErrOutputExists) {
