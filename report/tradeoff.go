@@ -188,10 +188,11 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 		}
 		k := nth[c.Algorithm]
 		nth[c.Algorithm]++
+		first := k == 0
 		if name == "tradeoff-all" {
 			k = r.algoIndex(c.Algorithm) / paletteSize // same colour: another dash
 		}
-		if k == 0 {
+		if first {
 			head := algoLabel(c.Algorithm)
 			if len(pts) > 1 {
 				head += fmt.Sprintf(" — along each curve: %s %s–%s", c.Param, fmtNum(pts[0].Value), fmtNum(pts[len(pts)-1].Value))
