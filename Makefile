@@ -3,21 +3,26 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run test vet bench clean
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest test-redis test-browser clean test-crash test-slurm
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ratesweep
 
-# The main job on the embedded default.
+# The main job on the embedded default: the sweep, then its report
+# (out/default/report/index.html).
 run: build
+	./$(BIN) run --force && ./$(BIN) report out/default
+
+# The lesson's tables (shared/SPEC.md).
+tables: build
 	./$(BIN) tables
 
 vet:
 	$(GO) vet ./...
 
-test: vet
+unit:
 	$(GO) test ./...
 
 # ratesweep vs the peers (../shared/peers) on the bench and large grids, one
@@ -27,5 +32,53 @@ bench: build
 	$(GO) build -o bin/ratesweep-bench ./bench
 	./bin/ratesweep-bench $(BENCHFLAGS)
 
+# Interop: DuckDB (npm @duckdb/node-api) reads the Parquet output and a SQL
+# GROUP BY reproduces the lesson's summary table.
+duckdb: build
+	cd scripts/duckdb && npm ci --no-audit --no-fund --loglevel=error
+	rm -rf $(CURDIR)/out/.duckdb-lesson
+	./$(BIN) run configs/lesson-sweep.yaml --out $(CURDIR)/out/.duckdb-lesson --quiet
+	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson
+
+test: vet unit duckdb check
+
+# Regression check: run the baseline's spec and compare it with the committed
+# baseline (exit 1 when a number moved). `make baseline` accepts an intended
+# change by rewriting configs/baselines/lesson/ from a fresh run.
+CHECK_OUT ?= out/check-baseline-lesson
+check: build
+	./$(BIN) run configs/baseline-lesson.yaml --out $(CHECK_OUT) --force --quiet
+	./$(BIN) check --baseline configs/baselines/lesson $(CHECK_OUT)
+
+baseline: build
+	./$(BIN) run configs/baseline-lesson.yaml --out $(CHECK_OUT) --force --quiet
+	./$(BIN) check --update --baseline configs/baselines/lesson $(CHECK_OUT)
+
+# Log ingest speed in lines/s: the real Combined logs repeated to 1M lines
+# (parse only, streaming Reader, whole Build).
+bench-ingest:
+	$(GO) test ./ingest -run '^$$' -bench . -benchtime 5x
+
+# Redis for real (docs/keys.md): the Lua scripts agree with the model decision
+# by decision; nodes sharing one Redis with a sync lag. Installs redis-server
+# if missing, starts it on a free loopback port, stops it by PID.
+test-redis:
+	bash scripts/test-redis.sh
+
+# The report page in a real browser (installs Debian's chromium if missing).
+test-browser: build
+	scripts/test-browser.sh $(BIN)
+
+# SIGKILL at 20 random moments, --resume each time: same bytes as an
+# uninterrupted run (cmd/ratesweep/crash_test.go; RATESWEEP_CRASH_SEED=N).
+test-crash:
+	$(GO) vet -tags crash ./cmd/ratesweep
+	$(GO) test -tags crash -run TestCrashResume -count=1 -v ./cmd/ratesweep
+
+# examples/slurm on a one-node Slurm cluster on localhost (root; installs
+# slurm-wlm and munge with apt-get if missing): merged == single run.
+test-slurm:
+	scripts/test-slurm.sh
+
 clean:
-	rm -rf bin
+	rm -rf bin out/.duckdb-lesson

@@ -2,26 +2,43 @@ package model
 
 import (
 	"fmt"
-	"math"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // Algorithm names a rate-limiting algorithm.
 type Algorithm uint8
 
 const (
-	FixedWindow   Algorithm = iota + 1 // counter reset at each window boundary
-	SlidingWindow                      // admitted requests in the last window seconds
-	TokenBucket                        // refilled bucket, starts full
+	FixedWindow         Algorithm = iota + 1 // counter reset at each window boundary
+	SlidingWindow                            // admitted requests in the last window seconds
+	TokenBucket                              // refilled bucket, starts full (x/time/rate)
+	SlidingLog                               // every attempt in the last window seconds, rejected ones too
+	SlidingCounter                           // Cloudflare/RussellLuo: previous window weighted
+	GCRA                                     // generic cell rate algorithm (throttled, redis_rate)
+	Nginx                                    // nginx limit_req: leaky bucket that delays within burst
+	FixedWindowAnchored                      // fixed window opened by the first hit (express, ulule)
+	Concurrency                              // Stripe in-flight limit, constant service time
+
+	algorithmEnd // one past the last algorithm
 )
 
 var algorithmNames = map[Algorithm]string{
-	FixedWindow:   "fixed_window",
-	SlidingWindow: "sliding_window",
-	TokenBucket:   "token_bucket",
+	FixedWindow:         "fixed_window",
+	SlidingWindow:       "sliding_window",
+	TokenBucket:         "token_bucket",
+	SlidingLog:          "sliding_log",
+	SlidingCounter:      "sliding_counter",
+	GCRA:                "gcra",
+	Nginx:               "nginx",
+	FixedWindowAnchored: "fixed_window_anchored",
+	Concurrency:         "concurrency",
 }
 
-// Algorithms lists every algorithm in a stable order.
-var Algorithms = []Algorithm{FixedWindow, SlidingWindow, TokenBucket}
+// Algorithms lists every algorithm in a stable order (the lesson's three first).
+var Algorithms = []Algorithm{FixedWindow, SlidingWindow, TokenBucket,
+	SlidingLog, SlidingCounter, GCRA, Nginx, FixedWindowAnchored, Concurrency}
 
 func (a Algorithm) String() string {
 	if n, ok := algorithmNames[a]; ok {
@@ -41,6 +58,8 @@ func ParseAlgorithm(name string) (Algorithm, bool) {
 }
 
 // Param describes one policy parameter. Its Name is also its Parquet column.
+// Which algorithms take it, and whether it is required there, is said by
+// Algorithm.Params (required) and Algorithm.OptionalParams (default 0).
 type Param struct {
 	Name  string
 	Int   bool   // an int64 column (whole numbers only); otherwise a double column
@@ -49,14 +68,45 @@ type Param struct {
 	Min   float64
 	// MinOpen makes Min exclusive (value > Min) rather than inclusive.
 	MinOpen bool
+	// Values, when set, makes the parameter enumerated: value i (a whole
+	// number) means Values[i]. Specs write the names; the Parquet column is a
+	// string (dictionary) column of the names.
+	Values []string
+	// Default is the value an absent optional parameter has (0 unless said).
+	Default float64
 }
 
 // Params lists every parameter of every algorithm, in column order.
 var Params = []Param{
 	{Name: "window_s", Whole: true, Unit: "s", Min: 0, MinOpen: true},
 	{Name: "limit", Int: true, Unit: "requests", Min: 0},
-	{Name: "rate", Unit: "tokens/s", Min: 0, MinOpen: true},
-	{Name: "capacity", Int: true, Unit: "tokens", Min: 1},
+	{Name: "rate", Unit: "requests/s", Min: 0, MinOpen: true},
+	{Name: "capacity", Int: true, Unit: "requests", Min: 1},
+	{Name: "phase_s", Int: true, Unit: "s", Min: 0},
+	{Name: "burst", Int: true, Unit: "requests", Min: 0},
+	{Name: "delay", Int: true, Unit: "requests", Min: 0},
+	{Name: "service_s", Unit: "s", Min: 0, MinOpen: true},
+	// Keys and distributed state (docs/keys.md): every algorithm takes them.
+	{Name: "key", Values: keyNames},
+	{Name: "nodes", Int: true, Unit: "nodes", Min: 1, Default: 1},
+	{Name: "lb", Values: lbNames},
+	{Name: "state", Values: stateNames},
+	{Name: "sync_ms", Unit: "ms", Min: 0},
+}
+
+// ParamName returns the name of value v of an enumerated parameter, or ""
+// when v is not one of its values.
+func (p Param) ParamName(v float64) string {
+	if i := int(v); float64(i) == v && i >= 0 && i < len(p.Values) {
+		return p.Values[i]
+	}
+	return ""
+}
+
+// ParamValue returns the value of name n of an enumerated parameter.
+func (p Param) ParamValue(n string) (float64, bool) {
+	i := slices.Index(p.Values, n)
+	return float64(i), i >= 0
 }
 
 // LookupParam returns the parameter called name.
@@ -69,42 +119,159 @@ func LookupParam(name string) (Param, bool) {
 	return Param{}, false
 }
 
-// Params lists the parameter names an algorithm takes; all are required.
+// Params lists the parameter names an algorithm requires.
 func (a Algorithm) Params() []string {
 	switch a {
-	case FixedWindow, SlidingWindow:
+	case FixedWindow, SlidingWindow, SlidingLog, SlidingCounter, FixedWindowAnchored:
 		return []string{"window_s", "limit"}
-	case TokenBucket:
+	case TokenBucket, GCRA:
 		return []string{"rate", "capacity"}
+	case Nginx:
+		return []string{"rate", "burst"}
+	case Concurrency:
+		return []string{"limit", "service_s"}
 	}
 	return nil
+}
+
+// OptionalParams lists the parameter names an algorithm takes but does not
+// require. An absent optional parameter is 0, which gives the behaviour of a
+// policy written before the parameter existed: fixed_window phase_s 0 puts
+// boundaries at multiples of window_s (the lesson); nginx delay 0 is nginx's
+// default (every request beyond the first of a burst waits).
+func (a Algorithm) OptionalParams() []string {
+	switch a {
+	case FixedWindow:
+		return []string{"phase_s", "key", "nodes", "lb", "state", "sync_ms"}
+	case Nginx:
+		return []string{"delay", "key", "nodes", "lb", "state", "sync_ms"}
+	}
+	return []string{"key", "nodes", "lb", "state", "sync_ms"}
+}
+
+// Takes reports whether parameter name applies to the algorithm (required or
+// optional); the sweep writes null in the other columns.
+func (a Algorithm) Takes(name string) bool {
+	return slices.Contains(a.Params(), name) || slices.Contains(a.OptionalParams(), name)
 }
 
 // Policy is one algorithm with one setting of its parameters, applied per key.
 type Policy struct {
 	Algorithm Algorithm
-	WindowS   int     // fixed_window, sliding_window: window length, seconds
-	Limit     int64   // fixed_window, sliding_window: requests admitted per window
-	Rate      float64 // token_bucket: tokens added per second
-	Capacity  int64   // token_bucket: bucket size, tokens (the bucket starts full)
+	// WindowS is the window length, seconds (fixed, sliding and anchored
+	// windows, sliding_log, sliding_counter).
+	WindowS int
+	// Limit is the number of requests admitted per window; for concurrency,
+	// the number of requests in flight at once.
+	Limit int64
+	// Rate is the sustained rate, requests (tokens) per second: token_bucket,
+	// gcra, nginx.
+	Rate float64
+	// Capacity is the number of requests admitted at once from idle
+	// (token_bucket, gcra: the bucket starts full).
+	Capacity int64
+	// PhaseS offsets fixed_window's boundaries to phase_s + k·window_s,
+	// seconds, 0 <= phase_s < window_s.
+	PhaseS int
+	// Burst is nginx's burst: requests accepted beyond the one in service, so
+	// burst+1 pass at once from idle.
+	Burst int64
+	// Delay is nginx's delay: the first delay+1 requests of a burst pass at
+	// once and the rest wait. delay >= burst is nginx's nodelay.
+	Delay int64
+	// ServiceS is how long an admitted request stays in flight, seconds
+	// (concurrency).
+	ServiceS float64
+
+	// Key is what the limit hangs on (default: one key per client).
+	Key Key
+	// Nodes is the number of gateway instances behind the load balancer
+	// (0 and 1 both mean one).
+	Nodes int
+	// LB is how the load balancer spreads requests over the nodes.
+	LB LB
+	// State says whether nodes keep their own limiter state or share it.
+	State State
+	// SyncMs is the shared-state lag, milliseconds: a write (an admitted
+	// request's charge) reaches the shared store SyncMs after the node made
+	// it; until then only that node sees it. 0 is an atomic store (Redis Lua).
+	SyncMs float64
 }
 
-// Validate reports parameters out of range for the policy's algorithm.
+// Limits on parameters so that times fit int64 nanoseconds.
+const (
+	maxWindowS = 1 << 30 // seconds (34 years)
+	maxRate    = 1e9     // requests/s: one per nanosecond
+	maxSpanNs  = 1 << 62 // any derived duration, ns
+
+	maxNginxRate  = 1e6  // requests/s
+	maxNginxBurst = 1e12 // requests
+)
+
+// Validate reports parameters out of range for the policy's algorithm, as a
+// *FieldError naming the parameter.
 func (p Policy) Validate() error {
-	switch p.Algorithm {
-	case FixedWindow, SlidingWindow:
-		if p.WindowS <= 0 {
-			return fieldErr("window_s", "must be > 0 seconds, got %d", p.WindowS)
+	if err := p.validateAlgorithm(); err != nil {
+		return err
+	}
+	return p.validateDistribution()
+}
+
+func (p Policy) validateAlgorithm() error {
+	window := func() error {
+		if p.WindowS <= 0 || p.WindowS > maxWindowS {
+			return fieldErr("window_s", "must be > 0 and <= %d seconds, got %d", maxWindowS, p.WindowS)
 		}
 		if p.Limit < 0 {
 			return fieldErr("limit", "must be >= 0 requests, got %d", p.Limit)
 		}
-	case TokenBucket:
-		if !(p.Rate > 0) || math.IsInf(p.Rate, 0) {
-			return fieldErr("rate", "must be a finite number > 0 tokens/s, got %v", p.Rate)
+		return nil
+	}
+	rate := func() error {
+		if !(p.Rate > 0) || p.Rate > maxRate {
+			return fieldErr("rate", "must be a finite number > 0 and <= %g requests/s, got %v", float64(maxRate), p.Rate)
+		}
+		return nil
+	}
+	switch p.Algorithm {
+	case FixedWindow:
+		if err := window(); err != nil {
+			return err
+		}
+		if p.PhaseS < 0 || p.PhaseS >= p.WindowS {
+			return fieldErr("phase_s", "must be in [0, window_s) = [0, %d) seconds, got %d", p.WindowS, p.PhaseS)
+		}
+	case SlidingWindow, SlidingLog, SlidingCounter, FixedWindowAnchored:
+		return window()
+	case TokenBucket, GCRA:
+		if err := rate(); err != nil {
+			return err
 		}
 		if p.Capacity < 1 {
-			return fieldErr("capacity", "must be >= 1 token, got %d", p.Capacity)
+			return fieldErr("capacity", "must be >= 1 request, got %d", p.Capacity)
+		}
+		if p.Algorithm == GCRA && float64(p.Capacity)*1e9/p.Rate > maxSpanNs {
+			return fieldErr("capacity", "capacity/rate must be below %g s, got %d/%v", maxSpanNs/1e9, p.Capacity, p.Rate)
+		}
+	case Nginx:
+		if !(p.Rate >= 0.001) || p.Rate > maxNginxRate {
+			return fieldErr("rate", "must be >= 0.001 (nginx counts milli-requests/s) and <= %g requests/s, got %v", float64(maxNginxRate), p.Rate)
+		}
+		if p.Burst < 0 || p.Burst > maxNginxBurst {
+			return fieldErr("burst", "must be >= 0 and <= %d requests, got %d", int64(maxNginxBurst), p.Burst)
+		}
+		if float64(p.Burst)*1e9/p.Rate > maxSpanNs {
+			return fieldErr("burst", "burst/rate must be below %g s, got %d/%v", maxSpanNs/1e9, p.Burst, p.Rate)
+		}
+		if p.Delay < 0 {
+			return fieldErr("delay", "must be >= 0 requests (>= burst means nodelay), got %d", p.Delay)
+		}
+	case Concurrency:
+		if p.Limit < 0 {
+			return fieldErr("limit", "must be >= 0 requests in flight, got %d", p.Limit)
+		}
+		if !(p.ServiceS > 0) || p.ServiceS*1e9 > maxSpanNs {
+			return fieldErr("service_s", "must be a finite number > 0 seconds, got %v", p.ServiceS)
 		}
 	default:
 		return fieldErr("algorithm", "unknown algorithm %d", p.Algorithm)
@@ -123,8 +290,38 @@ func (p *Policy) Get(name string) float64 {
 		return p.Rate
 	case "capacity":
 		return float64(p.Capacity)
+	case "phase_s":
+		return float64(p.PhaseS)
+	case "burst":
+		return float64(p.Burst)
+	case "delay":
+		return float64(p.Delay)
+	case "service_s":
+		return p.ServiceS
+	case "key":
+		return float64(p.Key)
+	case "nodes":
+		return float64(p.Nodes)
+	case "lb":
+		return float64(p.LB)
+	case "state":
+		return float64(p.State)
+	case "sync_ms":
+		return p.SyncMs
 	}
 	return 0
+}
+
+// Value is Get with absent parameters at their Default (nodes 0 is 1): the
+// value the sweep writes.
+func (p *Policy) Value(name string) float64 {
+	v := p.Get(name)
+	if v == 0 {
+		if prm, ok := LookupParam(name); ok {
+			return prm.Default
+		}
+	}
+	return v
 }
 
 // Set sets parameter name to v; it reports false for an unknown name.
@@ -139,28 +336,65 @@ func (p *Policy) Set(name string, v float64) bool {
 		p.Rate = v
 	case "capacity":
 		p.Capacity = int64(v)
+	case "phase_s":
+		p.PhaseS = int(v)
+	case "burst":
+		p.Burst = int64(v)
+	case "delay":
+		p.Delay = int64(v)
+	case "service_s":
+		p.ServiceS = v
+	case "key":
+		p.Key = Key(v)
+	case "nodes":
+		p.Nodes = int(v)
+	case "lb":
+		p.LB = LB(v)
+	case "state":
+		p.State = State(v)
+	case "sync_ms":
+		p.SyncMs = v
 	default:
 		return false
 	}
 	return true
 }
 
+// stringOrder is the order in which String lists parameters.
+var stringOrder = []string{"limit", "window_s", "rate", "capacity", "burst", "delay", "service_s", "phase_s",
+	"key", "nodes", "lb", "state", "sync_ms"}
+
+// String names the algorithm and its parameters, e.g.
+// "fixed_window limit=600 window_s=60"; optional parameters appear only when
+// they are not 0.
 func (p Policy) String() string {
-	switch p.Algorithm {
-	case FixedWindow, SlidingWindow:
-		return fmt.Sprintf("%s limit=%d window_s=%d", p.Algorithm, p.Limit, p.WindowS)
-	case TokenBucket:
-		return fmt.Sprintf("%s rate=%g capacity=%d", p.Algorithm, p.Rate, p.Capacity)
+	var b strings.Builder
+	b.WriteString(p.Algorithm.String())
+	for _, name := range stringOrder {
+		v := p.Value(name)
+		prm, _ := LookupParam(name)
+		if slices.Contains(p.Algorithm.Params(), name) || (v != prm.Default && slices.Contains(p.Algorithm.OptionalParams(), name)) {
+			if n := prm.ParamName(v); n != "" {
+				fmt.Fprintf(&b, " %s=%s", name, n)
+				continue
+			}
+			fmt.Fprintf(&b, " %s=%s", name, strconv.FormatFloat(v, 'g', -1, 64))
+		}
 	}
-	return p.Algorithm.String()
+	return b.String()
 }
 
+// Shapes reports whether the policy delays admitted requests (nginx with
+// delay < burst) rather than only admitting or rejecting them.
+func (p Policy) Shapes() bool { return p.Algorithm == Nginx && p.Delay < p.Burst }
+
 // fixedWindow admits min(a, limit - counter) in each second; the counter resets
-// whenever t % window == 0. adm receives the admitted count per second.
-func fixedWindow(a, adm []int32, limit int64, window int) int64 {
+// whenever (t - phase) % window == 0 (0 <= phase < window). adm receives the
+// admitted count per second.
+func fixedWindow(a, adm []int32, limit int64, window, phase int) int64 {
 	var total, counter int64
 	for t, x := range a {
-		if t%window == 0 {
+		if (t+window-phase)%window == 0 {
 			counter = 0
 		}
 		n := min(int64(x), max(0, limit-counter))
@@ -203,19 +437,28 @@ func tokenBucket(a, adm []int32, rate float64, capacity int64) int64 {
 	return total
 }
 
-// Admit runs policy p over one key's offered requests per second a, writes
-// the admitted requests per second into adm (len(adm) >= len(a)) and returns
-// the total admitted. It is the step-by-step reference every fast path is
-// checked against.
+// Admit runs policy p over one key's offered requests per second a (fluid
+// arrivals: the a[t] requests of second t arrive together at t seconds),
+// writes the admitted requests per second into adm (len(adm) >= len(a)) and
+// returns the total admitted. The lesson's three algorithms have per-second
+// kernels; the others run their Decider on the batches. p must be valid.
 func Admit(p Policy, a, adm []int32) int64 {
+	if n, ok := admitKernel(p, a, adm); ok {
+		return n
+	}
+	return admitBatches(newDecider(p), a, adm, nil)
+}
+
+// admitKernel runs the per-second kernel of p's algorithm, if it has one.
+func admitKernel(p Policy, a, adm []int32) (int64, bool) {
 	adm = adm[:len(a)]
 	switch p.Algorithm {
 	case FixedWindow:
-		return fixedWindow(a, adm, p.Limit, p.WindowS)
+		return fixedWindow(a, adm, p.Limit, p.WindowS, p.PhaseS), true
 	case SlidingWindow:
-		return slidingWindow(a, adm, p.Limit, p.WindowS)
+		return slidingWindow(a, adm, p.Limit, p.WindowS), true
 	case TokenBucket:
-		return tokenBucket(a, adm, p.Rate, p.Capacity)
+		return tokenBucket(a, adm, p.Rate, p.Capacity), true
 	}
-	panic("model.Admit: unknown algorithm " + p.Algorithm.String())
+	return 0, false
 }

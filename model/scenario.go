@@ -62,6 +62,7 @@ type Client struct {
 	Class    Class
 	Stage    Stage // abusive clients only
 	Segments []Segment
+	Keys     ClientKeys // addresses and accounts (default: one of each)
 }
 
 // Scenario is a traffic model: clients and their arrivals over DurationS seconds.
@@ -69,6 +70,7 @@ type Scenario struct {
 	Name      string
 	DurationS int
 	Clients   []Client
+	Arrivals  Arrivals // how requests are placed inside each second (default fluid)
 }
 
 // FieldError is a validation error at a field path such as
@@ -92,6 +94,13 @@ func fieldErr(path, format string, args ...any) error {
 // MaxDurationS bounds a scenario's length (one week of seconds).
 const MaxDurationS = 7 * 24 * 3600
 
+// maxSegmentRate bounds a segment's rate (the per-second series is int32).
+const maxSegmentRate = 1e9
+
+// MaxEventRequests bounds the expected requests of a scenario with event
+// (non-fluid) arrivals: a Simulator keeps every request time (8 bytes each).
+const MaxEventRequests = 50_000_000
+
 // Validate checks a scenario and returns the first problem as a *FieldError.
 func (s *Scenario) Validate() error {
 	if s.Name == "" {
@@ -103,10 +112,14 @@ func (s *Scenario) Validate() error {
 	if s.DurationS > MaxDurationS {
 		return fieldErr("duration_s", "at most %d seconds, got %d", MaxDurationS, s.DurationS)
 	}
+	if err := s.Arrivals.validate(); err != nil {
+		return err
+	}
 	if len(s.Clients) == 0 {
 		return fieldErr("clients", "at least one client is needed")
 	}
 	seen := make(map[string]int, len(s.Clients))
+	var expected float64 // requests, all clients
 	for i, c := range s.Clients {
 		p := fmt.Sprintf("clients[%d]", i)
 		if c.Name == "" {
@@ -122,6 +135,9 @@ func (s *Scenario) Validate() error {
 		case c.Class == Abusive && c.Stage == NoStage:
 			return fieldErr(p+".stage", "missing for an abusive client (design | code | none)")
 		}
+		if err := c.Keys.validate(p); err != nil {
+			return err
+		}
 		if len(c.Segments) == 0 {
 			return fieldErr(p+".segments", "at least one segment [t0, t1, requests per second] is needed")
 		}
@@ -130,13 +146,16 @@ func (s *Scenario) Validate() error {
 			switch {
 			case math.IsNaN(g.Rate) || math.IsInf(g.Rate, 0) || g.Rate < 0:
 				return fieldErr(sp, "rate must be a finite number >= 0, got %v", g.Rate)
-			case g.Rate != math.Trunc(g.Rate):
-				return fieldErr(sp, "rate must be a whole number of requests per second, got %v", g.Rate)
+			case g.Rate != math.Trunc(g.Rate) && s.Arrivals.Process == Fluid:
+				return fieldErr(sp, "rate must be a whole number of requests per second with fluid arrivals, got %v (uniform, poisson and clustered arrivals take fractional rates)", g.Rate)
+			case g.Rate > maxSegmentRate:
+				return fieldErr(sp, "rate must be at most %g requests per second, got %v", float64(maxSegmentRate), g.Rate)
 			case g.T0 >= g.T1:
 				return fieldErr(sp, "t0 must be less than t1, got [%d, %d)", g.T0, g.T1)
 			case g.T0 < 0 || g.T1 > s.DurationS:
 				return fieldErr(sp, "[%d, %d) reaches outside 0 <= t < duration_s = %d", g.T0, g.T1, s.DurationS)
 			}
+			expected += float64(g.T1-g.T0) * g.Rate
 			for m := 0; m < k; m++ {
 				o := c.Segments[m]
 				if g.T0 < o.T1 && o.T0 < g.T1 {
@@ -145,11 +164,18 @@ func (s *Scenario) Validate() error {
 			}
 		}
 	}
+	if err := s.validateKeyCounts(); err != nil {
+		return err
+	}
+	if s.Arrivals.Process != Fluid && expected > MaxEventRequests {
+		return fieldErr("clients", "%.0f requests expected; %s arrivals allow at most %d (fluid arrivals have no such limit)",
+			expected, s.Arrivals.Process, MaxEventRequests)
+	}
 	return nil
 }
 
 // Series returns the client's offered requests in each second of a scenario
-// of durationS seconds.
+// of durationS seconds under fluid arrivals (fractional rates truncated).
 func (c *Client) Series(durationS int) []int32 {
 	a := make([]int32, durationS)
 	for _, g := range c.Segments {

@@ -12,8 +12,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var scenarioKeys = []string{"name", "duration_s", "clients"}
-var clientKeys = []string{"name", "class", "stage", "segments"}
+var scenarioKeys = []string{"name", "duration_s", "arrivals", "clients"}
+var arrivalKeys = []string{"process", "burst_size", "spread_s"}
+var clientKeys = []string{"name", "class", "stage", "segments", "addresses", "accounts", "address_pool", "account_pool", "spread"}
 
 // ParseScenario decodes a scenario from YAML (strict: unknown keys are
 // errors) and validates it. Errors are *yamlx.Error with line and field path;
@@ -68,6 +69,11 @@ func decodeScenario(n *yaml.Node, path string) (*Scenario, error) {
 		return nil, yamlx.Errorf(dn, m.FieldPath("duration_s"), "must be between 1 and %d seconds, got %d", MaxDurationS, d)
 	}
 	sc.DurationS = int(d)
+	if an := m.Get("arrivals"); an != nil {
+		if sc.Arrivals, err = decodeArrivals(an, m.FieldPath("arrivals")); err != nil {
+			return nil, err
+		}
+	}
 	cn, err := m.Require("clients")
 	if err != nil {
 		return nil, err
@@ -84,6 +90,66 @@ func decodeScenario(n *yaml.Node, path string) (*Scenario, error) {
 		sc.Clients = append(sc.Clients, c)
 	}
 	return sc, nil
+}
+
+// decodeArrivals reads either a process name (arrivals: poisson) or a
+// mapping (arrivals: {process: clustered, burst_size: 8, spread_s: 0.05}).
+func decodeArrivals(n *yaml.Node, path string) (Arrivals, error) {
+	var a Arrivals
+	pn, pp := n, path
+	var m *yamlx.Map
+	if n.Kind == yaml.MappingNode {
+		var err error
+		if m, err = yamlx.Mapping(n, path, arrivalKeys...); err != nil {
+			return a, err
+		}
+		if pn, err = m.Require("process"); err != nil {
+			return a, err
+		}
+		pp = m.FieldPath("process")
+	}
+	name, err := yamlx.Str(pn, pp)
+	if err != nil {
+		return a, err
+	}
+	var ok bool
+	if a.Process, ok = ParseArrivalProcess(name); !ok {
+		return a, yamlx.Errorf(pn, pp, "unknown arrival process %q (fluid | uniform | poisson | clustered)", name)
+	}
+	if m == nil {
+		if a.Process == Clustered {
+			return a, yamlx.Errorf(n, path, "clustered arrivals need burst_size and spread_s: {process: clustered, burst_size: N, spread_s: S}")
+		}
+		return a, nil
+	}
+	for _, key := range arrivalKeys[1:] {
+		if m.Has(key) && a.Process != Clustered {
+			return a, yamlx.Errorf(m.Get(key), m.FieldPath(key), "only clustered arrivals take %s (process is %s)", key, a.Process)
+		}
+	}
+	if a.Process != Clustered {
+		return a, nil
+	}
+	bn, err := m.Require("burst_size")
+	if err != nil {
+		return a, err
+	}
+	b, err := yamlx.Int(bn, m.FieldPath("burst_size"))
+	if err != nil {
+		return a, err
+	}
+	if b < 1 || b > 1<<31-1 {
+		return a, yamlx.Errorf(bn, m.FieldPath("burst_size"), "must be a whole number >= 1 of requests per burst, got %d", b)
+	}
+	a.BurstSize = int(b)
+	sn, err := m.Require("spread_s")
+	if err != nil {
+		return a, err
+	}
+	if a.SpreadS, err = yamlx.Float(sn, m.FieldPath("spread_s")); err != nil {
+		return a, err
+	}
+	return a, nil
 }
 
 func decodeClient(n *yaml.Node, path string, duration int) (Client, error) {
@@ -130,6 +196,9 @@ func decodeClient(n *yaml.Node, path string, duration int) (Client, error) {
 			return c, yamlx.Errorf(sn, m.FieldPath("stage"), "must be design, code or none, got %q", s)
 		}
 	}
+	if c.Keys, err = decodeClientKeys(m); err != nil {
+		return c, err
+	}
 	segn, err := m.Require("segments")
 	if err != nil {
 		return c, err
@@ -170,7 +239,16 @@ func decodeClient(n *yaml.Node, path string, duration int) (Client, error) {
 // YAML renders the scenario in the canonical form ParseScenario reads.
 func (s *Scenario) YAML() []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "name: %s\nduration_s: %d\nclients:\n", quote(s.Name), s.DurationS)
+	fmt.Fprintf(&b, "name: %s\nduration_s: %d\n", quote(s.Name), s.DurationS)
+	switch a := s.Arrivals; a.Process {
+	case Fluid: // the default, omitted so that lesson-era hashes stay
+	case Clustered:
+		fmt.Fprintf(&b, "arrivals: {process: %s, burst_size: %d, spread_s: %s}\n", a.Process, a.BurstSize,
+			strconv.FormatFloat(a.SpreadS, 'g', -1, 64))
+	default:
+		fmt.Fprintf(&b, "arrivals: %s\n", a.Process)
+	}
+	b.WriteString("clients:\n")
 	for _, c := range s.Clients {
 		fmt.Fprintf(&b, "  - name: %s\n    class: %s\n", quote(c.Name), c.Class)
 		if c.Stage != NoStage {
@@ -184,6 +262,7 @@ func (s *Scenario) YAML() []byte {
 			fmt.Fprintf(&b, "[%d, %d, %s]", g.T0, g.T1, strconv.FormatFloat(g.Rate, 'g', -1, 64))
 		}
 		b.WriteString("]\n")
+		c.Keys.writeYAML(&b)
 	}
 	return []byte(b.String())
 }

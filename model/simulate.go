@@ -1,5 +1,7 @@
 package model
 
+import "math"
+
 // Workload is a validated scenario compiled to per-second offered series.
 // It is immutable and safe to share between goroutines.
 type Workload struct {
@@ -51,6 +53,25 @@ type Metrics struct {
 	CutCode        int64   // ... stage code
 	CutNone        int64   // ... stage none: only the rate limiter can close them
 	OnlyHerePct    float64 // CutNone as % of Caught (0 when nothing was caught)
+	// MeanDelayS and P99DelayS are the mean and 99th percentile (nearest
+	// rank) of the delay a shaping limiter (nginx with delay < burst) adds to
+	// the requests it admits, legitimate and abusive together, seconds. They
+	// are 0 for limiters that only admit or reject.
+	MeanDelayS float64
+	P99DelayS  float64
+	// LegitAccounts is the number of accounts with at least one legitimate
+	// request; LegitAccountsLocked those with at least one legitimate request
+	// cut (the user saw a lockout). Without declared accounts each client is
+	// one account.
+	LegitAccounts       int64
+	LegitAccountsLocked int64
+	// StateKeysPeak and StateBytesPeak are the most keys holding live state
+	// and the most state bytes (keys.go: stateSize) at any whole second, over
+	// every limiter store. Only the keyed simulation measures them
+	// (StateMeasured); the lesson's one-key-per-client path does not.
+	StateKeysPeak  int64
+	StateBytesPeak int64
+	StateMeasured  bool
 }
 
 // Outcome is the result of one policy over one workload.
@@ -59,42 +80,202 @@ type Outcome struct {
 	Metrics
 }
 
-// Simulator runs policies over one workload. It holds scratch space, so use
-// one Simulator per goroutine; Run does not allocate once warmed up.
+// Simulator runs policies over one workload. It holds scratch space and the
+// selected arrival realisation, so use one Simulator per goroutine; Run does
+// not allocate once warmed up.
 type Simulator struct {
-	w    *Workload
-	adm  []int32
-	fast *fastSim // closed forms (fast.go)
+	w        *Workload
+	adm      []int32
+	deciders [algorithmEnd]decider // one per algorithm, reconfigured by Run
+	delays   delayStats
+
+	// Event mode (arrivals other than fluid): the selected realisation.
+	events    [][]int64 // events[client] = request times, ns, sorted
+	seed      uint64
+	replicate int
+	realised  bool
+
+	fast *fastSim // closed forms for fluid workloads (fast.go)
+
+	// Keyed and distributed simulation (keyed.go).
+	keyed         *keyedSim
+	keyedScenario bool
+	keySeed       uint64
+	keyRep        int
 }
 
-// NewSimulator returns a simulator for w.
+// NewSimulator returns a simulator for w, on realisation (0, 0).
 func (w *Workload) NewSimulator() *Simulator {
-	return &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS), fast: newFastSim(w)}
+	s := &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS), keyedScenario: w.Scenario.Keyed(), fast: newFastSim(w)}
+	s.SetReplicate(0, 0)
+	return s
 }
 
-// Run applies p to every client (one key per client) and fills out.
+// SetReplicate selects the arrival realisation Run uses: the one of (seed,
+// replicate), the same for every policy (common random numbers) and for every
+// Simulator of the workload. The request times are generated here, once, and
+// kept until the realisation changes. Workloads that are not Stochastic have
+// a single realisation, and the call costs nothing.
+func (s *Simulator) SetReplicate(seed uint64, replicate int) {
+	s.keySeed, s.keyRep = seed, replicate
+	if s.w.Scenario.Arrivals.Process == Fluid {
+		return
+	}
+	if s.realised && (!s.w.Stochastic() || (seed == s.seed && replicate == s.replicate)) {
+		return
+	}
+	s.events = s.w.Realise(seed, replicate, s.events)
+	s.seed, s.replicate, s.realised = seed, replicate, true
+}
+
+// Run applies p (a valid policy) to every client (one key per client) on the
+// selected realisation and fills out.
 func (s *Simulator) Run(p Policy, out *Outcome) {
 	w := s.w
 	if cap(out.Clients) < len(w.series) {
 		out.Clients = make([]ClientResult, len(w.series))
 	}
 	out.Clients = out.Clients[:len(w.series)]
-	if !s.fast.admitAll(p, out.Clients) { // no closed form: the reference kernels
-		for i, a := range w.series {
-			out.Clients[i] = ClientResult{Offered: w.offered[i], Admitted: Admit(p, a, s.adm)}
+	if s.keyedScenario || p.Distributed() {
+		s.runKeyed(p, out)
+		return
+	}
+	var delays *delayStats
+	if p.Shapes() {
+		s.delays.reset()
+		delays = &s.delays
+	}
+	fluid := w.Scenario.Arrivals.Process == Fluid
+	if fluid && !p.Shapes() && s.fast.admitAll(p, out.Clients) { // closed forms (fast.go)
+		out.Metrics = w.Metrics(out.Clients)
+		return
+	}
+	var d decider
+	if !fluid || !hasKernel(p.Algorithm) {
+		d = s.decider(p)
+	}
+	for i, a := range w.series {
+		switch {
+		case !fluid:
+			out.Clients[i] = ClientResult{Offered: int64(len(s.events[i])), Admitted: admitEvents(d, s.events[i], delays)}
+		case d == nil:
+			n, _ := admitKernel(p, a, s.adm)
+			out.Clients[i] = ClientResult{Offered: w.offered[i], Admitted: n}
+		default:
+			out.Clients[i] = ClientResult{Offered: w.offered[i], Admitted: admitBatches(d, a, s.adm, delays)}
 		}
 	}
 	out.Metrics = w.Metrics(out.Clients)
+	if delays != nil {
+		out.MeanDelayS, out.P99DelayS = delays.meanS(), delays.quantileS(0.99)
+	}
 }
 
-// Timeline returns, for each client, the admitted requests per second under p.
+// decider returns the simulator's decider for p's algorithm, configured for p.
+func (s *Simulator) decider(p Policy) decider {
+	d := s.deciders[p.Algorithm]
+	if d == nil {
+		d = newDecider(p)
+		s.deciders[p.Algorithm] = d
+		return d
+	}
+	d.configure(p)
+	return d
+}
+
+// hasKernel reports whether fluid arrivals run a per-second kernel.
+func hasKernel(a Algorithm) bool { return a == FixedWindow || a == SlidingWindow || a == TokenBucket }
+
+// Timeline returns, for each client, the admitted requests per second under
+// p, on realisation (0, 0).
 func (w *Workload) Timeline(p Policy) [][]int32 {
 	out := make([][]int32, len(w.series))
-	for i, a := range w.series {
-		out[i] = make([]int32, len(a))
-		Admit(p, a, out[i])
+	if w.Scenario.Arrivals.Process == Fluid {
+		for i, a := range w.series {
+			out[i] = make([]int32, len(a))
+			Admit(p, a, out[i])
+		}
+		return out
+	}
+	d := newDecider(p)
+	for i, times := range w.Realise(0, 0, nil) {
+		out[i] = make([]int32, w.Scenario.DurationS)
+		d.Reset()
+		for _, t := range times {
+			if d.Allow(t) {
+				out[i][t/secondNs]++
+			}
+		}
 	}
 	return out
+}
+
+// delayStats collects the delays of admitted requests. Zero delays, the
+// common case, are only counted.
+type delayStats struct {
+	n, sumNs int64
+	positive []int64 // delays > 0, ns
+}
+
+func (s *delayStats) reset() { s.n, s.sumNs, s.positive = 0, 0, s.positive[:0] }
+
+func (s *delayStats) add(delayNs int64) {
+	s.n++
+	if delayNs > 0 {
+		s.sumNs += delayNs
+		s.positive = append(s.positive, delayNs)
+	}
+}
+
+// meanS is the mean delay, seconds (0 when nothing was admitted).
+func (s *delayStats) meanS() float64 {
+	if s.n == 0 {
+		return 0
+	}
+	return float64(s.sumNs) / float64(s.n) / 1e9
+}
+
+// quantileS is the q-quantile of the delays by nearest rank (the
+// ceil(q·n)-th smallest), seconds. It reorders the recorded delays.
+func (s *delayStats) quantileS(q float64) float64 {
+	rank := int64(math.Ceil(q * float64(s.n))) // 1-based
+	zeros := s.n - int64(len(s.positive))
+	if rank <= zeros {
+		return 0
+	}
+	return float64(nthSmallest(s.positive, int(rank-zeros-1))) / 1e9
+}
+
+// nthSmallest returns the k-th smallest element of xs (0-based), reordering
+// xs (quickselect).
+func nthSmallest(xs []int64, k int) int64 {
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		pivot := xs[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < pivot {
+				i++
+			}
+			for xs[j] > pivot {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return xs[k]
+		}
+	}
+	return xs[k]
 }
 
 // Metrics derives the judged numbers from per-client results (scenario order).
@@ -106,6 +287,12 @@ func (w *Workload) Metrics(clients []ClientResult) Metrics {
 		if c.Class == Legit {
 			m.OfferedLegit += r.Offered
 			m.FalseCut += cut
+			if r.Offered > 0 {
+				m.LegitAccounts++
+				if cut > 0 {
+					m.LegitAccountsLocked++
+				}
+			}
 			continue
 		}
 		m.OfferedAbusive += r.Offered

@@ -140,6 +140,22 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 	for _, m := range tailMetrics {
 		cols = append(cols, floatColumn(s, met, m))
 	}
+	for _, m := range accountMetrics {
+		cols = append(cols, intColumn(s, met, m))
+	}
+	for _, m := range stateMetrics { // null where state was not measured
+		v, valid := s.int64s(len(met)), s.bitmap(len(met))
+		nulls := 0
+		for i := range met {
+			v[i] = *m.field(&met[i])
+			if met[i].StateMeasured {
+				bitutil.SetBit(valid, i)
+			} else {
+				nulls++
+			}
+		}
+		cols = append(cols, primitive(arrow.PrimitiveTypes.Int64, v, valid, nulls))
+	}
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
 
@@ -160,20 +176,24 @@ func floatColumn(s *columnScratch, met []model.Metrics, m floatMetric) arrow.Arr
 }
 
 // paramArray is parameter prm of rows [lo, lo+n), null where the row's
-// algorithm does not take it.
+// algorithm does not take it; enumerated parameters are dictionary strings.
 func (r *partResult) paramArray(lo, n int, prm model.Param) arrow.Array {
 	s := &r.scratch
 	var takes [256]bool // per algorithm
 	for _, a := range model.Algorithms {
-		takes[a] = slices.Contains(a.Params(), prm.Name)
+		takes[a] = a.Takes(prm.Name)
 	}
 	valid := s.bitmap(n)
 	nulls := 0
 	var ints []int64
 	var floats []float64
-	if prm.Int {
+	var enums []int8
+	switch {
+	case prm.Values != nil:
+		enums = s.int8s(n)
+	case prm.Int:
 		ints = s.int64s(n)
-	} else {
+	default:
 		floats = s.float64s(n)
 	}
 	for i := range n {
@@ -181,17 +201,23 @@ func (r *partResult) paramArray(lo, n int, prm model.Param) arrow.Array {
 		v := 0.0
 		if takes[p.Algorithm] {
 			bitutil.SetBit(valid, i)
-			v = p.Get(prm.Name)
+			v = p.Value(prm.Name)
 		} else {
 			nulls++
 		}
-		if prm.Int {
+		switch {
+		case enums != nil:
+			enums[i] = int8(v)
+		case ints != nil:
 			ints[i] = int64(v)
-		} else {
+		default:
 			floats[i] = v
 		}
 	}
-	if prm.Int {
+	switch {
+	case enums != nil:
+		return r.dictArray(dictInt8, primitive(arrow.PrimitiveTypes.Int8, enums, valid, nulls), prm.Values)
+	case ints != nil:
 		return primitive(arrow.PrimitiveTypes.Int64, ints, valid, nulls)
 	}
 	return primitive(arrow.PrimitiveTypes.Float64, floats, valid, nulls)

@@ -44,6 +44,19 @@ var (
 	}
 	tailMetrics = []floatMetric{
 		{"only_here_pct", func(m *model.Metrics) *float64 { return &m.OnlyHerePct }},
+		{"mean_delay_s", func(m *model.Metrics) *float64 { return &m.MeanDelayS }},
+		{"p99_delay_s", func(m *model.Metrics) *float64 { return &m.P99DelayS }},
+	}
+	// accountMetrics count legitimate accounts (docs/keys.md).
+	accountMetrics = []intMetric{
+		{"legit_accounts", func(m *model.Metrics) *int64 { return &m.LegitAccounts }},
+		{"legit_accounts_locked", func(m *model.Metrics) *int64 { return &m.LegitAccountsLocked }},
+	}
+	// stateMetrics are null where the simulation did not measure state
+	// (the lesson's one-key-per-client path).
+	stateMetrics = []intMetric{
+		{"state_keys_peak", func(m *model.Metrics) *int64 { return &m.StateKeysPeak }},
+		{"state_bytes_peak", func(m *model.Metrics) *int64 { return &m.StateBytesPeak }},
 	}
 )
 
@@ -54,6 +67,9 @@ var (
 
 // paramType is the Arrow type of a parameter column.
 func paramType(p model.Param) arrow.DataType {
+	if p.Values != nil {
+		return dictInt8
+	}
 	if p.Int {
 		return arrow.PrimitiveTypes.Int64
 	}
@@ -81,6 +97,12 @@ func pointsFields() []arrow.Field {
 	}
 	for _, m := range tailMetrics {
 		f = append(f, arrow.Field{Name: m.name, Type: arrow.PrimitiveTypes.Float64})
+	}
+	for _, m := range accountMetrics {
+		f = append(f, arrow.Field{Name: m.name, Type: arrow.PrimitiveTypes.Int64})
+	}
+	for _, m := range stateMetrics {
+		f = append(f, arrow.Field{Name: m.name, Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 	}
 	return f
 }
@@ -115,6 +137,9 @@ func deltaColumns() []string {
 		out = append(out, m.name)
 	}
 	for _, m := range stageMetrics {
+		out = append(out, m.name)
+	}
+	for _, m := range append(accountMetrics, stateMetrics...) {
 		out = append(out, m.name)
 	}
 	return out

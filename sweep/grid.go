@@ -92,9 +92,9 @@ func PartPoints(n int64) int64 {
 	return min(max(p, minPartPoints), maxPartPoints)
 }
 
-// Parts lists the parts of a grid of n points that belong to shard s. Parts
-// are dealt round-robin, so neighbouring (similarly costly) parts go to
-// different shards.
+// Parts lists the parts of a grid of n points that belong to shard s, dealt
+// round-robin. With s = 0/1 it is the grid's part layout. Run deals parts to
+// shards by estimated cost instead: use ShardParts for a shard's parts.
 func Parts(n int64, s Shard) []Part {
 	size := PartPoints(n)
 	var out []Part

@@ -77,8 +77,8 @@ func TestWrittenRowsMatchReference(t *testing.T) {
 			}
 		}
 		for name, v := range row.Params { // every non-null value is the policy's
-			if v != p.Get(name) {
-				t.Fatalf("point %d: %s = %v, want %v", row.PointID, name, v, p.Get(name))
+			if v != p.Value(name) {
+				t.Fatalf("point %d: %s = %v, want %v", row.PointID, name, v, p.Value(name))
 			}
 		}
 		if len(row.Params) >= len(model.Params) {

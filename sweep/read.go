@@ -162,6 +162,19 @@ func String(c arrow.Array, i int) (string, bool) {
 	return "", false
 }
 
+// ParamAt returns parameter p's value at row i of its column c (names of
+// enumerated parameters mapped back to their values) and whether it is set.
+func ParamAt(p model.Param, c arrow.Array, i int) (float64, bool) {
+	if p.Values == nil {
+		return Float(c, i)
+	}
+	s, ok := String(c, i)
+	if !ok {
+		return 0, false
+	}
+	return p.ParamValue(s)
+}
+
 // PointRow is one row of points/*.parquet.
 type PointRow struct {
 	PointID   int64
@@ -172,13 +185,22 @@ type PointRow struct {
 }
 
 // Key identifies the row's policy by its parameters, e.g.
-// "sliding_window limit=600 window_s=60" (parameters in column order).
+// "sliding_window window_s=60 limit=600" (parameters in column order).
+// Optional parameters at their default (0) are left out, so keys stay stable
+// when an algorithm gains an optional parameter.
 func (r *PointRow) Key() string {
 	k := r.Algorithm
+	alg, known := model.ParseAlgorithm(r.Algorithm)
 	for _, p := range model.Params {
-		if v, ok := r.Params[p.Name]; ok {
-			k += fmt.Sprintf(" %s=%g", p.Name, v)
+		v, ok := r.Params[p.Name]
+		if !ok || (known && v == p.Default && slices.Contains(alg.OptionalParams(), p.Name)) {
+			continue
 		}
+		if name := p.ParamName(v); name != "" {
+			k += fmt.Sprintf(" %s=%s", p.Name, name)
+			continue
+		}
+		k += fmt.Sprintf(" %s=%g", p.Name, v)
 	}
 	return k
 }
@@ -213,7 +235,7 @@ func ReadPoints(ctx context.Context, dir string) ([]PointRow, error) {
 				r.Params = map[string]float64{}
 				k := 3
 				for _, p := range model.Params {
-					if v, ok := Float(c[k], i); ok {
+					if v, ok := ParamAt(p, c[k], i); ok {
 						r.Params[p.Name] = v
 					}
 					k++
@@ -237,6 +259,17 @@ func ReadPoints(ctx context.Context, dir string) ([]PointRow, error) {
 				for _, fm := range tailMetrics {
 					v, _ := Float(c[k], i)
 					*fm.field(m) = v
+					k++
+				}
+				for _, im := range accountMetrics {
+					v, _ := Int(c[k], i)
+					*im.field(m) = v
+					k++
+				}
+				for _, im := range stateMetrics {
+					v, ok := Int(c[k], i)
+					*im.field(m) = v
+					m.StateMeasured = m.StateMeasured || ok
 					k++
 				}
 				rows = append(rows, r)

@@ -11,12 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/ratesweep/ratesweep/model"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -33,11 +33,13 @@ type Options struct {
 	NoOutput  bool   // simulate only, write nothing (benchmarks)
 	MaxPoints int64  // 0 = DefaultMaxPoints
 
-	// Progress, when set, is called from workers with points done so far.
+	// Progress, when set, is called from workers with the rows (points ×
+	// replicates) done so far.
 	Progress func(done int64)
 
 	now        func() time.Time
-	beforePart func(Part) error // test hook: fail or pause before writing a part
+	beforePart func(Part) error        // test hook: fail or pause before writing a part
+	afterBatch func(path string) error // test hook: fail part-way through writing a file
 }
 
 // Result summarises a run.
@@ -47,6 +49,7 @@ type Result struct {
 	Rows         int64 // points rows of this shard (points × replicates)
 	Parts        int   // parts of this shard
 	PartsSkipped int   // parts kept by --resume
+	Computed     int64 // grid points simulated by this call (not kept by --resume)
 	FalseCutSum  int64 // Σ false_cut over the shard's rows (the peers' checksum)
 	Manifest     string
 }
@@ -77,6 +80,8 @@ type Manifest struct {
 	FalseCutSum    int64          `json:"false_cut_sum"`
 	Parts          []ManifestPart `json:"parts"`
 	Finished       string         `json:"finished"`
+	MergedShards   int            `json:"merged_shards,omitempty"` // set by 'ratesweep merge': the shard count
+	Compacted      bool           `json:"compacted,omitempty"`     // set by 'merge --compact': parts are merged-*.parquet
 }
 
 // ManifestPart is one part's files.
@@ -123,12 +128,21 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if n := spec.Points(); n > opts.MaxPoints {
 		return nil, inputErrorf("the grid has %d points, more than --max-points %d; raise --max-points to run it", n, opts.MaxPoints)
 	}
-	wl, err := model.NewWorkload(spec.Scenario)
+	src, err := newSource(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if sc, ok := src.(scenarioSource); ok {
+		if err := checkStateSlots(spec, sc.wl); err != nil {
+			return nil, err
+		}
+	}
+	workloadSHA, err := spec.WorkloadSHA256()
 	if err != nil {
 		return nil, err
 	}
 	grid := NewGrid(spec)
-	parts := Parts(grid.Points(), opts.Shard)
+	parts := ShardParts(grid, opts.Shard)
 	res := &Result{Dir: opts.OutDir, Parts: len(parts)}
 	for _, p := range parts {
 		res.Points += p.Points()
@@ -139,7 +153,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	meta := map[string]string{
 		MetaVersion:        Version,
 		MetaSpec:           specYAML,
-		MetaScenarioSHA256: spec.Scenario.SHA256(),
+		MetaScenarioSHA256: workloadSHA,
 		MetaShard:          opts.Shard.String(),
 	}
 	states := make([]partState, len(parts))
@@ -157,7 +171,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	var done atomic.Int64
 	for i := range states {
 		if states[i].done {
-			done.Add(states[i].part.Points())
+			done.Add(states[i].part.Points() * int64(spec.Replicates))
 		}
 	}
 	if opts.Progress != nil {
@@ -180,16 +194,12 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	})
 	for range min(opts.Workers, max(len(parts), 1)) {
 		g.Go(func() error {
-			sim := wl.NewSimulator()
+			sim := src.newSim()
 			r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
-			for _, c := range spec.Scenario.Clients {
-				r.names = append(r.names, c.Name)
-				r.classes = append(r.classes, c.Class)
-				r.stages = append(r.stages, c.Stage)
-			}
+			r.names, r.classes, r.stages = src.rows()
 			for i := range todo {
 				st := &states[i]
-				if err := simulatePart(gctx, grid, sim, st.part, r, &done, opts.Progress); err != nil {
+				if err := simulatePart(gctx, grid, sim, spec.Seed, st.part, r, &done, opts.Progress); err != nil {
 					return err
 				}
 				for k := range r.metrics {
@@ -202,7 +212,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 				}
 				if !opts.NoOutput {
 					var err error
-					if st.points, st.cl, err = writePart(opts.OutDir, r, pointsSchema, clientsSchema); err != nil {
+					if st.points, st.cl, err = writePart(opts.OutDir, r, pointsSchema, clientsSchema, opts.afterBatch); err != nil {
 						return err
 					}
 				}
@@ -221,6 +231,8 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		res.FalseCutSum += st.falseCut
 		if st.resumed {
 			res.PartsSkipped++
+		} else {
+			res.Computed += st.part.Points()
 		}
 	}
 	if opts.NoOutput {
@@ -243,122 +255,194 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	return res, writeFileAtomic(res.Manifest, append(data, '\n'))
 }
 
-// simulatePart runs every point and replicate of part into r.
-func simulatePart(ctx context.Context, grid *Grid, sim *model.Simulator, part Part, r *partResult, done *atomic.Int64, progress func(int64)) error {
+// simulatePart runs every point and replicate of part into r. Replicates are
+// the outer loop: a stochastic workload's requests are generated once per
+// replicate and shared by every point (common random numbers).
+func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, part Part, r *partResult, done *atomic.Int64, progress func(int64)) error {
 	n := int(part.Points())
 	nc := len(r.names)
 	r.part = part
 	r.policies = grow(r.policies, n)
 	r.metrics = grow(r.metrics, n*r.reps)
 	r.clients = grow(r.clients, n*r.reps*nc)
-	var out model.Outcome
-	const every = 256
 	for i := range n {
-		if i%every == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if i > 0 {
-				d := done.Add(every)
-				if progress != nil {
-					progress(d)
+		r.policies[i] = grid.Policy(part.From + int64(i))
+	}
+	const every = 256
+	for rep := range r.reps {
+		sim.setReplicate(seed, rep)
+		for i := range n {
+			if i%every == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if i > 0 {
+					report(done.Add(every), progress)
 				}
 			}
-		}
-		p := grid.Policy(part.From + int64(i))
-		r.policies[i] = p
-		for rep := range r.reps {
 			row := i*r.reps + rep
-			out.Clients = r.clients[row*nc : (row+1)*nc]
-			sim.Run(p, &out)
-			r.metrics[row] = out.Metrics
+			r.metrics[row] = sim.run(r.policies[i], r.clients[row*nc:(row+1)*nc])
 		}
-	}
-	d := done.Add(int64((n-1)%every + 1))
-	if progress != nil {
-		progress(d)
+		report(done.Add(int64((n-1)%every+1)), progress)
 	}
 	return nil
 }
 
+func report(done int64, progress func(int64)) {
+	if progress != nil {
+		progress(done)
+	}
+}
+
 // prepareDir creates the run directory, refuses or clears an existing run,
-// and (with Resume) marks verified parts done.
+// and (with Resume) marks verified parts done. Several shards may prepare
+// the same (shared) directory at once: spec.yaml is created exclusively
+// (the first writer wins, the others must hold the same spec), and a shard
+// only ever removes its own files, plus the merged manifest.json and the
+// manifests of another shard count, which its run makes stale.
 func prepareDir(opts Options, specYAML string, reps int, states []partState) error {
 	dir := opts.OutDir
 	if dir == "" {
 		return inputErrorf("no output directory")
 	}
+	sharded := opts.Shard.Count > 1
 	specPath := filepath.Join(dir, "spec.yaml")
 	old, err := os.ReadFile(specPath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("cannot read the output directory: %w", err)
+	}
 	exists := err == nil
-	if exists && opts.Force && opts.Shard.Count == 1 {
+	if exists && opts.Force && !sharded {
 		if err := clearRun(dir); err != nil {
 			return err
 		}
 		exists = false
-	} else if exists && string(old) != specYAML {
-		return inputErrorf("%s holds a run of a different spec (see %s); use --force to replace it or choose another --out", dir, specPath)
 	}
 	if !exists {
 		if err := refuseForeign(dir); err != nil {
 			return err
 		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("cannot create the output directory: %w", err)
+		}
+		created, err := createFileExclusive(specPath, []byte(specYAML))
+		if err != nil {
+			return fmt.Errorf("cannot write to the output directory: %w", err)
+		}
+		if !created { // another shard was faster
+			if old, err = os.ReadFile(specPath); err != nil {
+				return fmt.Errorf("cannot read the output directory: %w", err)
+			}
+			exists = true
+		}
+	}
+	if exists && string(old) != specYAML {
+		if sharded {
+			return inputErrorf("%s holds a run of a different spec (see %s); shards never replace another spec's run: remove the directory or choose another --out", dir, specPath)
+		}
+		return inputErrorf("%s holds a run of a different spec (see %s); use --force to replace it or choose another --out", dir, specPath)
 	}
 	for _, sub := range []string{"points", "clients"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return fmt.Errorf("cannot create the output directory: %w", err)
 		}
 	}
-	if !exists {
-		if err := writeFileAtomic(specPath, []byte(specYAML)); err != nil {
-			return fmt.Errorf("cannot write to the output directory: %w", err)
-		}
+	if c, _ := filepath.Glob(filepath.Join(dir, "points", CompactPrefix+"*.parquet")); len(c) > 0 && !(opts.Force && !sharded) {
+		return fmt.Errorf("%w: %s was compacted by 'ratesweep merge --compact' and is complete; use --force (without --shard) to start again", ErrOutputExists, dir)
 	}
 	manifest := filepath.Join(dir, ManifestName(opts.Shard))
-	mine := false
+	// Manifests this run makes stale: the merged (or single-run) manifest
+	// when sharded, and shard manifests of another shard count.
+	var stale []string
+	all, _ := filepath.Glob(filepath.Join(dir, "manifest*.json"))
+	for _, m := range all {
+		base := filepath.Base(m)
+		if base == filepath.Base(manifest) {
+			continue
+		}
+		var i, n int
+		if _, err := fmt.Sscanf(base, "manifest.shard-%05d-of-%05d.json", &i, &n); err == nil {
+			if n != opts.Shard.Count {
+				stale = append(stale, m)
+			}
+		} else if base == "manifest.json" && sharded {
+			stale = append(stale, m)
+		}
+	}
+	mine := fileExists(manifest)
 	for _, st := range states {
 		if fileExists(filepath.Join(dir, "points", st.part.Name())) || fileExists(filepath.Join(dir, "clients", st.part.Name())) {
 			mine = true
 			break
 		}
 	}
-	mine = mine || fileExists(manifest)
 	switch {
+	case len(stale) > 0 && sharded && !opts.Resume && !opts.Force:
+		return fmt.Errorf("%w: %s holds %s of another shard split; use the same shard count, or --force to replace this shard's parts", ErrOutputExists, dir, filepath.Base(stale[0]))
 	case mine && !opts.Resume && !opts.Force:
 		return fmt.Errorf("%w: %s holds results of this spec (shard %s); use --resume to complete it or --force to start again", ErrOutputExists, dir, opts.Shard)
-	case opts.Force:
-		os.Remove(manifest)
-		for _, st := range states {
-			os.Remove(filepath.Join(dir, "points", st.part.Name()))
-			os.Remove(filepath.Join(dir, "clients", st.part.Name()))
-		}
-	case opts.Resume:
-		os.Remove(manifest) // rewritten when the run completes
-		for i := range states {
-			st := &states[i]
-			pm, perr := verifyPart(filepath.Join(dir, "points", st.part.Name()), st.part.Points()*int64(reps), specYAML)
-			cm, cerr := verifyPart(filepath.Join(dir, "clients", st.part.Name()), -1, specYAML)
-			if perr == nil && cerr == nil {
-				st.points, st.cl, st.done, st.resumed = pm, cm, true, true
-				st.falseCut, perr = sumColumn(filepath.Join(dir, "points", st.part.Name()), "false_cut")
-				if perr == nil {
-					continue
-				}
-				st.done, st.resumed = false, false
-			}
+	}
+	// With --resume, a part whose file changed since this shard's manifest
+	// was written (same rows, other bytes) is computed again.
+	recorded := map[string]string{}
+	if old, err := loadManifest(manifest); err == nil && opts.Resume {
+		for _, p := range old.Parts {
+			recorded["points/"+p.Points.Name] = p.Points.SHA256
+			recorded["clients/"+p.Clients.Name] = p.Clients.SHA256
 		}
 	}
-	// Leftover temporary files from an interrupted run.
-	for _, sub := range []string{"points", "clients"} {
-		tmps, _ := filepath.Glob(filepath.Join(dir, sub, ".part-*.tmp"))
-		for _, t := range tmps {
-			os.Remove(t)
+	changed := func(table string, fm fileMeta) bool {
+		h, ok := recorded[table+"/"+fm.Name]
+		return ok && h != fm.SHA256
+	}
+	for _, m := range stale {
+		if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	if err := os.Remove(manifest); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err // rewritten when the run completes
+	}
+	tmps, _ := filepath.Glob(filepath.Join(dir, "."+filepath.Base(manifest)+".*.tmp"))
+	for _, t := range tmps {
+		os.Remove(t)
+	}
+	for i := range states {
+		st := &states[i]
+		name := st.part.Name()
+		for _, sub := range []string{"points", "clients"} {
+			// Leftovers of an interrupted run of this shard (never another shard's).
+			tmps, _ := filepath.Glob(filepath.Join(dir, sub, "."+name+".*.tmp"))
+			for _, t := range tmps {
+				os.Remove(t)
+			}
+			if opts.Force {
+				if err := os.Remove(filepath.Join(dir, sub, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return err
+				}
+			}
+		}
+		if !opts.Resume {
+			continue
+		}
+		pm, perr := verifyPart(filepath.Join(dir, "points", name), st.part.Points()*int64(reps), specYAML)
+		cm, cerr := verifyPart(filepath.Join(dir, "clients", name), -1, specYAML)
+		if prows := st.part.Points() * int64(reps); cerr == nil && (cm.Rows == 0 || cm.Rows%prows != 0) {
+			cerr = fmt.Errorf("clients/%s: %d rows, not a multiple of %d points rows", name, cm.Rows, prows)
+		}
+		if perr == nil && cerr == nil && !changed("points", pm) && !changed("clients", cm) {
+			st.falseCut, perr = sumColumn(filepath.Join(dir, "points", name), "false_cut")
+			if perr == nil {
+				st.points, st.cl, st.done, st.resumed = pm, cm, true, true
+			}
 		}
 	}
 	return nil
 }
 
 // refuseForeign refuses a non-empty directory that is not a ratesweep run.
+// Entries another shard may create while starting at the same moment (the
+// part directories, a temporary spec.yaml) are not foreign.
 func refuseForeign(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -367,10 +451,32 @@ func refuseForeign(dir string) error {
 	if err != nil {
 		return fmt.Errorf("cannot read the output directory: %w", err)
 	}
-	if len(entries) > 0 {
-		return fmt.Errorf("%w: %s holds other files; choose an empty or new --out", ErrOutputExists, dir)
+	for _, e := range entries {
+		n := e.Name()
+		if n == "points" || n == "clients" || n == "spec.yaml" || strings.HasPrefix(n, ".spec.yaml.") {
+			continue
+		}
+		return fmt.Errorf("%w: %s holds other files (%s); choose an empty or new --out", ErrOutputExists, dir, n)
 	}
 	return nil
+}
+
+// createFileExclusive writes path atomically unless it exists: it reports
+// false, and writes nothing, when another process created path first. The
+// hard link makes the create-if-absent atomic (also on NFS).
+func createFileExclusive(path string, data []byte) (bool, error) {
+	tmp, err := writeTemp(path, data)
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, syncDir(filepath.Dir(path))
 }
 
 // clearRun removes the files a run writes, and nothing else.
@@ -427,12 +533,25 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// writeFileAtomic writes data to path through a synced temporary file.
+// writeFileAtomic writes data to path through a synced temporary file with
+// a unique name, so concurrent writers never share a temporary file.
 func writeFileAtomic(path string, data []byte) error {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	f, err := os.Create(tmp)
+	tmp, err := writeTemp(path, data)
 	if err != nil {
 		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// writeTemp writes data to a new synced file ".NAME.*.tmp" next to path.
+func writeTemp(path string, data []byte) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return "", err
 	}
 	if _, err = f.Write(data); err == nil {
 		err = f.Sync()
@@ -441,10 +560,22 @@ func writeFileAtomic(path string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = os.Chmod(f.Name(), 0o644)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		os.Remove(f.Name())
+		return "", err
 	}
-	return err
+	return f.Name(), nil
+}
+
+// syncDir makes renames and links in dir durable (best effort: some file
+// systems refuse fsync on directories).
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	d.Sync()
+	return d.Close()
 }

@@ -11,17 +11,20 @@ import (
 	"strings"
 
 	"github.com/ratesweep/ratesweep/configs"
+	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 	"go.yaml.in/yaml/v3"
 )
 
-// Spec is a sweep: a scenario and a grid of policies to run over it.
+// Spec is a sweep: a workload (a scenario, or an access log to replay) and
+// a grid of policies to run over it.
 type Spec struct {
 	Name       string
-	Scenario   *model.Scenario
-	Seed       uint64 // seeds stochastic workloads (with the replicate)
-	Replicates int    // realisations of the workload per grid point (>= 1)
+	Scenario   *model.Scenario // nil when Traffic is set
+	Traffic    *ingest.Config  // an access log to replay, or nil
+	Seed       uint64          // seeds stochastic workloads (with the replicate)
+	Replicates int             // realisations of the workload per grid point (>= 1)
 	Entries    []Entry
 }
 
@@ -56,7 +59,7 @@ type Axis struct {
 // MaxAxisValues bounds one axis (the grid itself is never materialised).
 const MaxAxisValues = 10_000_000
 
-var specKeys = []string{"name", "scenario", "seed", "replicates", "sweep"}
+var specKeys = []string{"name", "scenario", "traffic", "seed", "replicates", "sweep"}
 
 // LoadSpec reads a sweep spec file. A relative scenario path is resolved
 // against the spec's directory. path "" is the embedded default spec.
@@ -78,7 +81,7 @@ func LoadSpec(file string) (*Spec, error) {
 		b, err := ReadInput(p)
 		return p, b, err
 	}
-	s, err := ParseSpec(data, resolve)
+	s, err := parseSpec(data, resolve, filepath.Dir(file))
 	return s, yamlx.InFile(err, file)
 }
 
@@ -100,7 +103,13 @@ func loadEmbedded(name string) (*Spec, error) {
 
 // ParseSpec decodes a spec (strict) and validates it. resolve loads a
 // scenario file named in the spec; it may be nil when scenarios are inline.
+// A relative log path of a traffic section is taken as it is.
 func ParseSpec(data []byte, resolve func(string) (string, []byte, error)) (*Spec, error) {
+	return parseSpec(data, resolve, "")
+}
+
+// parseSpec is ParseSpec with the directory that relative log paths start from.
+func parseSpec(data []byte, resolve func(string) (string, []byte, error), dir string) (*Spec, error) {
 	root, err := yamlx.Parse(data)
 	if err != nil {
 		return nil, err
@@ -136,12 +145,19 @@ func ParseSpec(data []byte, resolve func(string) (string, []byte, error)) (*Spec
 		}
 		s.Replicates = int(v)
 	}
-	scn, err := m.Require("scenario")
-	if err != nil {
-		return nil, err
-	}
-	if s.Scenario, err = decodeScenarioRef(scn, resolve); err != nil {
-		return nil, err
+	switch scn, tr := m.Get("scenario"), m.Get("traffic"); {
+	case scn != nil && tr != nil:
+		return nil, yamlx.Errorf(tr, "traffic", "give either scenario or traffic, not both")
+	case tr != nil:
+		if s.Traffic, err = ingest.DecodeConfig(tr, "traffic", dir); err != nil {
+			return nil, err
+		}
+	case scn != nil:
+		if s.Scenario, err = decodeScenarioRef(scn, resolve); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, yamlx.Errorf(root, "scenario", "missing: a spec needs a scenario (a file or a mapping) or a traffic section (an access log)")
 	}
 	sw, err := m.Require("sweep")
 	if err != nil {
@@ -216,8 +232,9 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 		if key == "algorithm" {
 			continue
 		}
-		if !slices.Contains(takes, key) {
-			return e, yamlx.Errorf(n.Content[i], m.FieldPath(key), "%s takes no parameter %q (it takes %s)", alg, key, strings.Join(takes, ", "))
+		if !alg.Takes(key) {
+			all := append(slices.Clone(takes), alg.OptionalParams()...)
+			return e, yamlx.Errorf(n.Content[i], m.FieldPath(key), "%s takes no parameter %q (it takes %s)", alg, key, strings.Join(all, ", "))
 		}
 		prm, _ := model.LookupParam(key)
 		ax, err := decodeAxis(n.Content[i+1], m.FieldPath(key), prm)
@@ -231,12 +248,40 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 			return e, yamlx.Errorf(n, m.FieldPath(want), "missing: %s needs %s", alg, strings.Join(takes, " and "))
 		}
 	}
+	if err := e.checkCorners(); err != nil {
+		return e, yamlx.Errorf(n, p, "%v", err)
+	}
 	return e, nil
+}
+
+// checkCorners validates the policies at every corner of the entry's grid
+// (each axis at its smallest or largest value), which catches constraints
+// between parameters such as phase_s < window_s before anything runs.
+func (e *Entry) checkCorners() error {
+	corners := 1 << min(len(e.Axes), 16)
+	for c := range corners {
+		p := model.Policy{Algorithm: e.Algorithm}
+		for i, ax := range e.Axes {
+			lo, hi := slices.Min(ax.Values), slices.Max(ax.Values)
+			v := lo
+			if c&(1<<i) != 0 {
+				v = hi
+			}
+			p.Set(ax.Param, v)
+		}
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("%v (at %v)", err, p)
+		}
+	}
+	return nil
 }
 
 var rangeKeys = []string{"from", "to", "step", "count", "scale"}
 
 func decodeAxis(n *yaml.Node, p string, prm model.Param) (Axis, error) {
+	if prm.Values != nil {
+		return decodeEnumAxis(n, p, prm)
+	}
 	ax := Axis{Param: prm.Name}
 	switch n.Kind {
 	case yaml.ScalarNode:
@@ -281,6 +326,38 @@ func decodeAxis(n *yaml.Node, p string, prm model.Param) (Axis, error) {
 		}
 	}
 	return ax, nil
+}
+
+// decodeEnumAxis reads an enumerated parameter's names: a name or a list.
+func decodeEnumAxis(n *yaml.Node, p string, prm model.Param) (Axis, error) {
+	ax := Axis{Param: prm.Name}
+	one := func(it *yaml.Node, ip string) error {
+		s, err := yamlx.Str(it, ip)
+		if err != nil {
+			return err
+		}
+		v, ok := prm.ParamValue(s)
+		if !ok {
+			return yamlx.Errorf(it, ip, "unknown %s %q (one of %s)", prm.Name, s, strings.Join(prm.Values, ", "))
+		}
+		ax.Values = append(ax.Values, v)
+		return nil
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return ax, one(n, p)
+	case yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			return ax, yamlx.Errorf(n, p, "empty list: an axis needs at least one value")
+		}
+		for i, it := range n.Content {
+			if err := one(it, fmt.Sprintf("%s[%d]", p, i)); err != nil {
+				return ax, err
+			}
+		}
+		return ax, nil
+	}
+	return ax, yamlx.Errorf(n, p, "expected one of %s, or a list of them", strings.Join(prm.Values, ", "))
 }
 
 func checkParamValue(prm model.Param, v float64) error {
@@ -439,10 +516,14 @@ func (s *Spec) YAML() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: %s\n", strconv.Quote(s.Name))
 	fmt.Fprintf(&b, "seed: %d\nreplicates: %d\n", s.Seed, s.Replicates)
-	b.WriteString("scenario:\n")
-	for _, l := range strings.SplitAfter(string(s.Scenario.YAML()), "\n") {
-		if l != "" {
-			b.WriteString("  " + l)
+	if s.Traffic != nil {
+		b.Write(s.Traffic.YAML())
+	} else {
+		b.WriteString("scenario:\n")
+		for _, l := range strings.SplitAfter(string(s.Scenario.YAML()), "\n") {
+			if l != "" {
+				b.WriteString("  " + l)
+			}
 		}
 	}
 	b.WriteString("sweep:\n")
@@ -453,6 +534,29 @@ func (s *Spec) YAML() []byte {
 		}
 	}
 	return []byte(b.String())
+}
+
+// WorkloadSHA256 identifies the traffic the spec runs: the scenario's hash,
+// or for a log the hash of its traffic section and of the log file's bytes.
+// Runs with the same hash see the same requests.
+func (s *Spec) WorkloadSHA256() (string, error) {
+	if s.Traffic == nil {
+		return s.Scenario.SHA256(), nil
+	}
+	file, err := ingest.FileSHA256(s.Traffic.Log)
+	if err != nil {
+		return "", err
+	}
+	return sha256Hex(append(s.Traffic.YAML(), file...)), nil
+}
+
+// WorkloadName names the spec's workload for people: the scenario's name or
+// the log's file name.
+func (s *Spec) WorkloadName() string {
+	if s.Traffic != nil {
+		return filepath.Base(s.Traffic.Log)
+	}
+	return s.Scenario.Name
 }
 
 func (a *Axis) yaml() string {
@@ -466,8 +570,12 @@ func (a *Axis) yaml() string {
 		return fmt.Sprintf("{from: %s, to: %s, count: %d, scale: log}", f(a.From), f(a.To), a.Count)
 	}
 	parts := make([]string, len(a.Values))
+	prm, _ := model.LookupParam(a.Param)
 	for i, v := range a.Values {
 		parts[i] = f(v)
+		if name := prm.ParamName(v); name != "" {
+			parts[i] = name
+		}
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }

@@ -59,6 +59,7 @@ type partResult struct {
 
 func (r *partResult) rows() int { return len(r.metrics) }
 
+
 // fileMeta is what the writer reports for one finished file.
 type fileMeta struct {
 	Name   string `json:"file"`
@@ -70,10 +71,37 @@ type fileMeta struct {
 // writeParquet writes batches to dir/name through a temporary file and
 // renames it into place only when complete and synced. A failure leaves no
 // file under the final name.
-func writeParquet(dir, name string, schema *arrow.Schema, rows int, batch func(lo, hi int) arrow.RecordBatch) (fm fileMeta, err error) {
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	f, err := os.Create(tmp)
+func writeParquet(dir, name string, schema *arrow.Schema, rows int, batch func(lo, hi int) arrow.RecordBatch, hook func(path string) error) (fileMeta, error) {
+	return writeParquetStream(dir, name, schema, func(fw *pqarrow.FileWriter) (int64, error) {
+		for lo := 0; lo < rows; lo += batchRows {
+			rec := batch(lo, min(lo+batchRows, rows))
+			err := fw.WriteBuffered(rec)
+			rec.Release()
+			if err == nil && hook != nil {
+				err = hook(filepath.Join(filepath.Base(dir), name))
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+		return int64(rows), nil
+	})
+}
+
+// writeParquetStream writes dir/name like writeParquet, with the records
+// that write gives the writer; write returns the number of rows written.
+// The temporary file ".NAME.*.tmp" has a unique name, so two processes
+// that write the same part by mistake (a shard started twice) each rename a
+// complete file into place and never write into one file.
+func writeParquetStream(dir, name string, schema *arrow.Schema, write func(fw *pqarrow.FileWriter) (int64, error)) (fm fileMeta, err error) {
+	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
 	if err != nil {
+		return fm, err
+	}
+	tmp := f.Name()
+	if err = os.Chmod(tmp, 0o644); err != nil {
+		f.Close()
+		os.Remove(tmp)
 		return fm, err
 	}
 	defer func() {
@@ -89,14 +117,10 @@ func writeParquet(dir, name string, schema *arrow.Schema, rows int, batch func(l
 	if err != nil {
 		return fm, err
 	}
-	for lo := 0; lo < rows; lo += batchRows {
-		rec := batch(lo, min(lo+batchRows, rows))
-		err = fw.WriteBuffered(rec)
-		rec.Release()
-		if err != nil {
-			fw.Close()
-			return fm, err
-		}
+	rows, err := write(fw)
+	if err != nil {
+		fw.Close()
+		return fm, err
 	}
 	if err = fw.Close(); err != nil {
 		return fm, err
@@ -110,7 +134,8 @@ func writeParquet(dir, name string, schema *arrow.Schema, rows int, batch func(l
 	if err = os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		return fm, err
 	}
-	return fileMeta{Name: name, Rows: int64(rows), Bytes: cw.n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	syncDir(dir)
+	return fileMeta{Name: name, Rows: rows, Bytes: cw.n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 type countWriter struct {
@@ -149,15 +174,15 @@ func schemas(meta map[string]string) (points, clients *arrow.Schema) {
 // writePart writes the part's points and clients files. The clients file is
 // renamed into place first: a part counts as done once its points file exists
 // (and both verify).
-func writePart(dir string, r *partResult, points, clients *arrow.Schema) (pm, cm fileMeta, err error) {
+func writePart(dir string, r *partResult, points, clients *arrow.Schema, hook func(path string) error) (pm, cm fileMeta, err error) {
 	name := r.part.Name()
 	cm, err = writeParquet(filepath.Join(dir, "clients"), name, clients, len(r.clients),
-		func(lo, hi int) arrow.RecordBatch { return r.clientsBatch(clients, lo, hi) })
+		func(lo, hi int) arrow.RecordBatch { return r.clientsBatch(clients, lo, hi) }, hook)
 	if err != nil {
 		return pm, cm, fmt.Errorf("writing clients/%s: %w", name, err)
 	}
 	pm, err = writeParquet(filepath.Join(dir, "points"), name, points, r.rows(),
-		func(lo, hi int) arrow.RecordBatch { return r.pointsBatch(points, lo, hi) })
+		func(lo, hi int) arrow.RecordBatch { return r.pointsBatch(points, lo, hi) }, hook)
 	if err != nil {
 		return pm, cm, fmt.Errorf("writing points/%s: %w", name, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/ratesweep/ratesweep/model"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -26,31 +25,36 @@ func WriterOnly(ctx context.Context, spec *Spec, opts Options) (res *Result, ela
 	if opts.Workers <= 0 {
 		opts.Workers = 1
 	}
-	wl, err := model.NewWorkload(spec.Scenario)
+	src, err := newSource(ctx, spec)
+	if err != nil {
+		return nil, 0, err
+	}
+	workloadSHA, err := spec.WorkloadSHA256()
 	if err != nil {
 		return nil, 0, err
 	}
 	grid := NewGrid(spec)
-	parts := Parts(grid.Points(), opts.Shard)
+	parts := ShardParts(grid, opts.Shard)
 	res = &Result{Dir: opts.OutDir, Parts: len(parts)}
 	for _, sub := range []string{"points", "clients"} {
 		if err := os.MkdirAll(filepath.Join(opts.OutDir, sub), 0o755); err != nil {
 			return nil, 0, err
 		}
 	}
-	meta := map[string]string{
+	meta := map[string]string{ // as Run writes it
 		MetaVersion:        Version,
 		MetaSpec:           string(spec.YAML()),
-		MetaScenarioSHA256: spec.Scenario.SHA256(),
+		MetaScenarioSHA256: workloadSHA,
 		MetaShard:          opts.Shard.String(),
 	}
 	pointsSchema, clientsSchema := schemas(meta)
 	results := make([]*partResult, len(parts))
-	sim := wl.NewSimulator()
+	sim := src.newSim()
 	var done atomic.Int64
 	for i, p := range parts {
-		r := newPartResult(spec)
-		if err := simulatePart(ctx, grid, sim, p, r, &done, nil); err != nil {
+		r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
+		r.names, r.classes, r.stages = src.rows()
+		if err := simulatePart(ctx, grid, sim, spec.Seed, p, r, &done, nil); err != nil {
 			return nil, 0, err
 		}
 		results[i] = r
@@ -70,7 +74,7 @@ func WriterOnly(ctx context.Context, spec *Spec, opts Options) (res *Result, ela
 				if i >= len(results) || gctx.Err() != nil {
 					return gctx.Err()
 				}
-				if _, _, err := writePart(opts.OutDir, results[i], pointsSchema, clientsSchema); err != nil {
+				if _, _, err := writePart(opts.OutDir, results[i], pointsSchema, clientsSchema, nil); err != nil {
 					return err
 				}
 				results[i] = nil
@@ -79,15 +83,4 @@ func WriterOnly(ctx context.Context, spec *Spec, opts Options) (res *Result, ela
 	}
 	err = g.Wait()
 	return res, time.Since(start), err
-}
-
-// newPartResult returns an empty part result for spec's clients.
-func newPartResult(spec *Spec) *partResult {
-	r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
-	for _, c := range spec.Scenario.Clients {
-		r.names = append(r.names, c.Name)
-		r.classes = append(r.classes, c.Class)
-		r.stages = append(r.stages, c.Stage)
-	}
-	return r
 }

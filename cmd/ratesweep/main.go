@@ -62,8 +62,10 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "[SPEC.yaml]", "run a sweep (default: the embedded default spec) and write Parquet", cmdRun},
+		{"merge", "RUN_DIR", "check that every shard finished and combine their manifests (--compact: fewer files)", cmdMerge},
 		{"report", "[RUN_DIR]", "tables and trade-off plots from a run directory", cmdReport},
 		{"check", "--baseline DIR RUN_DIR", "compare a run with a baseline run (exit 1 on a regression)", cmdCheck},
+		{"inspect", "LOG | --spec SPEC", "profile an access log (requests, keys, peak rates) to help choose a grid", cmdInspect},
 		{"tables", "[SCENARIO.yaml]", "print the lesson's tables (default: the lesson's scenario)", cmdTables},
 		{"version", "", "print the version", cmdVersion},
 	}
@@ -78,8 +80,10 @@ func main() {
 	go func() {
 		s := <-sigs
 		got.Store(s.String())
-		cancel() // stop cleanly; a second signal kills at once
-		<-sigs
+		cancel() // stop cleanly; a second signal exits at once
+		if <-sigs == syscall.SIGTERM {
+			os.Exit(143)
+		}
 		os.Exit(130)
 	}()
 	e := &env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv,

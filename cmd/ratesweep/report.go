@@ -1,3 +1,69 @@
 package main
 
-func cmdReport(e *env, args []string) error { return usagef("report: not built yet") }
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/ratesweep/ratesweep/report"
+	"github.com/ratesweep/ratesweep/sweep"
+)
+
+func cmdReport(e *env, args []string) error {
+	fs := newFlags(e, "report", "[RUN_DIR]",
+		"Tables and trade-off plots from a run directory (default out/default): PNG and SVG per plot,\n"+
+			"report.md and a self-contained index.html under RUN_DIR/report/.")
+	out := fs.String("out", "", "output directory (default RUN_DIR/report)")
+	curves := fs.Int("curves", 4, "curves per algorithm on the trade-off plot (values of its second parameter)")
+	knees := fs.Int("knees", 2, "frontier knees to show per client and over time")
+	quiet := fs.Bool("quiet", false, "print nothing but errors")
+	rest, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if *curves < 1 {
+		return usagef("report: --curves must be >= 1, got %d", *curves)
+	}
+	if *knees < 0 {
+		return usagef("report: --knees must be >= 0, got %d", *knees)
+	}
+	dir := filepath.Join("out", "default")
+	if len(rest) == 1 {
+		dir = rest[0]
+	}
+	if *out == "" {
+		*out = filepath.Join(dir, "report")
+	}
+	opts := report.Options{MaxCurves: *curves, Knees: *knees}
+	if *knees == 0 {
+		opts.Knees = -1 // Options: negative = none
+	}
+	start := time.Now()
+	r, err := report.Load(e.ctx, dir, opts)
+	if err != nil {
+		var ie *sweep.InputError
+		if errors.As(err, &ie) {
+			return &badInput{err}
+		}
+		return err
+	}
+	files, err := r.Write(*out)
+	if err != nil {
+		return err
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(e.stderr, "ratesweep: warning: %s\n", w)
+	}
+	if *quiet {
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "read %d points (%d rows, %d files) from %s in %.2f s; frontier: %d points\n",
+		r.Points, r.Rows, r.Files, dir, time.Since(start).Seconds(), r.Frontier.Len())
+	fmt.Fprintf(e.stdout, "wrote %d files under %s:\n", len(files), *out)
+	fmt.Fprintf(e.stdout, "  page     %s\n", filepath.Join(*out, "index.html"))
+	fmt.Fprintf(e.stdout, "  markdown %s\n", filepath.Join(*out, "report.md"))
+	fmt.Fprintf(e.stdout, "  plot     %s (and .svg)\n", filepath.Join(*out, "tradeoff.png"))
+	fmt.Fprintf(e.stdout, "  frontier %s\n", filepath.Join(*out, "frontier.csv"))
+	return nil
+}

@@ -31,10 +31,10 @@ func cmdRun(e *env, args []string) error {
 	shardFlag := fs.String("shard", "", "run shard I/N of the grid (default from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX, else 0/1)")
 	shards := fs.Int("shards", 0, "shard count N for JOB_COMPLETION_INDEX (Kubernetes indexed jobs; or RATESWEEP_SHARDS)")
 	resume := fs.Bool("resume", false, "keep the verified parts of an interrupted run and compute only what is missing")
-	force := fs.Bool("force", false, "replace an existing run in the output directory")
+	force := fs.Bool("force", false, "replace an existing run in the output directory (a shard replaces only its own parts)")
 	dry := fs.Bool("dry-run", false, "print points, rows and estimated bytes, then exit")
 	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids larger than this")
-	quiet := fs.Bool("quiet", false, "print nothing but errors")
+	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	noOutput := fs.Bool("no-output", false, "simulate only and write nothing (for benchmarks)")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
@@ -63,15 +63,26 @@ func cmdRun(e *env, args []string) error {
 		dir = filepath.Join("out", spec.Name)
 	}
 	points, rows := spec.Points(), spec.Rows()
-	clientRows := rows * int64(len(spec.Scenario.Clients))
+	// Clients rows per point: one per scenario client, or for a log at most
+	// top_keys keys plus four "other keys" rows.
+	clients := int64(0)
+	workload := ""
+	if spec.Traffic != nil {
+		clients = int64(spec.Traffic.TopKeys + 4)
+		workload = fmt.Sprintf("log %s, at most %d clients rows per point", spec.Traffic.Log, clients)
+	} else {
+		clients = int64(len(spec.Scenario.Clients))
+		workload = fmt.Sprintf("scenario %q, %d clients", spec.Scenario.Name, clients)
+	}
+	clientRows := rows * clients
 	if *dry {
-		parts := sweep.Parts(points, shard)
+		parts := sweep.ShardParts(sweep.NewGrid(spec), shard)
 		var mine int64
 		for _, p := range parts {
 			mine += p.Points()
 		}
-		est := float64(mine*int64(spec.Replicates))*bytesPerPointRow + float64(mine*int64(spec.Replicates)*int64(len(spec.Scenario.Clients)))*bytesPerClientRow
-		fmt.Fprintf(e.stdout, "spec        %s (scenario %q, %d clients)\n", spec.Name, spec.Scenario.Name, len(spec.Scenario.Clients))
+		est := float64(mine*int64(spec.Replicates))*bytesPerPointRow + float64(mine*int64(spec.Replicates)*clients)*bytesPerClientRow
+		fmt.Fprintf(e.stdout, "spec        %s (%s)\n", spec.Name, workload)
 		for i, en := range spec.Entries {
 			fmt.Fprintf(e.stdout, "entry %-5d %s: %d points\n", i, en.Algorithm, en.Size())
 		}
@@ -89,10 +100,10 @@ func cmdRun(e *env, args []string) error {
 		NoOutput: *noOutput, MaxPoints: *maxPoints,
 	}
 	var mine int64
-	for _, p := range sweep.Parts(points, shard) {
+	for _, p := range sweep.ShardParts(sweep.NewGrid(spec), shard) {
 		mine += p.Points()
 	}
-	prog := newProgress(e.stderr, mine, *quiet)
+	prog := newProgress(e.stderr, mine*int64(spec.Replicates), *quiet)
 	opts.Progress = prog.set
 	start := time.Now()
 	res, err := sweep.Run(e.ctx, spec, opts)
@@ -103,8 +114,15 @@ func cmdRun(e *env, args []string) error {
 			if e.signal != nil && e.signal() == "terminated" {
 				code, sig = 143, "terminated"
 			}
-			return &exitError{code, fmt.Errorf("%s: completed parts are kept in %s; resume with: ratesweep run %s --out %s --resume",
-				sig, dir, specArg(specPath), dir)}
+			hint := "ratesweep run"
+			if a := specArg(specPath); a != "" {
+				hint += " " + a
+			}
+			hint += " --out " + dir
+			if shard.Count > 1 {
+				hint += " --shard " + shard.String()
+			}
+			return &exitError{code, fmt.Errorf("%s: completed parts are kept in %s; resume with: %s --resume", sig, dir, hint)}
 		}
 		var ie *sweep.InputError
 		if errors.As(err, &ie) || errors.Is(err, sweep.ErrOutputExists) {
@@ -117,7 +135,7 @@ func cmdRun(e *env, args []string) error {
 	}
 	secs := time.Since(start).Seconds()
 	fmt.Fprintf(e.stdout, "%d points (%d rows) in %.2f s: %.0f points/s; Σ false cut = %d\n",
-		res.Points, res.Rows, secs, float64(res.Points)/secs, res.FalseCutSum)
+		res.Points, res.Rows, secs, float64(res.Computed)/secs, res.FalseCutSum)
 	if res.PartsSkipped > 0 {
 		fmt.Fprintf(e.stdout, "resumed: %d of %d parts were complete already\n", res.PartsSkipped, res.Parts)
 	}
@@ -239,8 +257,8 @@ func newProgress(w io.Writer, total int64, quiet bool) *progress {
 	if f, ok := w.(*os.File); ok && isTerminal(f) {
 		pr.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond))
 		pr.bar = pr.p.AddBar(total,
-			mpb.PrependDecorators(decor.Name("points "), decor.CountersNoUnit("%d / %d")),
-			mpb.AppendDecorators(decor.AverageSpeed(0, " %.0f points/s"), decor.Name("  ETA "), decor.AverageETA(decor.ET_STYLE_GO)),
+			mpb.PrependDecorators(decor.Name("rows "), decor.CountersNoUnit("%d / %d")),
+			mpb.AppendDecorators(decor.AverageSpeed(0, " %.0f rows/s"), decor.Name("  ETA "), decor.AverageETA(decor.ET_STYLE_GO)),
 		)
 	}
 	return pr
@@ -267,7 +285,7 @@ func (pr *progress) set(done int64) {
 		secs := now.Sub(pr.start).Seconds()
 		rate := float64(done) / secs
 		eta := time.Duration(float64(pr.total-done) / rate * float64(time.Second)).Round(time.Second)
-		fmt.Fprintf(pr.w, "ratesweep: %d / %d points (%.1f%%), %.0f points/s, ETA %s\n",
+		fmt.Fprintf(pr.w, "ratesweep: %d / %d rows (%.1f%%), %.0f rows/s, ETA %s\n",
 			done, pr.total, 100*float64(done)/float64(pr.total), rate, eta)
 	}
 }

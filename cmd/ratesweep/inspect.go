@@ -1,0 +1,245 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/model"
+)
+
+func cmdInspect(e *env, args []string) error {
+	fs := newFlags(e, "inspect", "[LOG] [--spec SPEC.yaml]",
+		"Profile an access log (requests, span, keys, malformed lines, peak and p99 requests/s, top keys) to help choose a grid.\n"+
+			"LOG is Common/Combined Log Format, the NASA TSV or CSV (plain or gzip), or Parquet; --spec reads log, key and rules from a traffic section.")
+	spec := fs.String("spec", "", "take the log, format, key and rules from this spec's traffic: section (LOG overrides its log)")
+	format := fs.String("format", "auto", "log format: auto | clf | combined | nasa-tsv | csv | parquet")
+	key := fs.String("key", "ip", "rate-limit key: comma-separated fields ("+strings.Join(ingest.FieldNames, ", ")+")")
+	depth := fs.Int("path-depth", 1, "path segments kept by the path_prefix key field")
+	rules := fs.String("rules", "", "labelling rules file (YAML with rules: [...])")
+	csvTime := fs.String("csv-time", "", "csv, parquet: the time column")
+	csvTimeFormat := fs.String("csv-time-format", "unix", "csv, parquet: unix | unix_ms | rfc3339 | clf (Parquet timestamps need none)")
+	csvCols := fs.StringSlice("csv-column", nil, "csv, parquet: FIELD=COLUMN, repeatable (fields: ip, user, method, path, status, user_agent, referer, label)")
+	csvDelim := fs.String("csv-delimiter", ",", "csv: the field delimiter (\\t for tab)")
+	top := fs.Int("top", 10, "keys to list")
+	window := fs.Int("window", 60, "window for peak counts, seconds")
+	strict := fs.Bool("strict", false, "fail on the first malformed line")
+	maxLine := fs.Int("max-line-bytes", ingest.DefaultMaxLineBytes, "longer lines are malformed")
+	scenarioOut := fs.String("scenario-out", "", "also write the log as a fluid scenario YAML (one client per key, requests per second) for a spec's scenario:")
+	rest, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if *top < 0 || *window < 1 || *depth < 1 || *maxLine < 256 {
+		return usagef("inspect: --top must be >= 0, --window and --path-depth >= 1, --max-line-bytes >= 256")
+	}
+	var cfg *ingest.Config
+	if *spec != "" {
+		for _, f := range []string{"format", "key", "path-depth", "rules", "csv-time", "csv-time-format", "csv-column", "csv-delimiter", "max-line-bytes"} {
+			if fs.Changed(f) {
+				return usagef("inspect: --%s conflicts with --spec (set it in the spec's traffic section)", f)
+			}
+		}
+		if cfg, err = ingest.LoadConfig(*spec); err != nil {
+			return err
+		}
+	} else {
+		if len(rest) == 0 {
+			return usagef("inspect: give a LOG or --spec SPEC.yaml")
+		}
+		if cfg, err = inspectConfig(*format, *key, *depth, *rules, *csvTime, *csvTimeFormat, *csvDelim, *csvCols); err != nil {
+			return err
+		}
+		cfg.Options.Reader.MaxLineBytes = *maxLine
+	}
+	if len(rest) == 1 {
+		cfg.Log = rest[0]
+	}
+	if fs.Changed("strict") {
+		cfg.Options.Reader.Strict = *strict
+	}
+	start := time.Now()
+	tr, err := ingest.Load(e.ctx, cfg.Log, cfg.Options)
+	if err != nil {
+		if e.ctx.Err() != nil {
+			return err
+		}
+		return &badInput{err}
+	}
+	took := time.Since(start).Seconds()
+	fmt.Fprintf(e.stderr, "inspect: read %s lines in %.2f s (%.0f lines/s, wall clock)\n", commas(tr.Stats.Lines), took, float64(tr.Stats.Lines)/took)
+	printProfile(e.stdout, tr, cfg, tr.Profile(*top, *window))
+	if *scenarioOut != "" {
+		return writeScenario(e, tr, *scenarioOut)
+	}
+	return nil
+}
+
+// inspectConfig builds a traffic config from inspect's flags.
+func inspectConfig(format, key string, depth int, rules, csvTime, csvTimeFormat, csvDelim string, csvCols []string) (*ingest.Config, error) {
+	cfg := &ingest.Config{TopKeys: ingest.DefaultTopKeys}
+	o := &cfg.Options
+	var err error
+	if o.Reader.Format, err = ingest.ParseFormat(format); err != nil {
+		return nil, usagef("inspect: --format: %v", err)
+	}
+	if f := o.Reader.Format; f == ingest.FormatCSV || f == ingest.FormatParquet {
+		c := &o.Reader.CSV
+		c.Columns = map[string]string{"time": csvTime}
+		if csvTime == "" {
+			return nil, usagef("inspect: --format %s needs --csv-time COLUMN", f)
+		}
+		for _, kv := range csvCols {
+			f, col, ok := strings.Cut(kv, "=")
+			if !ok || col == "" {
+				return nil, usagef("inspect: --csv-column %q: want FIELD=COLUMN", kv)
+			}
+			c.Columns[f] = col
+		}
+		if c.TimeFormat, err = ingest.ParseTimeFormat(csvTimeFormat); err != nil {
+			return nil, usagef("inspect: --csv-time-format: %v", err)
+		}
+		if csvDelim == `\t` {
+			csvDelim = "\t"
+		}
+		if len(csvDelim) != 1 {
+			return nil, usagef("inspect: --csv-delimiter must be one byte, got %q", csvDelim)
+		}
+		c.Delimiter = csvDelim[0]
+	} else if csvTime != "" || len(csvCols) > 0 {
+		return nil, usagef("inspect: --csv-* flags need --format csv or parquet")
+	}
+	for _, f := range strings.Split(key, ",") {
+		fld, err := ingest.ParseField(strings.TrimSpace(f))
+		if err != nil {
+			return nil, usagef("inspect: --key: %v", err)
+		}
+		o.Key = append(o.Key, fld)
+	}
+	o.PathDepth = depth
+	if rules != "" {
+		if o.Rules, err = ingest.LoadRules(rules); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+func printProfile(w io.Writer, tr *ingest.Traffic, cfg *ingest.Config, p *ingest.Profile) {
+	s := tr.Stats
+	comp := ""
+	if s.Gzipped {
+		comp = ", gzip"
+	}
+	fmt.Fprintf(w, "log         %s (%s%s)\n", tr.Source, tr.Format, comp)
+	fmt.Fprintf(w, "lines       %s: %s requests, %s malformed, %s other (header, blank)\n",
+		commas(s.Lines), commas(s.Requests), commas(s.Malformed), commas(s.Lines-s.Requests-s.Malformed))
+	first := time.Unix(tr.StartUnix, 0).UTC()
+	last := first.Add(time.Duration(tr.DurationS-1) * time.Second)
+	fmt.Fprintf(w, "span        %s .. %s UTC (%s s, %.1f h)\n", first.Format("2006-01-02 15:04:05"), last.Format("2006-01-02 15:04:05"),
+		commas(int64(tr.DurationS)), float64(tr.DurationS)/3600)
+	var keyNames []string
+	for _, f := range cfg.Options.Key {
+		keyNames = append(keyNames, f.String())
+	}
+	if len(keyNames) == 0 {
+		keyNames = []string{"ip"}
+	}
+	fmt.Fprintf(w, "keys        %s (key: %s)\n", commas(int64(p.Keys)), strings.Join(keyNames, " + "))
+	fmt.Fprintf(w, "req/s       mean %.2f, p99 %d, peak %d (over all %s seconds of the span)\n", p.MeanS, p.P99S, p.PeakS, commas(int64(p.DurationS)))
+	fmt.Fprintf(w, "per %d s    peak %d requests in any %d s window\n", p.WindowS, p.PeakW, p.WindowS)
+	q := p.LegitKeysW
+	fmt.Fprintf(w, "keys' peak  per %d s window, legit keys (%d): p50 %d, p90 %d, p99 %d, max %d\n", p.WindowS, q.N, q.P50, q.P90, q.P99, q.Max)
+	if p.Abusive > 0 || len(cfg.Options.Rules) > 0 {
+		q = p.AbusiveKeysW
+		fmt.Fprintf(w, "            abusive keys (%d): p50 %d, p90 %d, p99 %d, max %d\n", q.N, q.P50, q.P90, q.P99, q.Max)
+		fmt.Fprintf(w, "labels      legit %s, abusive %s (design %s, code %s, none %s) requests; %d keys mixed\n",
+			commas(p.ByStage[model.NoStage]), commas(p.Abusive), commas(p.ByStage[model.StageDesign]),
+			commas(p.ByStage[model.StageCode]), commas(p.ByStage[model.StageNone]), p.Mixed)
+	}
+	if s.OutOfOrder > 0 {
+		fmt.Fprintf(w, "warning     %s requests earlier than a previous line (first at line %d, up to %d s back); sorted\n",
+			commas(s.OutOfOrder), s.FirstBack, s.MaxBackS)
+	}
+	if s.InvalidUTF8 > 0 {
+		fmt.Fprintf(w, "warning     %s lines are not valid UTF-8 (keys shown with U+FFFD)\n", commas(s.InvalidUTF8))
+	}
+	if tr.SubSecond {
+		fmt.Fprintf(w, "note        sub-second times: requests are not spread inside their second\n")
+	}
+	for i, m := range s.Samples {
+		if i == 0 {
+			fmt.Fprintf(w, "malformed   first %d of %s:\n", len(s.Samples), commas(s.Malformed))
+		}
+		fmt.Fprintf(w, "  line %d: %s: %s\n", m.Line, m.Msg, m.Excerpt)
+	}
+	if len(p.Top) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ntop %d keys by requests (peak/%ds: most requests in a %d s window; p99/s over the key's active seconds)\n", len(p.Top), p.WindowS, p.WindowS)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "key\trequests\tshare\tlabel\tpeak/s\tp99/s\tpeak/%ds\tactive s\tfirst..last s\t\n", p.WindowS)
+	for _, k := range p.Top {
+		label := k.Key.Class.String()
+		if k.Key.Class == model.Abusive {
+			label += " " + k.Key.Stage.String()
+		}
+		if k.Key.Mixed() {
+			label += "*"
+		}
+		name := k.Key.Name
+		if len(name) > 48 {
+			name = name[:45] + "..."
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%s\t%d\t%d\t%d\t%d\t%d..%d\t\n", name, commas(k.Key.Requests),
+			100*float64(k.Key.Requests)/float64(p.Requests), label, k.PeakS, k.P99S, k.PeakW, k.ActiveS, k.FirstS, k.LastS)
+	}
+	tw.Flush()
+	if p.Mixed > 0 {
+		fmt.Fprintf(w, "* the key's requests carry several labels; the label shown is that of most of them\n")
+	}
+}
+
+// commas formats n with thousands separators.
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// writeScenario writes tr as a fluid scenario file.
+func writeScenario(e *env, tr *ingest.Traffic, path string) error {
+	name := filepath.Base(tr.Source)
+	sc, err := tr.Scenario(name)
+	if err != nil {
+		return &badInput{fmt.Errorf("%s: %v", tr.Source, err)}
+	}
+	if err := os.WriteFile(path, sc.YAML(), 0o644); err != nil {
+		return err
+	}
+	mixed := 0
+	for i := range tr.Keys {
+		if tr.Keys[i].Mixed() {
+			mixed++
+		}
+	}
+	fmt.Fprintf(e.stderr, "inspect: wrote %s: %d clients over %d s (fluid: one-second batches; %d mixed keys take the label of most of their requests)\n",
+		path, len(sc.Clients), sc.DurationS, mixed)
+	return nil
+}

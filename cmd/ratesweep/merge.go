@@ -1,0 +1,79 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ratesweep/ratesweep/sweep"
+)
+
+func cmdMerge(e *env, args []string) error {
+	fs := newFlags(e, "merge", "RUN_DIR", "Check that every shard of a sharded run finished and write the combined manifest.json.\nExit 1 lists the missing shards (by index) and the missing or corrupt parts.")
+	shards := fs.Int("shards", 0, "expected shard count (default: from the shard manifests or the parts' metadata)")
+	hash := fs.Bool("sha256", false, "also check every file's size and sha256 against its manifest (reads every byte)")
+	compact := fs.Bool("compact", false, "rewrite the parts into fewer files (merged-NNNNNN.parquet, sorted by point_id, same columns and metadata)")
+	compactRows := fs.Int64("compact-rows", sweep.DefaultCompactRows, "with --compact: most points rows per file")
+	quiet := fs.Bool("quiet", false, "print nothing but errors")
+	rest, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return usagef("merge: expected RUN_DIR")
+	}
+	if *shards < 0 {
+		return usagef("merge: --shards must be >= 1, got %d", *shards)
+	}
+	if *compactRows < 1 {
+		return usagef("merge: --compact-rows must be >= 1, got %d", *compactRows)
+	}
+	dir := rest[0]
+	rep, err := sweep.Merge(e.ctx, dir, sweep.MergeOptions{
+		Shards: *shards, VerifySHA256: *hash, Compact: *compact, CompactRows: *compactRows,
+	})
+	if errors.Is(err, sweep.ErrIncomplete) {
+		fmt.Fprintf(e.stderr, "ratesweep: merge %s: %d shard(s)", dir, rep.Shards)
+		if len(rep.MissingShards) > 0 {
+			fmt.Fprintf(e.stderr, "; missing or unfinished shards (0-based index): %s", joinInts(rep.MissingShards))
+		}
+		fmt.Fprintln(e.stderr)
+		for _, p := range rep.Problems {
+			fmt.Fprintf(e.stderr, "  %s\n", p)
+		}
+		return &exitError{exitFailure, fmt.Errorf("%s is incomplete; rerun the shards named above with --resume (e.g. sbatch --array=%s), then merge again", dir, joinInts(rep.MissingShards))}
+	}
+	if err != nil {
+		var ie *sweep.InputError
+		if errors.As(err, &ie) {
+			return &badInput{err}
+		}
+		return err
+	}
+	if *quiet {
+		return nil
+	}
+	m := rep.Manifest
+	switch {
+	case rep.AlreadyMerged:
+		fmt.Fprintf(e.stdout, "%s was compacted already: %d points, %d rows in %d file(s) per table; Σ false cut = %d\n", dir, m.Points, m.Rows, rep.Compacted, m.FalseCutSum)
+	case rep.Shards == 1 && !*compact:
+		fmt.Fprintf(e.stdout, "%s is a complete single-process run: %d points, %d rows, %d parts; Σ false cut = %d\n", dir, m.Points, m.Rows, len(m.Parts), m.FalseCutSum)
+	default:
+		fmt.Fprintf(e.stdout, "merged %d shard(s): %d points, %d rows; Σ false cut = %d\n", rep.Shards, m.Points, m.Rows, m.FalseCutSum)
+		if rep.Compacted > 0 {
+			fmt.Fprintf(e.stdout, "compacted into %d file(s) per table\n", rep.Compacted)
+		}
+		fmt.Fprintf(e.stdout, "wrote %s\n", filepath.Join(dir, "manifest.json"))
+	}
+	return nil
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ",")
+}

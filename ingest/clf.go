@@ -1,0 +1,256 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+)
+
+// ParseCombined parses one Common or Combined Log Format line (without its
+// newline) into rec:
+//
+//	host ident authuser [dd/Mon/yyyy:HH:MM:SS +zzzz] "METHOD target proto" status bytes ["referer" "user agent"]
+//
+// Fields after the user agent (Nginx extensions) are ignored, and a user
+// agent whose closing quote is missing runs to the end of the line. Status
+// and bytes may be "-". The time is converted to UTC with its zone offset.
+func ParseCombined(line []byte, rec *Record) error {
+	rec.reset()
+	var ok bool
+	if rec.Host, line, ok = token(line); !ok || len(rec.Host) == 0 {
+		return errors.New("missing host")
+	}
+	if rec.Logname, line, ok = token(line); !ok {
+		return errors.New("missing identity field")
+	}
+	if rec.User, line, ok = token(line); !ok {
+		return errors.New("missing user field")
+	}
+	if len(line) < 28 || line[0] != '[' || line[27] != ']' {
+		return errors.New("missing [dd/Mon/yyyy:HH:MM:SS +zzzz] time")
+	}
+	t, err := parseCLFTime(line[1:27])
+	if err != nil {
+		return err
+	}
+	rec.Time = t
+	line = skipSpaces(line[28:])
+	req, line, err := quoted(line)
+	if err != nil {
+		return errors.New("request: " + err.Error())
+	}
+	splitRequest(req, rec)
+	line = skipSpaces(line)
+	var st []byte
+	if st, line, ok = token(line); !ok {
+		return errors.New("missing status")
+	}
+	if rec.Status, ok = parseStatus(st); !ok {
+		return errors.New("status is not 100..999 or -")
+	}
+	var by []byte
+	if by, line, ok = token(line); !ok {
+		return errors.New("missing bytes")
+	}
+	if rec.Bytes, ok = parseCount(by); !ok {
+		return errors.New("bytes is not a number or -")
+	}
+	line = skipSpaces(line)
+	if len(line) == 0 {
+		return nil // Common Log Format
+	}
+	if rec.Referer, line, err = quoted(line); err != nil {
+		return errors.New("referer: " + err.Error())
+	}
+	line = skipSpaces(line)
+	if len(line) == 0 {
+		return errors.New("missing user agent after referer")
+	}
+	if line[0] != '"' {
+		return errors.New("user agent: expected a quoted string")
+	}
+	if rec.UserAgent, _, err = quoted(line); err != nil {
+		// A user agent cut off at the end of the line (seen in real logs)
+		// keeps what is there: time, key and request are intact.
+		rec.UserAgent = line[1:]
+	}
+	return nil
+}
+
+// token returns the bytes up to the next space and the rest after it.
+func token(b []byte) (tok, rest []byte, ok bool) {
+	if len(b) == 0 {
+		return nil, nil, false
+	}
+	i := bytes.IndexByte(b, ' ')
+	if i < 0 {
+		return b, nil, true
+	}
+	return b[:i], skipSpaces(b[i+1:]), true
+}
+
+func skipSpaces(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
+}
+
+// quoted parses a double-quoted string with backslash escapes (kept as
+// logged) and returns its contents and the rest after the closing quote.
+func quoted(b []byte) (s, rest []byte, err error) {
+	if len(b) == 0 || b[0] != '"' {
+		return nil, nil, errors.New("expected a quoted string")
+	}
+	i := 1
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return nil, nil, errors.New("unterminated quoted string")
+		}
+		i += j
+		// An odd number of backslashes before the quote escapes it.
+		n := 0
+		for k := i - 1; k > 0 && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return b[1:i], b[i+1:], nil
+		}
+		i++
+	}
+}
+
+// splitRequest splits "METHOD target proto"; malformed requests (such as
+// "-" or binary junk) keep what they have.
+func splitRequest(req []byte, rec *Record) {
+	i := bytes.IndexByte(req, ' ')
+	if i < 0 {
+		rec.Method = req
+		return
+	}
+	rec.Method, req = req[:i], req[i+1:]
+	if j := bytes.LastIndexByte(req, ' '); j >= 0 {
+		rec.Path, rec.Proto = req[:j], req[j+1:]
+	} else {
+		rec.Path = req
+	}
+}
+
+func parseStatus(b []byte) (int, bool) {
+	if len(b) == 1 && b[0] == '-' {
+		return 0, true
+	}
+	if len(b) != 3 || b[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// parseCount parses a non-negative decimal or "-" (0).
+func parseCount(b []byte) (int64, bool) {
+	if len(b) == 1 && b[0] == '-' {
+		return 0, true
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+var monthIndex = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
+
+// parseCLFTime parses "dd/Mon/yyyy:HH:MM:SS +zzzz" (26 bytes) to Unix seconds.
+func parseCLFTime(b []byte) (int64, error) {
+	if len(b) != 26 || b[2] != '/' || b[6] != '/' || b[11] != ':' || b[14] != ':' || b[17] != ':' || b[20] != ' ' {
+		return 0, errors.New("time is not dd/Mon/yyyy:HH:MM:SS +zzzz")
+	}
+	day, ok1 := digits(b[0:2])
+	year, ok2 := digits(b[7:11])
+	hh, ok3 := digits(b[12:14])
+	mm, ok4 := digits(b[15:17])
+	ss, ok5 := digits(b[18:20])
+	zh, ok6 := digits(b[22:24])
+	zm, ok7 := digits(b[24:26])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) {
+		return 0, errors.New("time has a non-digit where a digit belongs")
+	}
+	month := 0
+	for i, m := range monthIndex {
+		if b[3] == m[0] && b[4] == m[1] && b[5] == m[2] {
+			month = i + 1
+			break
+		}
+	}
+	if month == 0 {
+		return 0, errors.New("time has an unknown month (want Jan..Dec)")
+	}
+	sign := b[21]
+	if sign != '+' && sign != '-' {
+		return 0, errors.New("time zone is not +zzzz or -zzzz")
+	}
+	if day < 1 || day > daysIn(year, month) || hh > 23 || mm > 59 || ss > 60 || zh > 23 || zm > 59 {
+		return 0, errors.New("time out of range")
+	}
+	off := int64(zh*3600 + zm*60)
+	if sign == '-' {
+		off = -off
+	}
+	return unixSeconds(year, month, day, hh, mm, ss) - off, nil
+}
+
+func digits(b []byte) (int, bool) {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+func daysIn(year, month int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// unixSeconds converts a proleptic Gregorian UTC date and time to Unix
+// seconds (days from civil, H. Hinnant).
+func unixSeconds(year, month, day, hh, mm, ss int) int64 {
+	y := int64(year)
+	if month <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era--
+	}
+	yoe := y - era*400
+	mp := int64(month+9) % 12
+	doy := (153*mp+2)/5 + int64(day) - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	days := era*146097 + doe - 719468
+	return days*86400 + int64(hh*3600+mm*60+ss)
+}

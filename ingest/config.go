@@ -1,0 +1,566 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/ratesweep/ratesweep/internal/yamlx"
+	"github.com/ratesweep/ratesweep/model"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is a decoded traffic section: a log, how to read, key and label it,
+// how to spread its seconds and how many keys get their own output row.
+type Config struct {
+	Log     string // path to the log, resolved against the spec's directory
+	Options Options
+	Spread  Spread
+	TopKeys int // keys with their own clients row (others are grouped)
+}
+
+var trafficKeys = []string{"log", "format", "csv", "parquet", "key", "path_depth", "spread", "strict", "max_line_bytes", "top_keys", "rules"}
+var csvKeys = []string{"delimiter", "time_format", "columns"}
+var ruleKeys = []string{"name", "stage", "scope", "path", "method", "status", "user_agent", "keys", "keys_file", "rate"}
+var rateKeys = []string{"requests", "window_s"}
+
+// LoadConfig reads a traffic section from file: either a sweep spec with a
+// top-level "traffic:" mapping (its other fields are left to the sweep), or
+// a file whose root is the traffic mapping. Errors are *yamlx.Error.
+func LoadConfig(file string) (*Config, error) {
+	data, err := readFile(file)
+	if err != nil {
+		return nil, err
+	}
+	root, err := yamlx.Parse(data)
+	if err != nil {
+		return nil, yamlx.InFile(err, file)
+	}
+	n, path := root, ""
+	if root.Kind == yaml.MappingNode {
+		hasLog := false
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			switch root.Content[i].Value {
+			case "traffic":
+				n, path = root.Content[i+1], "traffic"
+			case "log":
+				hasLog = true
+			}
+		}
+		if path == "" && !hasLog {
+			return nil, &yamlx.Error{File: file, Line: root.Line, Msg: "no traffic: section (a spec over a log needs traffic: {log: FILE, ...})"}
+		}
+	}
+	c, err := DecodeConfig(n, path, filepath.Dir(file))
+	return c, yamlx.InFile(err, file)
+}
+
+func readFile(file string) ([]byte, error) {
+	st, err := os.Stat(file)
+	if err != nil {
+		return nil, &yamlx.Error{File: file, Msg: plainErr(err)}
+	}
+	if st.IsDir() {
+		return nil, &yamlx.Error{File: file, Msg: "is a directory, expected a file"}
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, &yamlx.Error{File: file, Msg: plainErr(err)}
+	}
+	return data, nil
+}
+
+// DecodeConfig decodes a traffic mapping found at path (strict). Relative
+// file names (log, rules, keys_file) are resolved against dir.
+//
+//	log: access.log.gz          # required; plain or gzip
+//	format: combined            # auto (default) | clf | combined | nasa-tsv | csv | parquet
+//	csv: {delimiter: ",", time_format: unix, columns: {time: ts, ip: client, label: label}}
+//	parquet: {time_format: unix, columns: {time: ts, ip: client}}  # timestamp columns need no format
+//	key: ip                     # a field or a list joined by a space: ip, user, logname,
+//	                            # method, path, path_prefix, status, user_agent, referer
+//	path_depth: 1               # segments kept by path_prefix
+//	spread: even                # even (default) | random | none
+//	strict: false               # a malformed line is an error
+//	max_line_bytes: 65536
+//	top_keys: 20                # keys with their own clients row
+//	rules: [...] or rules.yaml  # labelling rules (a list, or a file with rules: [...])
+func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
+	m, err := yamlx.Mapping(n, path, trafficKeys...)
+	if err != nil {
+		return nil, err
+	}
+	c := &Config{TopKeys: DefaultTopKeys}
+	log, err := m.String("log")
+	if err != nil {
+		return nil, err
+	}
+	c.Log = resolve(dir, log)
+	o := &c.Options
+	if v := m.Get("format"); v != nil {
+		s, err := yamlx.Str(v, m.FieldPath("format"))
+		if err != nil {
+			return nil, err
+		}
+		if o.Reader.Format, err = ParseFormat(s); err != nil {
+			return nil, yamlx.Errorf(v, m.FieldPath("format"), "%v", err)
+		}
+	}
+	for _, sec := range []struct {
+		name string
+		f    Format
+	}{{"csv", FormatCSV}, {"parquet", FormatParquet}} {
+		if v := m.Get(sec.name); v != nil {
+			if o.Reader.Format != sec.f {
+				return nil, yamlx.Errorf(v, m.FieldPath(sec.name), "only with format: %s", sec.name)
+			}
+			if o.Reader.CSV, err = decodeCSV(v, m.FieldPath(sec.name), sec.f == FormatCSV); err != nil {
+				return nil, err
+			}
+		} else if o.Reader.Format == sec.f {
+			return nil, yamlx.Errorf(n, m.FieldPath(sec.name), "missing: format %s needs %s: {columns: {time: NAME, ...}}", sec.name, sec.name)
+		}
+	}
+	if v := m.Get("key"); v != nil {
+		if o.Key, err = decodeKey(v, m.FieldPath("key"), o.Reader); err != nil {
+			return nil, err
+		}
+	}
+	if v := m.Get("path_depth"); v != nil {
+		d, err := yamlx.Int(v, m.FieldPath("path_depth"))
+		if err != nil {
+			return nil, err
+		}
+		if d < 1 || d > 100 {
+			return nil, yamlx.Errorf(v, m.FieldPath("path_depth"), "must be between 1 and 100, got %d", d)
+		}
+		o.PathDepth = int(d)
+	}
+	if v := m.Get("spread"); v != nil {
+		s, err := yamlx.Str(v, m.FieldPath("spread"))
+		if err != nil {
+			return nil, err
+		}
+		if c.Spread, err = ParseSpread(s); err != nil {
+			return nil, yamlx.Errorf(v, m.FieldPath("spread"), "%v", err)
+		}
+	}
+	if v := m.Get("strict"); v != nil {
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
+			return nil, yamlx.Errorf(v, m.FieldPath("strict"), "expected true or false")
+		}
+		o.Reader.Strict = v.Value == "true"
+	}
+	if v := m.Get("max_line_bytes"); v != nil {
+		b, err := yamlx.Int(v, m.FieldPath("max_line_bytes"))
+		if err != nil {
+			return nil, err
+		}
+		if b < 256 || b > 64<<20 {
+			return nil, yamlx.Errorf(v, m.FieldPath("max_line_bytes"), "must be between 256 and %d, got %d", 64<<20, b)
+		}
+		o.Reader.MaxLineBytes = int(b)
+	}
+	if v := m.Get("top_keys"); v != nil {
+		k, err := yamlx.Int(v, m.FieldPath("top_keys"))
+		if err != nil {
+			return nil, err
+		}
+		if k < 0 || k > 100_000 {
+			return nil, yamlx.Errorf(v, m.FieldPath("top_keys"), "must be between 0 and 100000, got %d", k)
+		}
+		c.TopKeys = int(k)
+	}
+	if v := m.Get("rules"); v != nil {
+		if o.Rules, err = decodeRulesRef(v, m.FieldPath("rules"), dir); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func resolve(dir, p string) string {
+	if filepath.IsAbs(p) || dir == "" {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+func decodeCSV(n *yaml.Node, path string, csv bool) (CSVOptions, error) {
+	var o CSVOptions
+	keys := csvKeys
+	if !csv {
+		keys = csvKeys[1:] // Parquet has no delimiter
+	}
+	m, err := yamlx.Mapping(n, path, keys...)
+	if err != nil {
+		return o, err
+	}
+	if v := m.Get("delimiter"); v != nil {
+		s, err := yamlx.Str(v, m.FieldPath("delimiter"))
+		if err != nil {
+			return o, err
+		}
+		if s == `\t` {
+			s = "\t"
+		}
+		if len(s) != 1 || s == `"` || s == "\n" || s == "\r" {
+			return o, yamlx.Errorf(v, m.FieldPath("delimiter"), "must be one byte other than a quote or newline, got %q", s)
+		}
+		o.Delimiter = s[0]
+	}
+	if v := m.Get("time_format"); v != nil {
+		s, err := yamlx.Str(v, m.FieldPath("time_format"))
+		if err != nil {
+			return o, err
+		}
+		if o.TimeFormat, err = ParseTimeFormat(s); err != nil {
+			return o, yamlx.Errorf(v, m.FieldPath("time_format"), "%v", err)
+		}
+	}
+	cn, err := m.Require("columns")
+	if err != nil {
+		return o, err
+	}
+	cm, err := yamlx.Mapping(cn, m.FieldPath("columns"), CSVColumnFields...)
+	if err != nil {
+		return o, err
+	}
+	o.Columns = map[string]string{}
+	for _, f := range CSVColumnFields {
+		if cm.Has(f) {
+			if o.Columns[f], err = cm.String(f); err != nil {
+				return o, err
+			}
+		}
+	}
+	if o.Columns["time"] == "" {
+		return o, yamlx.Errorf(cn, cm.FieldPath("time"), "missing: the CSV time column")
+	}
+	return o, nil
+}
+
+func decodeKey(n *yaml.Node, path string, ro ReaderOptions) ([]Field, error) {
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+		if len(items) == 0 {
+			return nil, yamlx.Errorf(n, path, "empty list: name at least one field")
+		}
+	}
+	var out []Field
+	for i, it := range items {
+		p := path
+		if n.Kind == yaml.SequenceNode {
+			p = fmt.Sprintf("%s[%d]", path, i)
+		}
+		s, err := yamlx.Str(it, p)
+		if err != nil {
+			return nil, err
+		}
+		f, err := ParseField(s)
+		if err != nil {
+			return nil, yamlx.Errorf(it, p, "%v", err)
+		}
+		if ro.Format == FormatCSV || ro.Format == FormatParquet {
+			col := map[Field]string{FieldIP: "ip", FieldUser: "user", FieldMethod: "method", FieldPath: "path", FieldPathPrefix: "path",
+				FieldStatus: "status", FieldUserAgent: "user_agent", FieldReferer: "referer"}[f]
+			if col == "" || ro.CSV.Columns[col] == "" {
+				return nil, yamlx.Errorf(it, p, "key field %s needs %s.columns.%s", s, ro.Format, cmpOr(col, s))
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// ParseRules decodes a rules file: a mapping with one field, rules, a list of
+// rules. Relative keys_file names are resolved against dir.
+func ParseRules(data []byte, dir string) ([]Rule, error) {
+	root, err := yamlx.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	m, err := yamlx.Mapping(root, "", "rules")
+	if err != nil {
+		return nil, err
+	}
+	v, err := m.Require("rules")
+	if err != nil {
+		return nil, err
+	}
+	return decodeRules(v, "rules", dir)
+}
+
+func decodeRulesRef(n *yaml.Node, path, dir string) ([]Rule, error) {
+	if n.Kind != yaml.ScalarNode {
+		return decodeRules(n, path, dir)
+	}
+	s, err := yamlx.Str(n, path)
+	if err != nil {
+		return nil, err
+	}
+	return LoadRules(resolve(dir, s))
+}
+
+func decodeRules(n *yaml.Node, path, dir string) ([]Rule, error) {
+	items, err := yamlx.Seq(n, path)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) > MaxRules {
+		return nil, yamlx.Errorf(n, path, "at most %d rules, got %d", MaxRules, len(items))
+	}
+	var rules []Rule
+	names := map[string]int{}
+	rates := 0
+	for i, it := range items {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		r, err := decodeRule(it, p, dir)
+		if err != nil {
+			return nil, err
+		}
+		if j, dup := names[r.Name]; dup {
+			return nil, yamlx.Errorf(it, p+".name", "duplicate rule name %q (also %s[%d])", r.Name, path, j)
+		}
+		names[r.Name] = i
+		if r.Rate != nil {
+			if rates++; rates > MaxRateRules {
+				return nil, yamlx.Errorf(it, p+".rate", "at most %d rules with a rate condition", MaxRateRules)
+			}
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
+func decodeRule(n *yaml.Node, path, dir string) (Rule, error) {
+	var r Rule
+	m, err := yamlx.Mapping(n, path, ruleKeys...)
+	if err != nil {
+		return r, err
+	}
+	if r.Name, err = m.String("name"); err != nil {
+		return r, err
+	}
+	st, err := m.String("stage")
+	if err != nil {
+		return r, err
+	}
+	switch st {
+	case "design":
+		r.Stage = model.StageDesign
+	case "code":
+		r.Stage = model.StageCode
+	case "none":
+		r.Stage = model.StageNone
+	default:
+		return r, yamlx.Errorf(m.Get("stage"), m.FieldPath("stage"), "must be design, code or none, got %q", st)
+	}
+	if v := m.Get("scope"); v != nil {
+		s, err := yamlx.Str(v, m.FieldPath("scope"))
+		if err != nil {
+			return r, err
+		}
+		switch s {
+		case "key":
+		case "request":
+			r.Scope = ScopeRequest
+		default:
+			return r, yamlx.Errorf(v, m.FieldPath("scope"), "must be key or request, got %q", s)
+		}
+	}
+	re := func(key string) (*regexp.Regexp, error) {
+		v := m.Get(key)
+		if v == nil {
+			return nil, nil
+		}
+		s, err := yamlx.Str(v, m.FieldPath(key))
+		if err != nil {
+			return nil, err
+		}
+		x, err := regexp.Compile(s)
+		if err != nil {
+			return nil, yamlx.Errorf(v, m.FieldPath(key), "bad regular expression: %v", err)
+		}
+		return x, nil
+	}
+	if r.Path, err = re("path"); err != nil {
+		return r, err
+	}
+	if r.UserAgent, err = re("user_agent"); err != nil {
+		return r, err
+	}
+	if v := m.Get("method"); v != nil {
+		if r.Methods, err = strList(v, m.FieldPath("method")); err != nil {
+			return r, err
+		}
+	}
+	if v := m.Get("status"); v != nil {
+		if r.Statuses, err = decodeStatuses(v, m.FieldPath("status")); err != nil {
+			return r, err
+		}
+	}
+	if v := m.Get("keys"); v != nil {
+		ks, err := strList(v, m.FieldPath("keys"))
+		if err != nil {
+			return r, err
+		}
+		r.Keys = map[string]bool{}
+		for _, k := range ks {
+			r.Keys[k] = true
+		}
+	}
+	if v := m.Get("keys_file"); v != nil {
+		s, err := yamlx.Str(v, m.FieldPath("keys_file"))
+		if err != nil {
+			return r, err
+		}
+		if r.Keys == nil {
+			r.Keys = map[string]bool{}
+		}
+		if err := readKeys(resolve(dir, s), r.Keys); err != nil {
+			return r, err
+		}
+	}
+	if v := m.Get("rate"); v != nil {
+		rm, err := yamlx.Mapping(v, m.FieldPath("rate"), rateKeys...)
+		if err != nil {
+			return r, err
+		}
+		r.Rate = &Rate{}
+		for _, k := range rateKeys {
+			kn, err := rm.Require(k)
+			if err != nil {
+				return r, err
+			}
+			x, err := yamlx.Int(kn, rm.FieldPath(k))
+			if err != nil {
+				return r, err
+			}
+			if x < 1 || x > 1<<31 {
+				return r, yamlx.Errorf(kn, rm.FieldPath(k), "must be between 1 and %d, got %d", 1<<31, x)
+			}
+			if k == "requests" {
+				r.Rate.Requests = x
+			} else {
+				r.Rate.WindowS = x
+			}
+		}
+	}
+	if err := r.Validate(); err != nil {
+		return r, yamlx.Errorf(n, path, "%v", err)
+	}
+	return r, nil
+}
+
+func strList(n *yaml.Node, path string) ([]string, error) {
+	if n.Kind == yaml.ScalarNode {
+		s, err := yamlx.Str(n, path)
+		return []string{s}, err
+	}
+	items, err := yamlx.Seq(n, path)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, yamlx.Errorf(n, path, "empty list")
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		if out[i], err = yamlx.Str(it, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// decodeStatuses reads 404, "4xx" or "400-499", or a list of them.
+func decodeStatuses(n *yaml.Node, path string) ([]StatusRange, error) {
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+	}
+	var out []StatusRange
+	for i, it := range items {
+		p := path
+		if n.Kind == yaml.SequenceNode {
+			p = fmt.Sprintf("%s[%d]", path, i)
+		}
+		if it.Kind != yaml.ScalarNode {
+			return nil, yamlx.Errorf(it, p, "expected a status such as 404, \"4xx\" or \"400-499\"")
+		}
+		sr, ok := parseStatusRange(it.Value)
+		if !ok {
+			return nil, yamlx.Errorf(it, p, "expected a status such as 404, \"4xx\" or \"400-499\", got %q", it.Value)
+		}
+		out = append(out, sr)
+	}
+	if len(out) == 0 {
+		return nil, yamlx.Errorf(n, path, "empty list")
+	}
+	return out, nil
+}
+
+func parseStatusRange(s string) (StatusRange, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) == 3 && s[1:] == "xx" && s[0] >= '1' && s[0] <= '5' {
+		lo := int(s[0]-'0') * 100
+		return StatusRange{lo, lo + 99}, true
+	}
+	a, b, isRange := strings.Cut(s, "-")
+	lo, err1 := strconv.Atoi(strings.TrimSpace(a))
+	hi := lo
+	var err2 error
+	if isRange {
+		hi, err2 = strconv.Atoi(strings.TrimSpace(b))
+	}
+	if err1 != nil || err2 != nil || lo < 100 || hi > 999 || lo > hi {
+		return StatusRange{}, false
+	}
+	return StatusRange{lo, hi}, true
+}
+
+// readKeys adds the keys listed in file, one per line ("#" starts a comment
+// line; blank lines are skipped).
+func readKeys(file string, into map[string]bool) error {
+	data, err := readFile(file)
+	if err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		into[l] = true
+	}
+	if err := sc.Err(); err != nil {
+		return &yamlx.Error{File: file, Msg: err.Error()}
+	}
+	return nil
+}
+
+// LoadRules reads a rules file (a mapping with rules: [...]).
+func LoadRules(file string) ([]Rule, error) {
+	data, err := readFile(file)
+	if err != nil {
+		return nil, err
+	}
+	rules, err := ParseRules(data, filepath.Dir(file))
+	return rules, yamlx.InFile(err, file)
+}

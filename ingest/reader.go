@@ -1,0 +1,382 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultMaxLineBytes bounds one log line; longer lines are malformed and
+// skipped without being held in memory.
+const DefaultMaxLineBytes = 64 << 10
+
+// MaxSamples is how many malformed lines a Reader keeps for messages.
+const MaxSamples = 5
+
+// MaxDetectLines bounds the unrecognisable lines an auto-detecting Reader
+// skips (as malformed) before it gives up.
+const MaxDetectLines = 100
+
+// ReaderOptions configure a Reader. The zero value reads an auto-detected
+// format with the default line bound.
+type ReaderOptions struct {
+	Format       Format
+	CSV          CSVOptions
+	MaxLineBytes int  // default DefaultMaxLineBytes
+	Strict       bool // the first malformed line is an error
+}
+
+// LineError is a malformed line: its number, reason and a short excerpt.
+type LineError struct {
+	Line    int64
+	Msg     string
+	Excerpt string // at most 120 bytes, quoted if not printable UTF-8
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("line %d: %s: %s", e.Line, e.Msg, e.Excerpt)
+}
+
+// Reader reads requests from a log, line by line, in constant memory. It is
+// modelled on bufio.Scanner: call Scan until it returns false, then Err.
+// Malformed lines are counted and skipped (or fail Scan when Strict).
+type Reader struct {
+	opt        ReaderOptions
+	br         *bufio.Reader
+	gz         *gzip.Reader
+	parse      func([]byte, *Record) error
+	csv        *csvParser
+	rec        Record
+	raw        []byte // the last line read
+	line       int64
+	err        error
+	started    bool
+	undetected int // lines before the format was detected
+	malformed  int64
+	samples    []LineError
+	badUTF8    int64
+	blank      int64
+	format     Format
+	gzipped    bool
+}
+
+// NewReader returns a Reader over r, which may be gzip-compressed (detected
+// by its magic bytes).
+func NewReader(r io.Reader, opt ReaderOptions) (*Reader, error) {
+	if opt.MaxLineBytes <= 0 {
+		opt.MaxLineBytes = DefaultMaxLineBytes
+	}
+	rd := &Reader{opt: opt, format: opt.Format}
+	size := max(256<<10, opt.MaxLineBytes+2)
+	br := bufio.NewReaderSize(r, size)
+	magic, _ := br.Peek(2)
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %v", err)
+		}
+		rd.gz, rd.gzipped = gz, true
+		br = bufio.NewReaderSize(gz, size)
+	}
+	rd.br = br
+	if opt.Format == FormatCSV {
+		p, err := newCSVParser(opt.CSV)
+		if err != nil {
+			return nil, err
+		}
+		rd.csv, rd.parse = p, p.parse
+	}
+	return rd, nil
+}
+
+// Format is the log's format (detected after the first Scan when auto).
+func (r *Reader) Format() Format { return r.format }
+
+// Gzipped reports whether the input was gzip-compressed.
+func (r *Reader) Gzipped() bool { return r.gzipped }
+
+// Record returns the last request read; valid until the next Scan.
+func (r *Reader) Record() *Record { return &r.rec }
+
+// Lines is the number of lines read so far (header and blank lines included).
+func (r *Reader) Lines() int64 { return r.line }
+
+// Malformed is the number of malformed lines skipped so far.
+func (r *Reader) Malformed() int64 { return r.malformed }
+
+// Samples are the first MaxSamples malformed lines.
+func (r *Reader) Samples() []LineError { return r.samples }
+
+// InvalidUTF8 is the number of accepted lines that are not valid UTF-8.
+func (r *Reader) InvalidUTF8() int64 { return r.badUTF8 }
+
+// Blank is the number of empty lines skipped.
+func (r *Reader) Blank() int64 { return r.blank }
+
+// Err is the error that stopped Scan: nil at the end of the input.
+func (r *Reader) Err() error { return r.err }
+
+// Scan reads the next request. It returns false at the end of the input or
+// on an error (see Err).
+func (r *Reader) Scan() bool {
+	if r.err != nil {
+		return false
+	}
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			if err != io.EOF {
+				r.err = err
+			} else if !r.started && r.undetected > 0 {
+				s := r.samples[0]
+				r.err = fmt.Errorf("line %d: cannot detect the log format from %s (give the format)", s.Line, s.Excerpt)
+			}
+			return false
+		}
+		if r.line == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // UTF-8 byte order mark
+		}
+		if line == nil {
+			continue // an over-long line, already counted
+		}
+		if len(line) == 0 {
+			r.blank++
+			continue
+		}
+		if !r.started {
+			if r.opt.Format == FormatAuto && Detect(line) == FormatAuto {
+				// Junk before the first recognisable line is malformed.
+				r.undetected++
+				if r.undetected > MaxDetectLines {
+					r.err = fmt.Errorf("line %d: cannot detect the log format in the first %d lines (give the format); line %d: %s",
+						r.line, MaxDetectLines, r.samples[0].Line, r.samples[0].Excerpt)
+					return false
+				}
+				if !r.bad(line, "log format not recognised") {
+					return false
+				}
+				continue
+			}
+			r.started = true
+			hdr, err := r.first(line)
+			if err != nil {
+				r.err = fmt.Errorf("line %d: %v", r.line, err)
+				return false
+			}
+			if hdr {
+				continue
+			}
+		}
+		r.raw = line
+		if perr := r.parse(line, &r.rec); perr != nil {
+			if !r.bad(line, perr.Error()) {
+				return false
+			}
+			continue
+		}
+		if !utf8.Valid(line) {
+			r.badUTF8++
+		}
+		r.rec.Line = r.line
+		return true
+	}
+}
+
+// bad counts a malformed line; it returns false when that stops the scan.
+func (r *Reader) bad(line []byte, msg string) bool {
+	r.malformed++
+	e := LineError{Line: r.line, Msg: msg, Excerpt: excerpt(line)}
+	if len(r.samples) < MaxSamples {
+		r.samples = append(r.samples, e)
+	}
+	if r.opt.Strict {
+		r.err = &e
+		return false
+	}
+	return true
+}
+
+// first handles the first non-empty line: format detection and headers. It
+// reports whether the line is a header.
+func (r *Reader) first(line []byte) (bool, error) {
+	if r.format == FormatAuto {
+		r.format = Detect(line)
+		if r.format == FormatAuto {
+			return false, fmt.Errorf("cannot detect the log format from %s (give the format)", excerpt(line))
+		}
+	}
+	switch r.format {
+	case FormatCLF, FormatCombined:
+		r.parse = ParseCombined
+	case FormatNASATSV:
+		r.parse = ParseNASATSV
+		return bytes.Equal(bytes.TrimRight(line, "\t"), bytes.TrimRight(nasaHeader, "\t")), nil
+	case FormatCSV:
+		if r.csv == nil {
+			return false, errors.New("csv needs options (time column)")
+		}
+		return true, r.csv.header(line)
+	default:
+		return false, fmt.Errorf("unsupported format %v", r.format)
+	}
+	return false, nil
+}
+
+// Detect guesses a format from a first line: the NASA TSV header or a
+// tab-separated line, or a line that parses as CLF/Combined. It returns
+// FormatAuto when nothing fits (CSV needs explicit options).
+func Detect(line []byte) Format {
+	if bytes.HasPrefix(line, []byte("host\tlogname\ttime\t")) {
+		return FormatNASATSV
+	}
+	var rec Record
+	if ParseCombined(line, &rec) == nil {
+		if rec.UserAgent != nil || rec.Referer != nil {
+			return FormatCombined
+		}
+		return FormatCLF
+	}
+	if ParseNASATSV(line, &rec) == nil {
+		return FormatNASATSV
+	}
+	return FormatAuto
+}
+
+// readLine returns the next line without its "\n" or "\r\n". An over-long
+// line is counted as malformed, skipped to its end, and returned as nil.
+func (r *Reader) readLine() ([]byte, error) {
+	line, err := r.br.ReadSlice('\n')
+	r.line++
+	if err == bufio.ErrBufferFull || (err == nil && len(line) > r.opt.MaxLineBytes+1) {
+		head := excerpt(line)
+		n := int64(len(line))
+		for err == bufio.ErrBufferFull {
+			line, err = r.br.ReadSlice('\n')
+			n += int64(len(line))
+		}
+		if err != nil && err != io.EOF {
+			return nil, r.ioErr(err)
+		}
+		r.malformed++
+		e := LineError{Line: r.line, Msg: fmt.Sprintf("line of %d bytes exceeds the limit of %d bytes", n, r.opt.MaxLineBytes), Excerpt: head}
+		if len(r.samples) < MaxSamples {
+			r.samples = append(r.samples, e)
+		}
+		if r.opt.Strict {
+			return nil, &e
+		}
+		return nil, nil
+	}
+	if err != nil {
+		if err != io.EOF {
+			return nil, r.ioErr(err)
+		}
+		if len(line) == 0 {
+			r.line--
+			return nil, io.EOF
+		}
+	}
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	if len(line) > r.opt.MaxLineBytes {
+		return r.tooLong(line)
+	}
+	return line, nil
+}
+
+// tooLong counts a final line (no newline) longer than the limit.
+func (r *Reader) tooLong(line []byte) ([]byte, error) {
+	r.malformed++
+	e := LineError{Line: r.line, Msg: fmt.Sprintf("line of %d bytes exceeds the limit of %d bytes", len(line), r.opt.MaxLineBytes), Excerpt: excerpt(line)}
+	if len(r.samples) < MaxSamples {
+		r.samples = append(r.samples, e)
+	}
+	if r.opt.Strict {
+		return nil, &e
+	}
+	return nil, nil
+}
+
+func (r *Reader) ioErr(err error) error {
+	if r.gzipped {
+		return fmt.Errorf("gzip: %v", err)
+	}
+	return err
+}
+
+// excerpt is a short printable form of a line for messages.
+func excerpt(line []byte) string {
+	const max = 120      // bytes of a printable line
+	const maxBinary = 40 // bytes of a line shown quoted (up to 4 times longer)
+	line = bytes.TrimRight(line, "\r\n")
+	binary := !utf8.Valid(line) || bytes.ContainsFunc(line, func(r rune) bool { return r < 0x20 && r != '\t' })
+	n := max
+	if binary {
+		n = maxBinary
+	}
+	more := len(line) > n
+	if more {
+		line = line[:n]
+	}
+	var s string
+	if binary {
+		s = fmt.Sprintf("%q", line)
+	} else {
+		s = "«" + strings.ToValidUTF8(string(line), "\uFFFD") + "»"
+	}
+	if more {
+		s += "…"
+	}
+	return s
+}
+
+// source is a stream of records: a line Reader or a Parquet file.
+type source interface {
+	Scan() bool
+	Record() *Record
+	Err() error
+	Format() Format
+	Close() error
+	// reject counts the current record as malformed; false stops the scan.
+	reject(msg string) bool
+	stats(s *Stats)
+}
+
+func (r *Reader) reject(msg string) bool { return r.bad(r.raw, msg) }
+
+func (r *Reader) stats(s *Stats) {
+	s.Lines, s.Malformed, s.Samples = r.line, r.malformed, r.samples
+	s.InvalidUTF8, s.Gzipped = r.badUTF8, r.gzipped
+}
+
+// Close releases the gzip reader, if any (not the underlying reader).
+func (r *Reader) Close() error {
+	if r.gz != nil {
+		return r.gz.Close()
+	}
+	return nil
+}
+
+// newSource opens a Parquet source when the format says so or when r is a
+// file that starts with Parquet's magic bytes, and a line Reader otherwise.
+func newSource(r io.Reader, opt ReaderOptions) (source, error) {
+	if opt.Format == FormatAuto || opt.Format == FormatParquet {
+		ras, ok := r.(parquetFile)
+		if ok && (opt.Format == FormatParquet || isParquet(ras)) {
+			return newParquetSource(ras, opt)
+		}
+		if opt.Format == FormatParquet {
+			return nil, errors.New("parquet needs a seekable file")
+		}
+	}
+	return NewReader(r, opt)
+}

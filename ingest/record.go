@@ -1,0 +1,101 @@
+package ingest
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Format is a log format.
+type Format uint8
+
+const (
+	FormatAuto     Format = iota // detect from the first line
+	FormatCLF                    // Common Log Format
+	FormatCombined               // Combined Log Format (CLF + referer and user agent)
+	FormatNASATSV                // the NASA KSC TSV: host, logname, time (epoch s), method, url, response, bytes, referer, useragent
+	FormatCSV                    // CSV with a header and configured columns
+	FormatParquet                // Parquet with configured columns
+)
+
+var formatNames = []string{"auto", "clf", "combined", "nasa-tsv", "csv", "parquet"}
+
+func (f Format) String() string {
+	if int(f) < len(formatNames) {
+		return formatNames[f]
+	}
+	return fmt.Sprintf("Format(%d)", f)
+}
+
+// ParseFormat parses a format name (auto, clf, combined, nasa-tsv, csv).
+func ParseFormat(s string) (Format, error) {
+	for i, n := range formatNames {
+		if s == n {
+			return Format(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown log format %q (known: %s)", s, strings.Join(formatNames, ", "))
+}
+
+// Record is one parsed request. Its byte slices alias the reader's buffer and
+// are valid only until the next call to Scan.
+type Record struct {
+	Line      int64 // 1-based line number in the file
+	Time      int64 // Unix seconds, UTC
+	TimeNs    int64 // sub-second part of Time, ns (CSV with fractional times only)
+	Host      []byte
+	Logname   []byte // RFC 1413 identity (CLF's second field)
+	User      []byte // authenticated user (CLF's third field)
+	Method    []byte
+	Path      []byte // request target as logged (path and query)
+	Proto     []byte
+	Status    int // 0 when logged as "-"
+	Bytes     int64
+	Referer   []byte
+	UserAgent []byte
+	Label     []byte // CSV label column, if configured
+}
+
+func (r *Record) reset() {
+	*r = Record{Line: r.Line}
+}
+
+// Field names a part of a record usable in keys and rules.
+type Field uint8
+
+const (
+	FieldIP         Field = iota + 1 // the client host or address
+	FieldLogname                     // CLF identity
+	FieldUser                        // CLF authenticated user
+	FieldMethod                      // request method
+	FieldPath                        // request target (path and query)
+	FieldPathPrefix                  // the first path_depth segments of the path, without the query
+	FieldStatus                      // response status
+	FieldUserAgent                   // User-Agent header (Combined, CSV)
+	FieldReferer                     // Referer header (Combined, CSV)
+)
+
+var fieldNames = map[string]Field{
+	"ip": FieldIP, "host": FieldIP, "logname": FieldLogname, "user": FieldUser,
+	"method": FieldMethod, "path": FieldPath, "path_prefix": FieldPathPrefix,
+	"status": FieldStatus, "user_agent": FieldUserAgent, "referer": FieldReferer,
+}
+
+// FieldNames lists the key field names in documentation order.
+var FieldNames = []string{"ip", "host", "logname", "user", "method", "path", "path_prefix", "status", "user_agent", "referer"}
+
+// ParseField parses a key field name.
+func ParseField(s string) (Field, error) {
+	if f, ok := fieldNames[s]; ok {
+		return f, nil
+	}
+	return 0, fmt.Errorf("unknown key field %q (known: %s)", s, strings.Join(FieldNames, ", "))
+}
+
+func (f Field) String() string {
+	for _, n := range FieldNames {
+		if fieldNames[n] == f && n != "host" {
+			return n
+		}
+	}
+	return fmt.Sprintf("Field(%d)", f)
+}

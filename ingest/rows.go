@@ -1,0 +1,75 @@
+package ingest
+
+import (
+	"fmt"
+
+	"github.com/ratesweep/ratesweep/model"
+)
+
+// DefaultTopKeys is the default number of keys with their own clients row.
+const DefaultTopKeys = 20
+
+// Rows groups keys into at most k + 4 output rows (the clients Parquet rows
+// of one point): the k keys with the most requests one row each, then one
+// "other keys" row per label (legit, abusive design, code, none) for the
+// rest, so a million keys never make a million rows.
+type Rows struct {
+	Names []string
+	Class []model.Class
+	Stage []model.Stage
+	Keys  []int64 // keys in each row
+	Of    []int32 // Of[key] = row of key (t.Keys order)
+}
+
+// Rows returns the row grouping of t's keys with k top keys (k < 0: all).
+func (t *Traffic) Rows(k int) *Rows {
+	if k < 0 || k > len(t.Keys) {
+		k = len(t.Keys)
+	}
+	r := &Rows{Of: make([]int32, len(t.Keys))}
+	for i := range k {
+		key := &t.Keys[i]
+		r.add(key.Name, key.Class, key.Stage, 1)
+		r.Of[i] = int32(i)
+	}
+	other := map[model.Stage]int32{}
+	for i := k; i < len(t.Keys); i++ {
+		key := &t.Keys[i]
+		row, ok := other[key.Stage]
+		if !ok {
+			row = int32(len(r.Names))
+			other[key.Stage] = row
+			name := "other keys (legit)"
+			if key.Class == model.Abusive {
+				name = fmt.Sprintf("other keys (abusive, %s)", key.Stage)
+			}
+			r.add(name, key.Class, key.Stage, 0)
+		}
+		r.Of[i] = row
+		r.Keys[row]++
+	}
+	return r
+}
+
+func (r *Rows) add(name string, c model.Class, s model.Stage, keys int64) {
+	r.Names = append(r.Names, name)
+	r.Class = append(r.Class, c)
+	r.Stage = append(r.Stage, s)
+	r.Keys = append(r.Keys, keys)
+}
+
+// Aggregate sums per-key results (t.Keys order) into per-row results,
+// reusing out's storage.
+func (r *Rows) Aggregate(keys []model.ClientResult, out []model.ClientResult) []model.ClientResult {
+	if cap(out) < len(r.Names) {
+		out = make([]model.ClientResult, len(r.Names))
+	}
+	out = out[:len(r.Names)]
+	clear(out)
+	for i, res := range keys {
+		o := &out[r.Of[i]]
+		o.Offered += res.Offered
+		o.Admitted += res.Admitted
+	}
+	return out
+}

@@ -1,0 +1,460 @@
+package model
+
+import (
+	"math"
+	"time"
+)
+
+// secondNs is one second in nanoseconds, the unit of every event time.
+const secondNs = int64(time.Second)
+
+// Decider is one key's limiter, deciding request by request. Times are
+// nanoseconds since the start of the scenario; they must not decrease from
+// one call to the next (until Reset), as with the real libraries.
+//
+// The event simulation runs every algorithm through its Decider, and the
+// oracle tests compare the same Deciders with real limiter libraries.
+type Decider interface {
+	// Reset returns the decider to the state of a key never seen.
+	Reset()
+	// Allow reports whether a request arriving at tNs is admitted.
+	Allow(tNs int64) bool
+	// AllowN offers n >= 0 requests arriving together at tNs and returns how
+	// many are admitted; it is the same as n calls Allow(tNs).
+	AllowN(tNs, n int64) int64
+}
+
+// Shaper is a Decider that may delay the requests it admits (nginx).
+type Shaper interface {
+	Decider
+	// DelayNs is how long the request last admitted by Allow waits before it
+	// is served, ns.
+	DelayNs() int64
+}
+
+// NewDecider returns a Decider for policy p, in the state of a new key.
+func NewDecider(p Policy) (Decider, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return newDecider(p), nil
+}
+
+// decider is a Decider that can be reconfigured without allocating, so the
+// Simulator keeps one per algorithm.
+type decider interface {
+	Decider
+	// configure sets the parameters of a valid policy and resets the state,
+	// keeping buffers.
+	configure(p Policy)
+}
+
+func newDecider(p Policy) decider {
+	var d decider
+	switch p.Algorithm {
+	case FixedWindow:
+		d = &fixedWindowLimiter{}
+	case FixedWindowAnchored:
+		d = &anchoredWindowLimiter{}
+	case SlidingWindow, SlidingLog, Concurrency:
+		d = &slidingLogLimiter{}
+	case SlidingCounter:
+		d = &slidingCounterLimiter{}
+	case TokenBucket:
+		d = &tokenBucketLimiter{}
+	case GCRA:
+		d = &gcraLimiter{}
+	case Nginx:
+		d = &nginxLimiter{}
+	default:
+		panic("model: no decider for " + p.Algorithm.String())
+	}
+	d.configure(p)
+	return d
+}
+
+// admitBatches runs d over per-second batches (fluid arrivals: the a[t]
+// requests of second t arrive together at t seconds), writes the admitted
+// requests per second into adm and returns the total. When d shapes and
+// delays is not nil, the delay of every admitted request is recorded.
+func admitBatches(d Decider, a, adm []int32, delays *delayStats) int64 {
+	adm = adm[:len(a)]
+	sh, shapes := d.(Shaper)
+	shapes = shapes && delays != nil
+	d.Reset()
+	var total int64
+	for t, x := range a {
+		tNs := int64(t) * secondNs
+		var n int64
+		if shapes {
+			for ; n < int64(x) && d.Allow(tNs); n++ {
+				delays.add(sh.DelayNs())
+			}
+		} else if x > 0 {
+			n = d.AllowN(tNs, int64(x))
+		}
+		adm[t] = int32(n)
+		total += n
+	}
+	return total
+}
+
+// admitEvents runs d over request times (non-decreasing, ns) and returns the
+// number admitted, recording delays as admitBatches does.
+func admitEvents(d Decider, times []int64, delays *delayStats) int64 {
+	d.Reset()
+	var total int64
+	if sh, ok := d.(Shaper); ok && delays != nil {
+		for _, t := range times {
+			if d.Allow(t) {
+				total++
+				delays.add(sh.DelayNs())
+			}
+		}
+		return total
+	}
+	for _, t := range times {
+		if d.Allow(t) {
+			total++
+		}
+	}
+	return total
+}
+
+// admitted is how many of n requests fit below limit when used requests
+// already count against it.
+func admitted(limit, used, n int64) int64 { return min(n, max(0, limit-used)) }
+
+// floorDiv is a/b rounded towards minus infinity (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// fixedWindowLimiter is fixed_window on event times: windows
+// [phase + k·window, phase + (k+1)·window); a request is admitted while fewer
+// than limit were admitted in its window.
+type fixedWindowLimiter struct {
+	limit, windowNs, phaseNs int64
+	fresh                    bool
+	window                   int64 // index k of the current window
+	count                    int64 // admitted in it
+}
+
+func (d *fixedWindowLimiter) configure(p Policy) {
+	d.limit, d.windowNs, d.phaseNs = p.Limit, int64(p.WindowS)*secondNs, int64(p.PhaseS)*secondNs
+	d.Reset()
+}
+
+func (d *fixedWindowLimiter) Reset()             { d.fresh, d.count = true, 0 }
+func (d *fixedWindowLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
+
+func (d *fixedWindowLimiter) AllowN(t, n int64) int64 {
+	if w := floorDiv(t-d.phaseNs, d.windowNs); d.fresh || w != d.window {
+		d.fresh, d.window, d.count = false, w, 0
+	}
+	k := admitted(d.limit, d.count, n)
+	d.count += k
+	return k
+}
+
+// anchoredWindowLimiter is fixed_window_anchored, express-rate-limit's
+// MemoryStore and ulule/limiter: the first hit after a window has expired
+// opens a new window [t, t + window); every hit counts (rejected ones too,
+// which does not change admission) and a hit is admitted iff the count is
+// <= limit.
+type anchoredWindowLimiter struct {
+	limit, windowNs int64
+	fresh           bool
+	resetNs, hits   int64 // end of the current window; hits in it
+}
+
+func (d *anchoredWindowLimiter) configure(p Policy) {
+	d.limit, d.windowNs = p.Limit, int64(p.WindowS)*secondNs
+	d.Reset()
+}
+
+func (d *anchoredWindowLimiter) Reset()             { d.fresh, d.hits = true, 0 }
+func (d *anchoredWindowLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
+
+func (d *anchoredWindowLimiter) AllowN(t, n int64) int64 {
+	if n <= 0 { // no hit, so no window opens
+		return 0
+	}
+	if d.fresh || t >= d.resetNs {
+		d.fresh, d.hits, d.resetNs = false, 0, t+d.windowNs
+	}
+	k := admitted(d.limit, d.hits, n)
+	d.hits += n
+	return k
+}
+
+// slidingLogLimiter keeps a log of request times and admits a request while
+// the log holds fewer than limit entries in (t - window, t].
+//   - sliding_window (the lesson's): only admitted requests are logged.
+//   - sliding_log: every attempt is logged before the check, as in the Redis
+//     ZADD-then-ZCARD pattern (rolling-rate-limiter), so the attempt itself
+//     counts and a client that keeps trying above the limit is locked out.
+//   - concurrency: an admitted request is in flight for service_s, so the
+//     requests in flight at t are those admitted in (t - service_s, t]: the
+//     Stripe in-flight limit with a constant service time is exactly
+//     sliding_window with window service_s.
+type slidingLogLimiter struct {
+	limit, windowNs int64
+	countRejected   bool
+	log             tally
+}
+
+func (d *slidingLogLimiter) configure(p Policy) {
+	d.limit, d.countRejected = p.Limit, p.Algorithm == SlidingLog
+	if p.Algorithm == Concurrency {
+		d.windowNs = int64(math.Round(p.ServiceS * 1e9))
+	} else {
+		d.windowNs = int64(p.WindowS) * secondNs
+	}
+	d.Reset()
+}
+
+func (d *slidingLogLimiter) Reset()             { d.log.reset() }
+func (d *slidingLogLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
+
+func (d *slidingLogLimiter) AllowN(t, n int64) int64 {
+	d.log.expire(t - d.windowNs)
+	k := admitted(d.limit, d.log.total, n)
+	if d.countRejected {
+		d.log.add(t, n)
+	} else if k > 0 {
+		d.log.add(t, k)
+	}
+	return k
+}
+
+// tally is a FIFO of (time, count) entries with their running total, in a
+// ring buffer that only grows.
+type tally struct {
+	buf        []tallyEntry
+	head, size int
+	total      int64
+}
+
+type tallyEntry struct{ t, n int64 }
+
+func (r *tally) reset() { r.head, r.size, r.total = 0, 0, 0 }
+
+// expire drops the entries at times <= cutoff.
+func (r *tally) expire(cutoff int64) {
+	for r.size > 0 && r.buf[r.head].t <= cutoff {
+		r.total -= r.buf[r.head].n
+		r.head++
+		if r.head == len(r.buf) {
+			r.head = 0
+		}
+		r.size--
+	}
+}
+
+// add counts n at time t (not before the last entry's time).
+func (r *tally) add(t, n int64) {
+	r.total += n
+	if r.size > 0 {
+		if last := &r.buf[(r.head+r.size-1)%len(r.buf)]; last.t == t {
+			last.n += n
+			return
+		}
+	}
+	if r.size == len(r.buf) {
+		grown := make([]tallyEntry, max(16, 2*len(r.buf)))
+		for i := range r.size {
+			grown[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = grown, 0
+	}
+	r.buf[(r.head+r.size)%len(r.buf)] = tallyEntry{t, n}
+	r.size++
+}
+
+// slidingCounterLimiter is sliding_counter as in RussellLuo/slidingwindow
+// (Cloudflare's sliding window counter): windows [k·W, (k+1)·W) aligned at 0
+// count admitted requests; at t in the current window the estimate is
+// floor(w·prev) + curr with w = (W - (t - start))/W, and a request is
+// admitted iff estimate + 1 <= limit. Rejected requests are not counted. The
+// float arithmetic is the library's, so decisions agree exactly.
+type slidingCounterLimiter struct {
+	limit, sizeNs     int64
+	fresh             bool
+	start, prev, curr int64 // current window start (ns); admitted in the previous and current windows
+}
+
+func (d *slidingCounterLimiter) configure(p Policy) {
+	d.limit, d.sizeNs = p.Limit, int64(p.WindowS)*secondNs
+	d.Reset()
+}
+
+func (d *slidingCounterLimiter) Reset()             { d.fresh = true }
+func (d *slidingCounterLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
+
+func (d *slidingCounterLimiter) AllowN(t, n int64) int64 {
+	start := floorDiv(t, d.sizeNs) * d.sizeNs
+	if d.fresh {
+		d.fresh, d.start, d.prev, d.curr = false, start, 0, 0
+	} else if gap := (start - d.start) / d.sizeNs; gap >= 1 {
+		d.prev = 0
+		if gap == 1 {
+			d.prev = d.curr
+		}
+		d.start, d.curr = start, 0
+	}
+	weight := float64(d.sizeNs-(t-d.start)) / float64(d.sizeNs)
+	k := admitted(d.limit, int64(weight*float64(d.prev))+d.curr, n)
+	d.curr += k
+	return k
+}
+
+// tokenBucketLimiter is token_bucket on event times, with the arithmetic of
+// golang.org/x/time/rate's AllowN(t, 1): the bucket starts full, refills
+// continuously (float64 tokens), and a request needs one token. Rejected
+// requests leave the state unchanged. Like x/time/rate, a deficit worth less
+// than 1 ns of refill is forgiven (the wait is truncated to whole ns).
+type tokenBucketLimiter struct {
+	rate, capacity float64
+	fresh          bool
+	tokens         float64
+	lastNs         int64
+}
+
+func (d *tokenBucketLimiter) configure(p Policy) {
+	d.rate, d.capacity = p.Rate, float64(p.Capacity)
+	d.Reset()
+}
+
+func (d *tokenBucketLimiter) Reset() { d.fresh = true }
+
+func (d *tokenBucketLimiter) Allow(t int64) bool {
+	tokens := d.capacity
+	if !d.fresh {
+		e := t - d.lastNs
+		// time.Duration.Seconds, then x/time/rate's tokensFromDuration.
+		elapsed := float64(e/secondNs) + float64(e%secondNs)/1e9
+		tokens = min(d.capacity, d.tokens+elapsed*d.rate)
+	}
+	tokens--
+	if tokens < 0 && (-tokens/d.rate)*1e9 >= 1 {
+		return false
+	}
+	d.fresh, d.tokens, d.lastNs = false, tokens, t
+	return true
+}
+
+func (d *tokenBucketLimiter) AllowN(t, n int64) int64 {
+	var k int64
+	for k < n && d.Allow(t) { // at one instant, a rejection is final
+		k++
+	}
+	return k
+}
+
+// gcraLimiter is gcra, the generic cell rate algorithm as in
+// throttled/throttled (integer nanoseconds): emission interval T = 1/rate,
+// tolerance τ = (capacity-1)·T, state TAT (theoretical arrival time). A
+// request at t is rejected iff TAT - t > τ; else TAT = max(TAT, t) + T.
+// Rejected requests leave the state unchanged; a new key is a full bucket.
+type gcraLimiter struct {
+	periodNs, tauNs int64
+	fresh           bool
+	tat             int64
+}
+
+func (d *gcraLimiter) configure(p Policy) {
+	d.periodNs = emissionNs(p.Rate)
+	d.tauNs = (p.Capacity - 1) * d.periodNs
+	d.Reset()
+}
+
+func (d *gcraLimiter) Reset()             { d.fresh = true }
+func (d *gcraLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
+
+func (d *gcraLimiter) AllowN(t, n int64) int64 {
+	tat := t
+	if !d.fresh {
+		tat = max(d.tat, t)
+	}
+	ahead := tat - t
+	if n <= 0 || ahead > d.tauNs {
+		return 0
+	}
+	k := min(n, (d.tauNs-ahead)/d.periodNs+1)
+	d.fresh, d.tat = false, tat+k*d.periodNs
+	return k
+}
+
+// emissionNs is gcra's emission interval 1/rate in whole nanoseconds,
+// truncated as throttled truncates period/n. A quotient within a few ulp of
+// a whole number is taken as that number, so float error does not cost 1 ns.
+func emissionNs(rate float64) int64 {
+	x := 1e9 / rate
+	if r := math.Round(x); math.Abs(x-r) <= 4*(math.Nextafter(x, math.Inf(1))-x) {
+		return int64(r)
+	}
+	return int64(x)
+}
+
+// nginxLimiter is nginx's limit_req for one key and one zone, in nginx's
+// integer arithmetic (ngx_http_limit_req_lookup and _account): the clock is
+// whole milliseconds, rate is milli-requests/s truncated (rate=1r/m is 16),
+// excess is milli-requests. A new key passes with excess 0. Otherwise, after
+// ms milliseconds, e = max(0, excess - rate·ms/1000 + 1000); the request is
+// rejected iff e > burst·1000 (state unchanged), else excess = e (and the
+// clock moves on if ms > 0). An admitted request with e > delay·1000 waits
+// (e - delay·1000)·1000/rate ms. From idle, burst+1 requests pass at once:
+// with delay >= burst (nodelay) it is gcra with capacity burst+1.
+type nginxLimiter struct {
+	rateM, burstM, delayM int64 // milli-requests/s; burst and delay in milli-requests
+	idleMs                int64 // an idle time after which excess is 0 (avoids overflow)
+	fresh                 bool
+	excess, lastMs        int64
+	delayNs               int64 // delay of the request last admitted
+}
+
+func (d *nginxLimiter) configure(p Policy) {
+	d.rateM = int64(math.Floor(p.Rate*1000 + 1e-9))
+	d.burstM = p.Burst * 1000
+	d.delayM = min(p.Delay, p.Burst) * 1000
+	d.idleMs = (d.burstM+1000)*1000/d.rateM + 1
+	d.Reset()
+}
+
+func (d *nginxLimiter) Reset()         { d.fresh = true }
+func (d *nginxLimiter) DelayNs() int64 { return d.delayNs }
+
+func (d *nginxLimiter) Allow(t int64) bool {
+	now := t / 1e6
+	if d.fresh {
+		d.fresh, d.excess, d.lastMs, d.delayNs = false, 0, now, 0
+		return true
+	}
+	ms := now - d.lastMs
+	e := max(0, d.excess-d.rateM*min(ms, d.idleMs)/1000+1000)
+	if e > d.burstM {
+		return false
+	}
+	d.excess = e
+	if ms != 0 {
+		d.lastMs = now
+	}
+	d.delayNs = 0
+	if e > d.delayM {
+		d.delayNs = (e - d.delayM) * 1000 / d.rateM * 1e6
+	}
+	return true
+}
+
+func (d *nginxLimiter) AllowN(t, n int64) int64 {
+	var k int64
+	for k < n && d.Allow(t) { // at one instant, a rejection is final
+		k++
+	}
+	return k
+}

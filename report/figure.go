@@ -1,0 +1,191 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Figure is a drawing that renders to PNG (for a quick look) and SVG (for
+// the web page).
+type Figure struct {
+	Name    string    // file stem, e.g. "tradeoff"
+	Title   string    // what it shows (heading, alt text)
+	Caption string    // how to read it
+	W, H    vg.Length // size
+	draw    func(c draw.Canvas)
+}
+
+// pngDPI is the PNG resolution: 10 in × 6.5 in gives 1200 × 780 pixels.
+const pngDPI = 120
+
+// Render draws the figure as "png" or "svg". A panic inside gonum/plot (a
+// bug or degenerate data) becomes an error.
+func (f *Figure) Render(format string) (out []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("report: drawing %s.%s: %v", f.Name, format, p)
+		}
+	}()
+	var c vg.CanvasWriterTo
+	switch format {
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.W, f.H), vgimg.UseDPI(pngDPI))}
+	case "svg":
+		c = vgsvg.New(f.W, f.H)
+	default:
+		return nil, fmt.Errorf("report: unknown figure format %q", format)
+	}
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	f.draw(dc)
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	if format == "svg" {
+		// vgsvg labels its embedded PNG images as JPEG; say what they are.
+		return bytes.ReplaceAll(b.Bytes(), []byte("data:image/jpg;base64,"), []byte("data:image/png;base64,")), nil
+	}
+	return b.Bytes(), nil
+}
+
+// Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
+var (
+	colVermillion = color.RGBA{0xD5, 0x5E, 0x00, 0xFF}
+	colBlue       = color.RGBA{0x00, 0x72, 0xB2, 0xFF}
+	colGreen      = color.RGBA{0x00, 0x9E, 0x73, 0xFF}
+	colOrange     = color.RGBA{0xE6, 0x9F, 0x00, 0xFF}
+	colPurple     = color.RGBA{0xCC, 0x79, 0xA7, 0xFF}
+	colSky        = color.RGBA{0x56, 0xB4, 0xE9, 0xFF}
+	colGrey       = color.RGBA{0x99, 0x99, 0x99, 0xFF}
+	colBlack      = color.RGBA{0x00, 0x00, 0x00, 0xFF}
+)
+
+// algoColor is an algorithm's colour on every plot.
+func algoColor(i int) color.Color {
+	cols := []color.Color{colVermillion, colBlue, colGreen, colOrange, colPurple, colSky}
+	return cols[i%len(cols)]
+}
+
+// paletteSize is the number of algorithm colours before they repeat.
+const paletteSize = 6
+
+// Class colours: legitimate requests blue, abusive vermillion; the lighter
+// shade is admitted, the full shade is cut.
+var (
+	colLegit        = colBlue
+	colLegitLight   = color.RGBA{0xA6, 0xCE, 0xE3, 0xFF}
+	colAbusive      = colVermillion
+	colAbusiveLight = color.RGBA{0xF4, 0xC0, 0x9A, 0xFF}
+)
+
+var dashes = [][]vg.Length{
+	nil,
+	{vg.Points(7), vg.Points(3)},
+	{vg.Points(2), vg.Points(2)},
+	{vg.Points(7), vg.Points(2), vg.Points(2), vg.Points(2)},
+	{vg.Points(12), vg.Points(4)},
+}
+
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{}, draw.BoxGlyph{}}
+
+func textStyle(size vg.Length) text.Style {
+	return text.Style{
+		Color:   colBlack,
+		Font:    font.From(plot.DefaultFont, size),
+		XAlign:  draw.XLeft,
+		YAlign:  draw.YTop,
+		Handler: plot.DefaultTextHandler,
+	}
+}
+
+// fillText writes s with its top-left corner at (x, y).
+func fillText(c draw.Canvas, sty text.Style, x, y vg.Length, s string) {
+	c.FillText(sty, vg.Point{X: x, Y: y}, s)
+}
+
+// sub returns the part of c between fractions [x0, x1] × [y0, y1] of its width
+// and height (0 = left/bottom).
+func sub(c draw.Canvas, x0, x1, y0, y1 float64) draw.Canvas {
+	w, h := c.Max.X-c.Min.X, c.Max.Y-c.Min.Y
+	return draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+		Min: vg.Point{X: c.Min.X + vg.Length(x0)*w, Y: c.Min.Y + vg.Length(y0)*h},
+		Max: vg.Point{X: c.Min.X + vg.Length(x1)*w, Y: c.Min.Y + vg.Length(y1)*h},
+	}}
+}
+
+// niceStep returns a 1, 2 or 5 × 10^k step giving about n steps over span.
+func niceStep(span float64, n int) float64 {
+	if span <= 0 || n < 1 {
+		return 1
+	}
+	raw := span / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}
+
+// fmtNum prints a number compactly with thousands separators for integers.
+func fmtNum(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return groupDigits(int64(v))
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+func groupDigits(n int64) string {
+	s := fmt.Sprint(n)
+	neg := false
+	if n < 0 {
+		neg, s = true, s[1:]
+	}
+	var out []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+// pctTicks labels a percentage axis with nice steps and "%" units.
+type pctTicks struct{}
+
+func (pctTicks) Ticks(min, max float64) []plot.Tick {
+	step := niceStep(max-min, 8)
+	var out []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
+		out = append(out, plot.Tick{Value: v, Label: fmt.Sprintf("%g%%", roundTo(v, step))})
+		for k := 1; k < 5; k++ {
+			if m := v + float64(k)*step/5; m <= max {
+				out = append(out, plot.Tick{Value: m})
+			}
+		}
+	}
+	return out
+}
+
+func roundTo(v, step float64) float64 {
+	d := math.Max(0, -math.Floor(math.Log10(step))+1)
+	p := math.Pow(10, d)
+	return math.Round(v*p) / p
+}

@@ -1,0 +1,328 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ratesweep/ratesweep/model"
+)
+
+// Figures returns every figure of the report, in page order.
+func (r *Run) Figures() ([]*Figure, error) {
+	figs := []*Figure{r.TradeoffFigure()}
+	if all := r.TradeoffAllFigure(); all != nil {
+		figs = append(figs, all)
+	}
+	for i, h := range r.Heats {
+		figs = append(figs, r.HeatFigure(i, h))
+	}
+	for i := range r.Selected {
+		s := &r.Selected[i]
+		if s.Clients != nil {
+			figs = append(figs, r.ClientsFigure(s))
+		}
+		if r.Spec.Scenario == nil {
+			continue // a replayed log has no scenario to re-simulate
+		}
+		t, err := r.TimelineFigure(s)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, t)
+	}
+	return figs, nil
+}
+
+// rendered is a figure drawn in both formats.
+type rendered struct {
+	*Figure
+	SVG []byte
+}
+
+// outputGlobs are the files Write owns in the output directory; stale ones
+// from an earlier report are removed first.
+var outputGlobs = []string{"tradeoff.*", "heatmap-*", "clients-*", "timeline-*", "report.md", "index.html", "frontier.csv"}
+
+// Write renders the report into dir (created if needed): a PNG and an SVG per
+// figure, frontier.csv, report.md and a self-contained index.html. It
+// returns the paths written.
+func (r *Run) Write(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, g := range outputGlobs {
+		old, _ := filepath.Glob(filepath.Join(dir, g))
+		for _, f := range old {
+			if err := os.Remove(f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	figs, err := r.Figures()
+	if err != nil {
+		return nil, err
+	}
+	var written []string
+	put := func(name string, data []byte) error {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return err
+		}
+		written = append(written, p)
+		return nil
+	}
+	var out []rendered
+	for _, f := range figs {
+		rf := rendered{Figure: f}
+		for _, ext := range []string{"png", "svg"} {
+			b, err := f.Render(ext)
+			if err != nil {
+				return nil, err
+			}
+			if err := put(f.Name+"."+ext, b); err != nil {
+				return nil, err
+			}
+			if ext == "svg" {
+				rf.SVG = b
+			}
+		}
+		out = append(out, rf)
+	}
+	var csv bytes.Buffer
+	if err := r.WriteFrontierCSV(&csv); err != nil {
+		return nil, err
+	}
+	if err := put("frontier.csv", csv.Bytes()); err != nil {
+		return nil, err
+	}
+	lesson, err := r.lessonTables()
+	if err != nil {
+		return nil, err
+	}
+	var md bytes.Buffer
+	if err := r.writeMarkdown(&md, out, lesson); err != nil {
+		return nil, err
+	}
+	if err := put("report.md", md.Bytes()); err != nil {
+		return nil, err
+	}
+	var page bytes.Buffer
+	if err := r.writeHTML(&page, out, lesson); err != nil {
+		return nil, err
+	}
+	if err := put("index.html", page.Bytes()); err != nil {
+		return nil, err
+	}
+	return written, nil
+}
+
+// lessonTables re-simulates the lesson's tables over the run's scenario.
+func (r *Run) lessonTables() ([]*Table, error) {
+	if r.Spec.Scenario == nil {
+		return nil, nil // a replayed log
+	}
+	w, err := model.NewWorkload(r.Spec.Scenario)
+	if err != nil {
+		return nil, inputErrorf("%s: the scenario in the metadata: %v", r.Dir, err)
+	}
+	return LessonTables(model.ComputeLesson(w)), nil
+}
+
+func (r *Run) title() string {
+	return fmt.Sprintf("ratesweep report: %s", r.headline())
+}
+
+const lessonIntro = "The lesson's own tables (its three window shapes at 600 requests per minute, and its limit and capacity sweeps), " +
+	"re-simulated over this run's scenario from the spec stored in the Parquet metadata."
+
+func (r *Run) writeMarkdown(w *bytes.Buffer, figs []rendered, lesson []*Table) error {
+	fmt.Fprintf(w, "# %s\n\n", mdEscape(r.title()))
+	fmt.Fprintf(w, "Which algorithm and setting cuts the fewest legitimate requests for the abuse it must stop? "+
+		"Every setting of the sweep is one point: legitimate requests cut (x) against abusive requests missed (y).\n\n")
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(w, "> warning: %s\n\n", mdEscape(wn))
+	}
+	tables := r.Tables()
+	section := func(title string, ts []*Table, fs []rendered) error {
+		fmt.Fprintf(w, "## %s\n\n", mdEscape(title))
+		for _, f := range fs {
+			alt := strings.NewReplacer("[", `\[`, "]", `\]`).Replace(mdEscape(f.Title))
+			fmt.Fprintf(w, "![%s](%s.png)\n\n%s ([SVG](%s.svg))\n\n", alt, f.Name, mdEscape(f.Caption), f.Name)
+		}
+		for _, t := range ts {
+			if err := t.WriteMarkdown(w); err != nil {
+				return err
+			}
+			w.WriteString("\n")
+		}
+		return nil
+	}
+	groups := r.groups(figs)
+	if err := section("Trade-off", tables[:1], groups.tradeoff); err != nil {
+		return err
+	}
+	if err := section("Best settings", tables[1:2], nil); err != nil {
+		return err
+	}
+	if len(groups.heat) > 0 {
+		if err := section("Two parameters at once", nil, groups.heat); err != nil {
+			return err
+		}
+	}
+	if err := section("Selected settings, per client and over time", tables[2:4], groups.selected); err != nil {
+		return err
+	}
+	if err := section("Pareto frontier", tables[4:], nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "## The lesson's tables\n\n%s\n\n", lessonIntro)
+	for _, t := range lesson {
+		if err := t.WriteMarkdown(w); err != nil {
+			return err
+		}
+		w.WriteString("\n")
+	}
+	return nil
+}
+
+type figGroups struct{ tradeoff, heat, selected []rendered }
+
+func (r *Run) groups(figs []rendered) figGroups {
+	var g figGroups
+	for _, f := range figs {
+		switch {
+		case f.Name == "tradeoff":
+			g.tradeoff = append(g.tradeoff, f)
+		case strings.HasPrefix(f.Name, "heatmap-"):
+			g.heat = append(g.heat, f)
+		default:
+			g.selected = append(g.selected, f)
+		}
+	}
+	return g
+}
+
+// inlineSVG prepares gonum's SVG output for embedding in HTML: the XML
+// declaration goes, the rest is kept (gonum escapes all text it draws).
+func inlineSVG(b []byte, label string) template.HTML {
+	s := string(b)
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	s = strings.Replace(s, "<svg ", `<svg role="img" aria-label="`+template.HTMLEscapeString(label)+`" `, 1)
+	return template.HTML(s)
+}
+
+type htmlFig struct {
+	Name, Title, Caption string
+	SVG                  template.HTML
+}
+
+type htmlSection struct {
+	ID, Title string
+	Intro     string
+	Figs      []htmlFig
+	Tables    []template.HTML
+}
+
+var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font-family: system-ui, sans-serif; max-width: 1200px; margin: 1em auto; padding: 0 1em; color: #222; line-height: 1.4; }
+nav a { margin-right: 1em; }
+figure { margin: 1.5em 0; }
+figure svg { display: block; max-width: 100%; height: auto; border: 1px solid #ddd; }
+figure svg image { image-rendering: pixelated; }
+figcaption { font-size: 0.92em; color: #444; margin-top: 0.4em; }
+table { border-collapse: collapse; margin: 1em 0 0.3em; font-size: 0.9em; }
+caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; }
+th { background: #f3f3f3; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+p.note { font-size: 0.85em; color: #555; margin-top: 0; }
+.warning { background: #fff4e0; border-left: 4px solid #e69f00; padding: 0.5em 1em; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<p>Which algorithm and setting cuts the fewest legitimate requests for the abuse it must stop?
+Every setting of the sweep is one point: legitimate requests cut (x) against abusive requests missed (y).
+Files: <a href="report.md">report.md</a>, <a href="frontier.csv">frontier.csv</a>, and a PNG and an SVG per figure beside this page.</p>
+{{range .Warnings}}<p class="warning">warning: {{.}}</p>
+{{end}}<nav>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</nav>
+{{range .Sections}}<section id="{{.ID}}">
+<h2>{{.Title}}</h2>
+{{if .Intro}}<p>{{.Intro}}</p>
+{{end}}{{range .Figs}}<figure id="fig-{{.Name}}">
+{{.SVG}}
+<figcaption><strong>{{.Title}}.</strong> {{.Caption}} <a href="{{.Name}}.png">PNG</a> · <a href="{{.Name}}.svg">SVG</a></figcaption>
+</figure>
+{{end}}{{range .Tables}}{{.}}{{end}}</section>
+{{end}}</body>
+</html>
+`))
+
+func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error {
+	html := func(ts []*Table) ([]template.HTML, error) {
+		var out []template.HTML
+		for _, t := range ts {
+			var b bytes.Buffer
+			if err := t.WriteHTML(&b); err != nil {
+				return nil, err
+			}
+			out = append(out, template.HTML(b.String())) // Table.WriteHTML escapes every cell
+		}
+		return out, nil
+	}
+	conv := func(fs []rendered) []htmlFig {
+		var out []htmlFig
+		for _, f := range fs {
+			out = append(out, htmlFig{f.Name, f.Title, f.Caption, inlineSVG(f.SVG, f.Title)})
+		}
+		return out
+	}
+	tables := r.Tables()
+	g := r.groups(figs)
+	var secs []htmlSection
+	add := func(id, title, intro string, fs []rendered, ts []*Table) error {
+		h, err := html(ts)
+		if err != nil {
+			return err
+		}
+		if len(fs) == 0 && len(h) == 0 {
+			return nil
+		}
+		secs = append(secs, htmlSection{ID: id, Title: title, Intro: intro, Figs: conv(fs), Tables: h})
+		return nil
+	}
+	steps := []struct {
+		id, title, intro string
+		fs               []rendered
+		ts               []*Table
+	}{
+		{"tradeoff", "Trade-off", "", g.tradeoff, tables[:1]},
+		{"best", "Best settings", "", nil, tables[1:2]},
+		{"heatmaps", "Two parameters at once", "", g.heat, nil},
+		{"selected", "Selected settings, per client and over time", "", g.selected, tables[2:4]},
+		{"frontier", "Pareto frontier", "", nil, tables[4:]},
+		{"lesson", "The lesson's tables", lessonIntro, nil, lesson},
+	}
+	for _, s := range steps {
+		if err := add(s.id, s.title, s.intro, s.fs, s.ts); err != nil {
+			return err
+		}
+	}
+	return pageTmpl.Execute(w, struct {
+		Title    string
+		Warnings []string
+		Sections []htmlSection
+	}{r.title(), r.Warnings, secs})
+}

@@ -1,0 +1,471 @@
+package report
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	imgdraw "image/draw"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/ratesweep/ratesweep/model"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// heatGrid adapts one metric of a Heat to plotter.GridXYZ in bin coordinates.
+type heatGrid struct {
+	h      *Heat
+	missed bool
+}
+
+func (g heatGrid) Dims() (c, r int) { return g.h.NX, g.h.NY }
+func (g heatGrid) X(c int) float64  { return float64(c) }
+func (g heatGrid) Y(r int) float64  { return float64(r) }
+func (g heatGrid) Z(c, r int) float64 {
+	x, y, ok := g.h.Cell(c, r)
+	switch {
+	case !ok:
+		return math.NaN()
+	case g.missed:
+		return y
+	}
+	return x
+}
+
+// viridis is a perceptually uniform colour map whose luminance rises
+// monotonically from dark purple to yellow (never white, so it cannot be
+// mistaken for the background).
+func viridis() palette.ColorMap {
+	hex := []uint32{0x440154, 0x482878, 0x3E4A89, 0x31688E, 0x26828E, 0x1F9E89, 0x35B779, 0x6DCD59, 0xB4DE2C, 0xFDE725}
+	cs := make([]color.Color, len(hex))
+	for i, h := range hex {
+		cs[i] = color.RGBA{uint8(h >> 16), uint8(h >> 8), uint8(h), 0xFF}
+	}
+	cm, err := moreland.NewLuminance(cs)
+	if err != nil {
+		panic(err) // the control points above are fixed
+	}
+	return cm
+}
+
+// blockHeat draws a grid as one raster image whose cells are blocks of
+// pixels, so that neither PNG scaling nor a browser blurs cell edges.
+type blockHeat struct {
+	g        plotter.GridXYZ
+	cm       palette.ColorMap
+	Min, Max float64
+	NaN      color.Color
+}
+
+func newBlockHeat(g plotter.GridXYZ, cm palette.ColorMap) *blockHeat {
+	h := &blockHeat{g: g, cm: cm, Min: math.Inf(1), Max: math.Inf(-1), NaN: color.RGBA{0xE0, 0xE0, 0xE0, 0xFF}}
+	nc, nr := g.Dims()
+	for c := range nc {
+		for r := range nr {
+			if v := g.Z(c, r); !math.IsNaN(v) {
+				h.Min, h.Max = math.Min(h.Min, v), math.Max(h.Max, v)
+			}
+		}
+	}
+	if math.IsInf(h.Min, 0) { // no data at all
+		h.Min, h.Max = 0, 100
+	}
+	if h.Max <= h.Min {
+		h.Max = h.Min + 1
+	}
+	cm.SetMin(h.Min)
+	cm.SetMax(h.Max)
+	return h
+}
+
+// Plot implements plot.Plotter.
+func (h *blockHeat) Plot(c draw.Canvas, plt *plot.Plot) {
+	nc, nr := h.g.Dims()
+	kx, ky := max(1, (1200+nc-1)/nc), max(1, (800+nr-1)/nr)
+	img := image.NewRGBA(image.Rect(0, 0, nc*kx, nr*ky))
+	for ci := range nc {
+		for ri := range nr {
+			col := h.NaN
+			if v := h.g.Z(ci, ri); !math.IsNaN(v) {
+				if cc, err := h.cm.At(math.Min(h.Max, math.Max(h.Min, v))); err == nil {
+					col = cc
+				}
+			}
+			// Image rows run top-down; grid rows bottom-up.
+			rect := image.Rect(ci*kx, (nr-1-ri)*ky, (ci+1)*kx, (nr-ri)*ky)
+			imgdraw.Draw(img, rect, &image.Uniform{col}, image.Point{}, imgdraw.Src)
+		}
+	}
+	trX, trY := plt.Transforms(&c)
+	xmin, xmax, ymin, ymax := h.DataRange()
+	c.DrawImage(vg.Rectangle{Min: vg.Point{X: trX(xmin), Y: trY(ymin)}, Max: vg.Point{X: trX(xmax), Y: trY(ymax)}}, img)
+}
+
+// DataRange implements plot.DataRanger: cells are centred on their index.
+func (h *blockHeat) DataRange() (xmin, xmax, ymin, ymax float64) {
+	nc, nr := h.g.Dims()
+	return -0.5, float64(nc) - 0.5, -0.5, float64(nr) - 0.5
+}
+
+// binTicks labels a binned axis with the parameter values at round numbers
+// (or every bin when there are few).
+type binTicks struct {
+	vals []float64
+	n    int
+}
+
+func (t binTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	if t.n <= 16 {
+		for b := range t.n {
+			lo, hi := binRange(t.vals, t.n, b)
+			l := fmtNum(lo)
+			if hi != lo {
+				l += "–" + fmtNum(hi)
+			}
+			out = append(out, plot.Tick{Value: float64(b), Label: l})
+		}
+		return out
+	}
+	sorted := append([]float64(nil), t.vals...)
+	sort.Float64s(sorted)
+	step := niceStep(sorted[len(sorted)-1]-sorted[0], 6)
+	for v := math.Ceil(sorted[0]/step) * step; v <= sorted[len(sorted)-1]; v += step {
+		// The first axis value >= v, and its bin.
+		for i, x := range t.vals {
+			if x >= v-step*1e-9 {
+				b := binOf(i, len(t.vals), t.n)
+				out = append(out, plot.Tick{Value: float64(b), Label: fmtNum(x)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func paramAxisLabel(name string) string {
+	if name == "limit" {
+		return "limit (requests per window)"
+	}
+	prm, ok := model.LookupParam(name)
+	if !ok || prm.Unit == "" {
+		return name
+	}
+	return fmt.Sprintf("%s (%s)", name, prm.Unit)
+}
+
+// HeatFigure draws one sweep entry's two swept parameters as two heat maps:
+// legit cut % and missed %, each with its colour scale.
+func (r *Run) HeatFigure(i int, h *Heat) *Figure {
+	f := &Figure{Name: fmt.Sprintf("heatmap-%d-%s", i+1, h.Algorithm), W: 11 * vg.Inch, H: 5.6 * vg.Inch}
+	fixed := ""
+	for _, fv := range h.Fixed {
+		fixed += ", " + fv.String()
+	}
+	f.Title = fmt.Sprintf("%s: legitimate cut and abusive missed over %s × %s%s (%s)", algoLabel(h.Algorithm), h.XParam, h.YParam, fixed, r.headline())
+	binned := ""
+	if h.NX < len(h.XValues) || h.NY < len(h.YValues) {
+		binned = fmt.Sprintf(" The axes are binned (%d × %d cells for %d × %d values); a cell shows the pooled outcome of its settings.",
+			h.NX, h.NY, len(h.XValues), len(h.YValues))
+	}
+	f.Caption = fmt.Sprintf("Each cell is one setting of %s (x) and %s (y) for %s%s. Left: legitimate requests cut, "+
+		"right: abusive requests missed, both in %% and both better when darker (purple) and worse when lighter (yellow). A black-and-white ring "+
+		"marks the lesson's reference setting when the run has it. Light grey cells are not in the run (for example a missing shard).%s", h.XParam, h.YParam, algoLabel(h.Algorithm), fixed, binned)
+	mk := func(missed bool, title string) (*plot.Plot, *plot.Plot) {
+		cm := viridis()
+		hm := newBlockHeat(heatGrid{h, missed}, cm)
+		p := plot.New()
+		p.Title.Text = title
+		p.X.Label.Text = paramAxisLabel(h.XParam)
+		p.Y.Label.Text = paramAxisLabel(h.YParam)
+		p.X.Tick.Marker = binTicks{h.XValues, h.NX}
+		p.Y.Tick.Marker = binTicks{h.YValues, h.NY}
+		p.Add(hm)
+		if xy, ok := r.heatRef(h); ok {
+			// A black and a white ring: visible on dark and light cells.
+			outer, _ := plotter.NewScatter(plotter.XYs{xy})
+			outer.GlyphStyle = draw.GlyphStyle{Color: colBlack, Radius: vg.Points(7.5), Shape: draw.RingGlyph{}}
+			inner, _ := plotter.NewScatter(plotter.XYs{xy})
+			inner.GlyphStyle = draw.GlyphStyle{Color: color.White, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
+			p.Add(outer, inner)
+		}
+		cm.SetMin(hm.Min)
+		cm.SetMax(hm.Max)
+		cb := plot.New()
+		cb.Add(&plotter.ColorBar{ColorMap: cm})
+		cb.HideY()
+		cb.X.Label.Text = title + " (%)"
+		cb.X.Tick.Marker = pctTicks{}
+		cb.X.Padding = 0
+		return p, cb
+	}
+	lp, lcb := mk(false, "legitimate requests cut")
+	mp, mcb := mk(true, "abusive requests missed")
+	title := fmt.Sprintf("%s%s: where each setting lands\n%s", algoLabel(h.Algorithm), fixed, r.headline())
+	f.draw = func(c draw.Canvas) {
+		ts := textStyle(vg.Points(13))
+		ts.XAlign = draw.XCenter
+		fillText(c, ts, (c.Min.X+c.Max.X)/2, c.Max.Y-vg.Points(4), title)
+		body := sub(c, 0, 1, 0, 0.88)
+		for k, pp := range [][2]*plot.Plot{{lp, lcb}, {mp, mcb}} {
+			col := sub(body, float64(k)*0.5, float64(k)*0.5+0.5, 0, 1)
+			pp[0].Draw(sub(col, 0, 1, 0.2, 1))
+			pp[1].Draw(draw.Crop(sub(col, 0, 1, 0, 0.17), vg.Points(50), -vg.Points(12), 0, 0))
+		}
+	}
+	return f
+}
+
+// heatRef is the cell of the lesson's reference setting on h, if the run
+// has it and h's fixed parameters match it.
+func (r *Run) heatRef(h *Heat) (plotter.XY, bool) {
+	for _, ref := range r.Refs {
+		if ref.Policy.Algorithm != h.Algorithm {
+			continue
+		}
+		xi := slices.Index(h.XValues, ref.Policy.Get(h.XParam))
+		yi := slices.Index(h.YValues, ref.Policy.Get(h.YParam))
+		ok := xi >= 0 && yi >= 0
+		for _, f := range h.Fixed {
+			ok = ok && ref.Policy.Get(f.Name) == f.Value
+		}
+		if ok {
+			return plotter.XY{X: float64(binOf(xi, len(h.XValues), h.NX)), Y: float64(binOf(yi, len(h.YValues), h.NY))}, true
+		}
+	}
+	return plotter.XY{}, false
+}
+
+// ClientsFigure draws a selected point's requests per client: a bar per
+// client, offered = admitted + cut, coloured by class.
+func (r *Run) ClientsFigure(s *Selected) *Figure {
+	n := len(s.Clients)
+	f := &Figure{Name: "clients-" + s.Slug, W: 10 * vg.Inch, H: vg.Length(1.9+0.42*float64(n)) * vg.Inch}
+	f.Title = fmt.Sprintf("Requests per client under %s (%s)", s.Policy.String(), s.Why)
+	f.Caption = fmt.Sprintf("Each bar is one client's offered requests over %s, split into admitted (light) "+
+		"and cut (dark); blue clients are legitimate (their cut is the false cut), vermillion ones abusive (their cut is "+
+		"caught, their admitted requests are missed). Totals: %.1f%% of legitimate requests cut, %.1f%% of abusive missed.",
+		r.span(), s.X(), s.Y())
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s — %s\n%.1f%% of legitimate requests cut, %.1f%% of abusive requests missed",
+		s.Policy.String(), s.Why, s.X(), s.Y())
+	p.X.Label.Text = "requests over " + r.span()
+	names := make([]string, n)
+	// Top to bottom in scenario order: bar k sits at y = n-1-k.
+	vals := map[string][]float64{}
+	for _, key := range []string{"la", "lc", "aa", "ac"} {
+		vals[key] = make([]float64, n)
+	}
+	xmax := 1.0
+	var labels plotter.XYLabels
+	for k, c := range s.Clients {
+		y := n - 1 - k
+		names[y] = fmt.Sprintf("%s (%s)", c.Name, c.Class)
+		if c.Class == model.Legit {
+			vals["la"][y], vals["lc"][y] = c.Admitted, c.Cut
+		} else {
+			vals["aa"][y], vals["ac"][y] = c.Admitted, c.Cut
+		}
+		xmax = max(xmax, c.Offered)
+		labels.XYs = append(labels.XYs, plotter.XY{X: c.Offered, Y: float64(y)})
+		labels.Labels = append(labels.Labels, fmt.Sprintf("cut %s of %s", fmtNum(math.Round(c.Cut)), fmtNum(math.Round(c.Offered))))
+	}
+	p.NominalY(names...)
+	w := vg.Points(16)
+	bar := func(key string, col color.Color, on *plotter.BarChart) *plotter.BarChart {
+		b, _ := plotter.NewBarChart(plotter.Values(vals[key]), w)
+		b.Horizontal = true
+		b.Color = col
+		b.LineStyle.Width = 0
+		if on != nil {
+			b.StackOn(on)
+		}
+		p.Add(b)
+		return b
+	}
+	la := bar("la", colLegitLight, nil)
+	lc := bar("lc", colLegit, la)
+	aa := bar("aa", colAbusiveLight, nil)
+	ac := bar("ac", colAbusive, aa)
+	lb, _ := plotter.NewLabels(labels)
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].Font.Size = vg.Points(8)
+		lb.TextStyle[i].YAlign = draw.YCenter
+	}
+	lb.Offset = vg.Point{X: vg.Points(4)}
+	p.Add(lb)
+	p.X.Min, p.X.Max = 0, xmax*1.22
+	p.X.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick { return countTicks(min, max, 6) })
+	leg := plot.NewLegend()
+	leg.Left, leg.Top = true, true
+	leg.TextStyle.Font.Size = vg.Points(9)
+	leg.Add("legitimate, admitted", la)
+	leg.Add("legitimate, cut (false cut)", lc)
+	leg.Add("abusive, admitted (missed)", aa)
+	leg.Add("abusive, cut (caught)", ac)
+	f.draw = func(c draw.Canvas) {
+		c = draw.Crop(c, vg.Points(8), -vg.Points(8), vg.Points(4), -vg.Points(4))
+		p.Draw(sub(c, 0, 0.77, 0, 1))
+		leg.Draw(sub(c, 0.78, 1, 0, 0.85))
+	}
+	return f
+}
+
+// span says what the requests were offered over: the scenario's duration or
+// the replayed log.
+func (r *Run) span() string {
+	if r.Spec.Scenario == nil {
+		return "the replayed log " + r.Spec.WorkloadName()
+	}
+	return fmt.Sprintf("the %d s scenario", r.Spec.Scenario.DurationS)
+}
+
+// maxTimelineClients bounds the small multiples of a timeline.
+const maxTimelineClients = 12
+
+// TimelineFigure draws a selected point's offered and admitted requests per
+// second for each client, re-simulated from the run's spec (the model is
+// deterministic). Long scenarios are averaged into at most 600 bins.
+func (r *Run) TimelineFigure(s *Selected) (*Figure, error) {
+	w, err := model.NewWorkload(r.Spec.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	adm := w.Timeline(s.Policy)
+	sc := r.Spec.Scenario
+	idx := make([]int, len(sc.Clients))
+	for i := range idx {
+		idx[i] = i
+	}
+	note := ""
+	if len(idx) > maxTimelineClients {
+		// Keep the clients with the most requests cut.
+		cut := func(i int) int64 {
+			var c int64
+			for t, a := range w.Offered(i) {
+				c += int64(a - adm[i][t])
+			}
+			return c
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return cut(idx[a]) > cut(idx[b]) })
+		idx = idx[:maxTimelineClients]
+		sort.Ints(idx)
+		note = fmt.Sprintf(" Only the %d clients with the most requests cut are shown (of %d).", maxTimelineClients, len(sc.Clients))
+	}
+	bin := (sc.DurationS + 599) / 600
+	unit := "requests per second"
+	if bin > 1 {
+		unit = fmt.Sprintf("requests per second (mean over %d s)", bin)
+	}
+	f := &Figure{Name: "timeline-" + s.Slug, W: 10 * vg.Inch, H: vg.Length(1.2+1.05*float64(len(idx))) * vg.Inch}
+	f.Title = fmt.Sprintf("Offered and admitted requests per second under %s (%s)", s.Policy.String(), s.Why)
+	f.Caption = "One panel per client: the grey area is what the client offered each second, the coloured line what the " +
+		"limiter admitted (blue legitimate, vermillion abusive); the gap between them is cut. Re-simulated from the spec " +
+		"stored in the run's Parquet metadata." + note
+	var plots [][]*plot.Plot
+	for row, i := range idx {
+		c := sc.Clients[i]
+		off, ad := w.Offered(i), adm[i]
+		var oxy, axy plotter.XYs
+		var offSum, admSum int64
+		for t0 := 0; t0 < len(off); t0 += bin {
+			var o, a int64
+			t1 := min(t0+bin, len(off))
+			for t := t0; t < t1; t++ {
+				o += int64(off[t])
+				a += int64(ad[t])
+			}
+			offSum += o
+			admSum += a
+			d := float64(t1 - t0)
+			// Steps: a point only where the rate changes.
+			if y := float64(o) / d; len(oxy) == 0 || oxy[len(oxy)-1].Y != y {
+				oxy = append(oxy, plotter.XY{X: float64(t0), Y: y})
+			}
+			if y := float64(a) / d; len(axy) == 0 || axy[len(axy)-1].Y != y {
+				axy = append(axy, plotter.XY{X: float64(t0), Y: y})
+			}
+		}
+		// Close the step at the end of the scenario.
+		oxy = append(oxy, plotter.XY{X: float64(len(off)), Y: oxy[len(oxy)-1].Y})
+		axy = append(axy, plotter.XY{X: float64(len(off)), Y: axy[len(axy)-1].Y})
+		p := plot.New()
+		col := colLegit
+		if c.Class == model.Abusive {
+			col = colAbusive
+		}
+		p.Title.Text = fmt.Sprintf("%s (%s) — cut %s of %s", c.Name, c.Class, fmtNum(float64(offSum-admSum)), fmtNum(float64(offSum)))
+		p.Title.TextStyle.Font.Size = vg.Points(10)
+		p.Title.Padding = vg.Points(2)
+		ol, _ := plotter.NewLine(oxy)
+		ol.StepStyle = plotter.PostStep
+		ol.FillColor = color.RGBA{0xD0, 0xD0, 0xD0, 0xFF}
+		ol.LineStyle = draw.LineStyle{Color: colGrey, Width: vg.Points(0.8)}
+		al, _ := plotter.NewLine(axy)
+		al.StepStyle = plotter.PostStep
+		al.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(1.6)}
+		p.Add(plotter.NewGrid(), ol, al)
+		p.Y.Min = 0
+		p.X.Min, p.X.Max = 0, float64(len(off))
+		p.Y.Label.Text = "req/s"
+		p.Y.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick { return sparseTicks(min, max) })
+		p.X.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
+			ts := countTicks(min, max, 10)
+			if row != len(idx)-1 { // labels on the bottom panel only
+				for i := range ts {
+					ts[i].Label = ""
+				}
+			}
+			return ts
+		})
+		if row == len(idx)-1 {
+			p.X.Label.Text = "time (s)"
+			p.Legend.Add("offered", ol)
+			p.Legend.Add("admitted", al)
+			p.Legend.Top = true
+			p.Legend.TextStyle.Font.Size = vg.Points(9)
+		}
+		plots = append(plots, []*plot.Plot{p})
+	}
+	title := fmt.Sprintf("Offered and admitted %s under %s (%s)\n%s", unit, s.Policy.String(), s.Why, r.headline())
+	f.draw = func(c draw.Canvas) {
+		ts := textStyle(vg.Points(12))
+		ts.XAlign = draw.XCenter
+		fillText(c, ts, (c.Min.X+c.Max.X)/2, c.Max.Y-vg.Points(4), title)
+		body := draw.Crop(c, vg.Points(4), -vg.Points(14), vg.Points(2), -vg.Points(40))
+		tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: vg.Points(4), PadX: vg.Points(4), PadTop: vg.Points(2), PadBottom: vg.Points(2)}
+		canvases := plot.Align(plots, tiles, body)
+		for i := range plots {
+			plots[i][0].Draw(canvases[i][0])
+		}
+	}
+	return f, nil
+}
+
+// countTicks gives about n labelled ticks with round values and thousands
+// separators.
+func countTicks(min, max float64, n int) []plot.Tick {
+	step := niceStep(max-min, n)
+	var out []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
+		out = append(out, plot.Tick{Value: v, Label: fmtNum(roundTo(v, step))})
+	}
+	return out
+}
+
+// sparseTicks gives at most three labelled ticks (small panels).
+func sparseTicks(min, max float64) []plot.Tick {
+	step := niceStep(max-min, 2)
+	var out []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max; v += step {
+		out = append(out, plot.Tick{Value: v, Label: strings.TrimSuffix(fmtNum(v), ".0")})
+	}
+	return out
+}

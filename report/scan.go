@@ -1,0 +1,769 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/ratesweep/ratesweep/model"
+	"github.com/ratesweep/ratesweep/sweep"
+)
+
+// Options control what a report gathers and draws. The zero value uses the
+// defaults below.
+type Options struct {
+	MaxCurves      int       // curves per sweep entry on the trade-off plot (values of the secondary parameter); default 4
+	MaxCurvePoints int       // points kept per curve (the swept axis is thinned evenly); default 2000
+	MaxHeatBins    int       // heat-map cells per axis (axis values are binned beyond it); default 500
+	Knees          int       // frontier knees selected for per-client plots; 0 = default 2, negative = none
+	Targets        []float64 // missed-% targets for the "best setting" table; default 50, 25, 10
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxCurves <= 0 {
+		o.MaxCurves = 4
+	}
+	if o.MaxCurvePoints <= 1 {
+		o.MaxCurvePoints = 2000
+	}
+	if o.MaxHeatBins <= 1 {
+		o.MaxHeatBins = 500
+	}
+	if o.Knees < 0 {
+		o.Knees = 0
+	} else if o.Knees == 0 {
+		o.Knees = 2
+	}
+	if len(o.Targets) == 0 {
+		o.Targets = []float64{50, 25, 10}
+	}
+	return o
+}
+
+// Lesson reference policies, marked on the trade-off plot when the run has them.
+var lessonRefs = []model.Policy{model.LessonFixed, model.LessonSliding, model.LessonBucket}
+
+// Run is what a report shows about a run directory, gathered in one
+// streaming pass over its points files plus a read of the clients files
+// that hold the selected points.
+type Run struct {
+	Dir      string
+	Spec     *sweep.Spec
+	Files    int   // points files read
+	Rows     int64 // points rows read
+	Points   int64 // distinct grid points (rows pooled over replicates)
+	Frontier Frontier
+	Algos    []*AlgoSummary // in the spec's order of first appearance
+	Curves   []*Curve
+	Heats    []*Heat
+	Refs     []Point    // the lesson's reference points present in the run
+	Selected []Selected // points with per-client bars and timelines
+	Warnings []string
+	opts     Options
+	specYAML string
+}
+
+// AlgoSummary is one algorithm's share of the run.
+type AlgoSummary struct {
+	Algorithm model.Algorithm
+	Points    int64
+	Frontier  Frontier
+}
+
+// ParamValue is a parameter held fixed, e.g. window_s = 60.
+type ParamValue struct {
+	Name  string
+	Value float64
+}
+
+func (p ParamValue) String() string {
+	prm, _ := model.LookupParam(p.Name)
+	if prm.Unit == "" {
+		return fmt.Sprintf("%s %g", p.Name, p.Value)
+	}
+	return fmt.Sprintf("%s %g %s", p.Name, p.Value, shortUnit(prm.Unit))
+}
+
+func shortUnit(u string) string {
+	switch u {
+	case "requests":
+		return "req"
+	}
+	return u
+}
+
+// acc pools the outcomes of the points that fall into one curve slot or one
+// heat-map cell.
+type acc struct {
+	falseCut, offLegit, missed, offAbusive int64
+	n                                      int64
+}
+
+func (a *acc) add(p *Point) {
+	a.falseCut += p.FalseCut
+	a.offLegit += p.OfferedLegit
+	a.missed += p.Missed
+	a.offAbusive += p.OfferedAbusive
+	a.n++
+}
+
+func (a *acc) xy() (x, y float64, ok bool) {
+	return pct(a.falseCut, a.offLegit), pct(a.missed, a.offAbusive), a.n > 0
+}
+
+// Curve is one algorithm with all parameters but one held fixed: the swept
+// parameter traces a line on the trade-off plot.
+type Curve struct {
+	Algorithm model.Algorithm
+	Param     string       // the parameter swept along the curve
+	Fixed     []ParamValue // the others
+	Total     int          // values of Param in the spec
+	Values    []float64    // values of Param kept (thinned evenly when Total is large)
+	acc       []acc
+}
+
+// CurvePoint is one point of a curve.
+type CurvePoint struct {
+	Value float64 // the swept parameter's value
+	X, Y  float64 // legit cut %, missed %
+}
+
+// Points returns the curve's points that the run contains, in swept order.
+func (c *Curve) Points() []CurvePoint {
+	var out []CurvePoint
+	for i := range c.acc {
+		if x, y, ok := c.acc[i].xy(); ok {
+			out = append(out, CurvePoint{c.Values[i], x, y})
+		}
+	}
+	return out
+}
+
+// Label names the curve, e.g. "sliding window, window_s 60 s".
+func (c *Curve) Label() string {
+	s := algoLabel(c.Algorithm)
+	for _, f := range c.Fixed {
+		s += ", " + f.String()
+	}
+	return s
+}
+
+func algoLabel(a model.Algorithm) string {
+	switch a {
+	case model.FixedWindow:
+		return "fixed window"
+	case model.SlidingWindow:
+		return "sliding window"
+	case model.TokenBucket:
+		return "token bucket"
+	}
+	return a.String()
+}
+
+// Heat is one sweep entry's grid of two swept parameters, each cell pooling
+// the points binned into it.
+type Heat struct {
+	Algorithm      model.Algorithm
+	XParam, YParam string
+	XValues        []float64 // the spec's values of XParam (binned into NX bins)
+	YValues        []float64
+	NX, NY         int
+	Fixed          []ParamValue // further parameters held fixed
+	cells          []acc        // cells[y*NX+x]
+}
+
+// Cell returns the pooled legit cut % and missed % of bin (x, y).
+func (h *Heat) Cell(x, y int) (legitCut, missed float64, ok bool) {
+	return h.cells[y*h.NX+x].xy()
+}
+
+// binRange returns the range of values in bin b of n bins over vals.
+func binRange(vals []float64, n, b int) (lo, hi float64) {
+	first := (b*len(vals) + n - 1) / n
+	last := ((b+1)*len(vals)+n-1)/n - 1
+	return vals[first], vals[last]
+}
+
+func binOf(idx, total, n int) int { return idx * n / total }
+
+// entryPlan maps an entry's point ids to axis indices and routes points to
+// curves and heat-map cells.
+type entryPlan struct {
+	entry     *sweep.Entry
+	first     int64
+	size      int64
+	primary   int   // axis swept along curves (-1: the entry has no axes)
+	secondary int   // axis whose values pick the curve (-1: none)
+	refIdx    []int // index each other axis must have to be drawn
+	curveOf   map[int]*Curve
+	slot      map[int]int // swept-axis index → curve slot when thinned (nil: identity)
+	heat      *Heat
+	idx       []int // scratch
+}
+
+// Selected is a point shown with per-client bars and a timeline.
+type Selected struct {
+	Point
+	Why     string       // e.g. "lesson: fixed window 60 s", "frontier knee"
+	Slug    string       // file-name stem
+	Clients []ClientStat // in scenario order; nil when the clients file is missing
+}
+
+// ClientStat is one client's requests at a selected point, averaged over
+// replicates.
+type ClientStat struct {
+	Name     string
+	Class    model.Class
+	Stage    model.Stage
+	Offered  float64
+	Admitted float64
+	Cut      float64
+}
+
+// Load reads a run directory's points files in one streaming pass (only the
+// columns it needs, one record batch at a time) and the clients files that
+// hold the selected points. Bad input is a *sweep.InputError naming the file.
+func Load(ctx context.Context, dir string, opts Options) (*Run, error) {
+	r := &Run{Dir: dir, opts: opts.withDefaults()}
+	files, err := sweep.PartFiles(dir, "points")
+	if err != nil {
+		return nil, err
+	}
+	r.Files = len(files)
+	specYAML := ""
+	for _, f := range files {
+		md, err := sweep.FileMetadata(f)
+		if err != nil {
+			return nil, err
+		}
+		s, ok := md[sweep.MetaSpec]
+		if !ok {
+			return nil, inputErrorf("%s: no %s metadata (not written by ratesweep run)", f, sweep.MetaSpec)
+		}
+		if specYAML == "" {
+			specYAML = s
+		} else if s != specYAML {
+			return nil, inputErrorf("%s: its %s differs from %s's: the directory mixes runs", f, sweep.MetaSpec, files[0])
+		}
+	}
+	r.specYAML = specYAML
+	if r.Spec, err = sweep.ParseSpec([]byte(specYAML), nil); err != nil {
+		return nil, inputErrorf("%s: metadata %s: %v", files[0], sweep.MetaSpec, err)
+	}
+	plans := r.plan()
+	if err := r.scanPoints(ctx, files, plans); err != nil {
+		return nil, err
+	}
+	if r.Points == 0 {
+		return nil, inputErrorf("%s: the points files hold no rows", dir)
+	}
+	r.selectPoints()
+	if err := r.loadClients(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func inputErrorf(format string, args ...any) error {
+	return &sweep.InputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// plan decides, from the spec alone, which curves and heat maps to gather.
+func (r *Run) plan() []*entryPlan {
+	var plans []*entryPlan
+	var first int64
+	for ei := range r.Spec.Entries {
+		e := &r.Spec.Entries[ei]
+		pl := &entryPlan{entry: e, first: first, size: e.Size(), primary: -1, secondary: -1,
+			curveOf: map[int]*Curve{}, idx: make([]int, len(e.Axes))}
+		first += pl.size
+		plans = append(plans, pl)
+		if len(e.Axes) == 0 {
+			continue
+		}
+		// Primary: the axis with the most values (the last on ties), e.g.
+		// limit or capacity; secondary: the next, e.g. window_s or rate.
+		order := make([]int, len(e.Axes))
+		for i := range order {
+			order[i] = len(e.Axes) - 1 - i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return len(e.Axes[b].Values) - len(e.Axes[a].Values) })
+		pl.primary = order[0]
+		if len(order) > 1 && len(e.Axes[order[1]].Values) > 1 {
+			pl.secondary = order[1]
+		}
+		pl.refIdx = make([]int, len(e.Axes))
+		var fixed []ParamValue
+		for i, ax := range e.Axes {
+			pl.refIdx[i] = -1
+			if i == pl.primary || i == pl.secondary {
+				continue
+			}
+			pl.refIdx[i] = refIndex(e.Algorithm, ax)
+			if len(ax.Values) > 1 {
+				fixed = append(fixed, ParamValue{ax.Param, ax.Values[pl.refIdx[i]]})
+			}
+		}
+		prim := &e.Axes[pl.primary]
+		keep := thinAxis(prim.Values, r.opts.MaxCurvePoints)
+		kept := make([]float64, len(keep))
+		if len(keep) < len(prim.Values) {
+			pl.slot = make(map[int]int, len(keep))
+		}
+		for slot, k := range keep {
+			kept[slot] = prim.Values[k]
+			if pl.slot != nil {
+				pl.slot[k] = slot
+			}
+		}
+		picks := []int{0}
+		if pl.secondary >= 0 {
+			sec := &e.Axes[pl.secondary]
+			picks = pickIndices(sec.Values, r.opts.MaxCurves, refIndexOK(e.Algorithm, *sec))
+		}
+		for _, k := range picks {
+			c := &Curve{Algorithm: e.Algorithm, Param: prim.Param, Total: len(prim.Values),
+				Values: kept, acc: make([]acc, len(kept))}
+			if pl.secondary >= 0 {
+				c.Fixed = append(c.Fixed, ParamValue{e.Axes[pl.secondary].Param, e.Axes[pl.secondary].Values[k]})
+			} else {
+				// A single-valued other axis still names the curve.
+				for i, ax := range e.Axes {
+					if i != pl.primary && len(ax.Values) == 1 {
+						c.Fixed = append(c.Fixed, ParamValue{ax.Param, ax.Values[0]})
+					}
+				}
+			}
+			c.Fixed = append(c.Fixed, fixed...)
+			pl.curveOf[k] = c
+			r.Curves = append(r.Curves, c)
+		}
+		if pl.secondary >= 0 {
+			xs, ys := prim.Values, e.Axes[pl.secondary].Values
+			h := &Heat{Algorithm: e.Algorithm, XParam: prim.Param, YParam: e.Axes[pl.secondary].Param,
+				XValues: xs, YValues: ys, NX: min(len(xs), r.opts.MaxHeatBins), NY: min(len(ys), r.opts.MaxHeatBins), Fixed: fixed}
+			h.cells = make([]acc, h.NX*h.NY)
+			pl.heat = h
+			r.Heats = append(r.Heats, h)
+		}
+	}
+	return plans
+}
+
+// thinAxis picks at most k indices of an axis's values for a curve, in
+// ascending order: all of them when there are few; else half evenly spaced
+// and, for a sorted positive axis spanning a factor of 10 or more, half
+// spaced geometrically, so that the low values (where curves bend) keep
+// their detail. The first and last are always kept.
+func thinAxis(vals []float64, k int) []int {
+	n := len(vals)
+	if n <= k {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	lo, hi := vals[0], vals[n-1]
+	geo := lo > 0 && hi/lo >= 10 && slices.IsSorted(vals)
+	even := k
+	if geo {
+		even = k / 2
+	}
+	var out []int
+	for i := range even {
+		out = append(out, int(math.Round(float64(i)*float64(n-1)/float64(max(even-1, 1)))))
+	}
+	if geo {
+		m := k - even
+		for i := range m {
+			target := lo * math.Pow(hi/lo, float64(i)/float64(max(m-1, 1)))
+			j, _ := slices.BinarySearch(vals, target)
+			if j > 0 && (j == n || target-vals[j-1] < vals[j]-target) {
+				j--
+			}
+			out = append(out, j)
+		}
+	}
+	if geo { // round values (1, 2, 5 × 10^k) that the axis has, for labels
+		for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+			for _, m := range []float64{1, 2, 5} {
+				if j, found := slices.BinarySearch(vals, m*math.Pow(10, e)); found {
+					out = append(out, j)
+				}
+			}
+		}
+	}
+	out = append(out, 0, n-1)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// refIndex is the index of the lesson's value for ax's parameter when the
+// axis has it, else the middle index.
+func refIndex(a model.Algorithm, ax sweep.Axis) int {
+	if k := refIndexOK(a, ax); k >= 0 {
+		return k
+	}
+	return len(ax.Values) / 2
+}
+
+// refIndexOK is the index of the lesson's value for ax's parameter, or -1.
+func refIndexOK(a model.Algorithm, ax sweep.Axis) int {
+	for _, ref := range lessonRefs {
+		if ref.Algorithm == a {
+			return slices.Index(ax.Values, ref.Get(ax.Param))
+		}
+	}
+	return -1
+}
+
+// pickIndices picks at most k indices of the sorted values vals, spread
+// evenly over their range (geometrically when it spans a factor of 10 or
+// more), always including must (when >= 0), in ascending order.
+func pickIndices(vals []float64, k, must int) []int {
+	n := len(vals)
+	if n <= k {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	lo, hi := slices.Min(vals), slices.Max(vals)
+	geo := lo > 0 && hi/lo >= 10
+	var out []int
+	for i := range k {
+		f := float64(i) / float64(max(k-1, 1))
+		target := lo + f*(hi-lo)
+		if geo {
+			target = lo * math.Pow(hi/lo, f)
+		}
+		best := 0
+		for j, v := range vals {
+			if math.Abs(v-target) < math.Abs(vals[best]-target) {
+				best = j
+			}
+		}
+		out = append(out, best)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if must >= 0 && !slices.Contains(out, must) {
+		// Replace the nearest pick that is not an end (ends show the range).
+		best := -1
+		for i, v := range out {
+			if (i == 0 || i == len(out)-1) && len(out) > 2 {
+				continue
+			}
+			if best < 0 || abs(v-must) < abs(out[best]-must) {
+				best = i
+			}
+		}
+		out[best] = must
+		slices.Sort(out)
+		out = slices.Compact(out)
+	}
+	return out
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// pointColumns are the points columns the report reads.
+func pointColumns() []string {
+	cols := []string{"point_id", "algorithm"}
+	for _, p := range model.Params {
+		cols = append(cols, p.Name)
+	}
+	return append(cols, "offered_legit", "offered_abusive", "caught", "missed", "false_cut",
+		"cut_design", "cut_code", "cut_none")
+}
+
+func (r *Run) scanPoints(ctx context.Context, files []string, plans []*entryPlan) error {
+	cols := pointColumns()
+	np := len(model.Params)
+	var cur Point
+	have := false
+	algoIdx := map[model.Algorithm]int{}
+	emit := func(f string) error {
+		if !have {
+			return nil
+		}
+		have = false
+		return r.emit(f, &cur, plans, algoIdx)
+	}
+	for _, f := range files {
+		lastName, lastAlg := "", model.Algorithm(0)
+		err := sweep.ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
+			c := rec.Columns()
+			for i := range int(rec.NumRows()) {
+				r.Rows++
+				id, ok := sweep.Int(c[0], i)
+				if !ok {
+					return inputErrorf("%s: null or non-integer point_id", f)
+				}
+				name, _ := sweep.String(c[1], i)
+				if name != lastName || lastAlg == 0 {
+					a, ok := model.ParseAlgorithm(name)
+					if !ok {
+						return inputErrorf("%s: point_id %d: unknown algorithm %q", f, id, name)
+					}
+					lastName, lastAlg = name, a
+				}
+				var m model.Metrics
+				k := 2 + np
+				for _, dst := range []*int64{&m.OfferedLegit, &m.OfferedAbusive, &m.Caught, &m.Missed,
+					&m.FalseCut, &m.CutDesign, &m.CutCode, &m.CutNone} {
+					v, ok := sweep.Int(c[k], i)
+					if !ok {
+						return inputErrorf("%s: point_id %d: column %s is null or not an integer", f, id, cols[k])
+					}
+					*dst = v
+					k++
+				}
+				if have && id == cur.ID {
+					cur.add(&m)
+					continue
+				}
+				if err := emit(f); err != nil {
+					return err
+				}
+				cur = Point{ID: id, Policy: model.Policy{Algorithm: lastAlg}}
+				for j, prm := range model.Params {
+					if !lastAlg.Takes(prm.Name) {
+						continue
+					}
+					v, ok := sweep.ParamAt(prm, c[2+j], i)
+					if !ok {
+						if slices.Contains(lastAlg.Params(), prm.Name) {
+							return inputErrorf("%s: point_id %d: %s needs %s, but it is null", f, id, lastAlg, prm.Name)
+						}
+						continue // an optional parameter left at its default
+					}
+					if v == prm.Default && !slices.Contains(lastAlg.Params(), prm.Name) {
+						continue // the zero Policy means the default (nodes 0 is 1)
+					}
+					cur.Policy.Set(prm.Name, v)
+				}
+				cur.add(&m)
+				have = true
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := emit(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emit routes one pooled point to the frontiers, curves and heat maps.
+func (r *Run) emit(file string, p *Point, plans []*entryPlan, algoIdx map[model.Algorithm]int) error {
+	r.Points++
+	pl := findPlan(plans, p.ID)
+	if pl == nil {
+		return inputErrorf("%s: point_id %d is outside the grid of the spec in its metadata (%d points)", file, p.ID, r.Spec.Points())
+	}
+	if pl.entry.Algorithm != p.Policy.Algorithm {
+		return inputErrorf("%s: point_id %d is %s, but the spec in its metadata says %s", file, p.ID, p.Policy.Algorithm, pl.entry.Algorithm)
+	}
+	rest := p.ID - pl.first
+	for i := len(pl.entry.Axes) - 1; i >= 0; i-- {
+		ax := &pl.entry.Axes[i]
+		n := int64(len(ax.Values))
+		pl.idx[i] = int(rest % n)
+		rest /= n
+		if want := ax.Values[pl.idx[i]]; p.Policy.Get(ax.Param) != want {
+			return inputErrorf("%s: point_id %d has %s = %g, but the spec in its metadata says %g", file, p.ID, ax.Param, p.Policy.Get(ax.Param), want)
+		}
+	}
+	r.Frontier.Add(*p)
+	ai, ok := algoIdx[p.Policy.Algorithm]
+	if !ok {
+		ai = len(r.Algos)
+		algoIdx[p.Policy.Algorithm] = ai
+		r.Algos = append(r.Algos, &AlgoSummary{Algorithm: p.Policy.Algorithm})
+	}
+	r.Algos[ai].Points++
+	r.Algos[ai].Frontier.Add(*p)
+	for _, ref := range lessonRefs {
+		if p.Policy == ref && !slices.ContainsFunc(r.Refs, func(q Point) bool { return q.Policy == ref }) {
+			r.Refs = append(r.Refs, *p)
+		}
+	}
+	if pl.primary < 0 {
+		return nil
+	}
+	for i, want := range pl.refIdx {
+		if want >= 0 && pl.idx[i] != want {
+			return nil // off the drawn slice of a third axis
+		}
+	}
+	pi := pl.idx[pl.primary]
+	si := 0
+	if pl.secondary >= 0 {
+		si = pl.idx[pl.secondary]
+		h := pl.heat
+		h.cells[binOf(si, len(h.YValues), h.NY)*h.NX+binOf(pi, len(h.XValues), h.NX)].add(p)
+	}
+	if c := pl.curveOf[si]; c != nil {
+		slot, ok := pi, true
+		if pl.slot != nil {
+			slot, ok = pl.slot[pi]
+		}
+		if ok {
+			c.acc[slot].add(p)
+		}
+	}
+	return nil
+}
+
+func findPlan(plans []*entryPlan, id int64) *entryPlan {
+	for _, pl := range plans {
+		if id >= pl.first && id < pl.first+pl.size {
+			return pl
+		}
+	}
+	return nil
+}
+
+// selectPoints picks the points shown per client: the lesson's reference
+// points present in the run, then the overall frontier's knees.
+func (r *Run) selectPoints() {
+	seen := map[int64]bool{}
+	for _, p := range r.Refs {
+		seen[p.ID] = true
+		r.Selected = append(r.Selected, Selected{Point: p, Why: "lesson: " + lessonName(p.Policy)})
+	}
+	for _, k := range r.Frontier.Knees(r.opts.Knees) {
+		if seen[k.ID] {
+			continue
+		}
+		seen[k.ID] = true
+		r.Selected = append(r.Selected, Selected{Point: k.Point, Why: "frontier knee"})
+	}
+	for i := range r.Selected {
+		r.Selected[i].Slug = fmt.Sprintf("%02d-%s", i+1, slug(r.Selected[i].Policy))
+	}
+}
+
+// slug is a file-name stem for a policy, e.g. "sliding_window-limit600-window_s60".
+func slug(p model.Policy) string {
+	s := p.Algorithm.String()
+	for _, n := range p.Algorithm.Params() {
+		s += fmt.Sprintf("-%s%g", n, p.Get(n))
+	}
+	return s
+}
+
+// loadClients reads the per-client rows of the selected points from the
+// clients part files that hold them (the part layout follows from the spec).
+func (r *Run) loadClients(ctx context.Context) error {
+	byFile := map[string][]int{}
+	var order []string
+	size := sweep.PartPoints(r.Spec.Points())
+	for i, s := range r.Selected {
+		name := filepath.Join(r.Dir, "clients", sweep.Part{Index: int(s.ID / size)}.Name())
+		if _, ok := byFile[name]; !ok {
+			order = append(order, name)
+		}
+		byFile[name] = append(byFile[name], i)
+	}
+	sc := r.Spec.Scenario
+	for _, f := range order {
+		if _, err := os.Stat(f); errors.Is(err, os.ErrNotExist) {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s is missing: no per-client bars for %d selected point(s)", f, len(byFile[f])))
+			continue
+		}
+		md, err := sweep.FileMetadata(f)
+		if err != nil {
+			return err
+		}
+		if md[sweep.MetaSpec] != r.specYAML {
+			return inputErrorf("%s: its %s differs from the points files': the directory mixes runs", f, sweep.MetaSpec)
+		}
+		want := map[int64]int{}
+		counts := map[int64][]int{}
+		for _, i := range byFile[f] {
+			want[r.Selected[i].ID] = i
+			r.Selected[i].Clients = []ClientStat{}
+			if sc != nil {
+				for _, c := range sc.Clients {
+					r.Selected[i].Clients = append(r.Selected[i].Clients, ClientStat{Name: c.Name, Class: c.Class, Stage: c.Stage})
+				}
+			}
+			counts[r.Selected[i].ID] = make([]int, len(r.Selected[i].Clients))
+		}
+		cols := []string{"point_id", "client", "offered", "admitted", "cut", "class", "stage"}
+		err = sweep.ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
+			c := rec.Columns()
+			for i := range int(rec.NumRows()) {
+				id, _ := sweep.Int(c[0], i)
+				si, ok := want[id]
+				if !ok {
+					continue
+				}
+				name, _ := sweep.String(c[1], i)
+				sel := &r.Selected[si]
+				k := slices.IndexFunc(sel.Clients, func(cl ClientStat) bool { return cl.Name == name })
+				switch {
+				case k < 0 && sc != nil:
+					return inputErrorf("%s: point_id %d: client %q is not in the spec's scenario", f, id, name)
+				case k < 0:
+					// A replayed log: its rows (top keys and other keys) name themselves.
+					class, _ := sweep.String(c[5], i)
+					stage, _ := sweep.String(c[6], i)
+					cs := ClientStat{Name: name, Class: model.Legit}
+					if class == "abusive" {
+						cs.Class = model.Abusive
+					}
+					for _, st := range model.Stages {
+						if st.String() == stage {
+							cs.Stage = st
+						}
+					}
+					sel.Clients = append(sel.Clients, cs)
+					counts[id] = append(counts[id], 0)
+					k = len(sel.Clients) - 1
+				}
+				off, _ := sweep.Int(c[2], i)
+				adm, _ := sweep.Int(c[3], i)
+				cut, _ := sweep.Int(c[4], i)
+				cs := &r.Selected[si].Clients[k]
+				cs.Offered += float64(off)
+				cs.Admitted += float64(adm)
+				cs.Cut += float64(cut)
+				counts[id][k]++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for id, si := range want {
+			for k, n := range counts[id] {
+				cs := &r.Selected[si].Clients[k]
+				if n == 0 {
+					return inputErrorf("%s: no rows for point_id %d, client %q", f, id, cs.Name)
+				}
+				cs.Offered /= float64(n)
+				cs.Admitted /= float64(n)
+				cs.Cut /= float64(n)
+			}
+		}
+	}
+	return nil
+}

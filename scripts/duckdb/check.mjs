@@ -1,0 +1,65 @@
+// Interop test: DuckDB reads a ratesweep run directory of the lesson sweep
+// (configs/lesson-sweep.yaml) and a SQL GROUP BY over the per-client rows
+// reproduces the lesson's summary table (shared/SPEC.md, Table 1).
+// Usage: node check.mjs RUN_DIR     Exit 0 on success, 1 on a mismatch.
+import { DuckDBInstance } from '@duckdb/node-api';
+
+const dir = process.argv[2];
+if (!dir) { console.error('usage: node check.mjs RUN_DIR'); process.exit(2); }
+const db = await DuckDBInstance.create(':memory:');
+const con = await db.connect();
+const rows = async (sql) => (await con.runAndReadAll(sql)).getRowObjectsJS();
+const q = (s) => `'${s.replaceAll("'", "''")}'`;
+const points = `read_parquet(${q(dir + '/points/*.parquet')})`;
+const clients = `read_parquet(${q(dir + '/clients/*.parquet')})`;
+
+let failed = 0, checks = 0;
+const expect = (what, got, want) => {
+  checks++;
+  const ok = JSON.stringify(got) === JSON.stringify(want);
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}: ${JSON.stringify(got)}${ok ? '' : ` (want ${JSON.stringify(want)})`}`);
+  if (!ok) failed++;
+};
+
+// The summary table, from per-client rows joined to their points.
+const summary = await rows(`
+  SELECT p.algorithm,
+         sum(c.cut) FILTER (WHERE c.class = 'abusive')::BIGINT      AS caught,
+         sum(c.admitted) FILTER (WHERE c.class = 'abusive')::BIGINT AS missed,
+         sum(c.cut) FILTER (WHERE c.class = 'legit')::BIGINT        AS false_cut,
+         round(100 * sum(c.cut) FILTER (WHERE c.class = 'legit')
+               / sum(c.offered) FILTER (WHERE c.class = 'legit'), 1)  AS legit_cut_pct
+  FROM ${clients} c JOIN ${points} p USING (point_id, replicate)
+  WHERE (p.algorithm IN ('fixed_window', 'sliding_window') AND p.window_s = 60 AND p."limit" = 600)
+     OR (p.algorithm = 'token_bucket' AND p.rate = 10 AND p.capacity = 900)
+  GROUP BY p.algorithm ORDER BY p.algorithm`);
+expect('summary table', summary.map((r) => [r.algorithm, Number(r.caught), Number(r.missed), Number(r.false_cut), r.legit_cut_pct]), [
+  ['fixed_window', 5040, 7620, 405, 9.4],
+  ['sliding_window', 5760, 6900, 880, 20.5],
+  ['token_bucket', 3910, 8750, 0, 0],
+]);
+
+// The points table agrees with the clients table for every point.
+const mismatch = await rows(`
+  SELECT count(*)::BIGINT AS n FROM ${points} p JOIN (
+    SELECT point_id, replicate, sum(cut) FILTER (WHERE class = 'legit') AS fc FROM ${clients} GROUP BY ALL
+  ) c USING (point_id, replicate) WHERE p.false_cut <> c.fc`);
+expect('points.false_cut = Σ clients.cut (legit), rows differing', Number(mismatch[0].n), 0);
+
+// Stage attribution (Table 3) from the points columns.
+const stages = await rows(`
+  SELECT algorithm, cut_design::BIGINT d, cut_code::BIGINT c, cut_none::BIGINT n, round(only_here_pct, 1) o FROM ${points}
+  WHERE (algorithm IN ('fixed_window', 'sliding_window') AND window_s = 60 AND "limit" = 600)
+     OR (algorithm = 'token_bucket' AND rate = 10 AND capacity = 900) ORDER BY algorithm`);
+expect('stage table', stages.map((r) => [r.algorithm, Number(r.d), Number(r.c), Number(r.n), r.o]), [
+  ['fixed_window', 0, 240, 4800, 95.2], ['sliding_window', 0, 960, 4800, 83.3], ['token_bucket', 0, 0, 3910, 100],
+]);
+
+// Parameters that do not apply are NULL; the KV metadata is readable.
+const nulls = await rows(`SELECT count(*)::BIGINT n FROM ${points} WHERE algorithm = 'token_bucket' AND ("limit" IS NOT NULL OR window_s IS NOT NULL)`);
+expect('token_bucket rows with a window or limit', Number(nulls[0].n), 0);
+const kv = await rows(`SELECT DISTINCT decode(key) AS k FROM parquet_kv_metadata(${q(dir + '/points/*.parquet')}) WHERE decode(key) LIKE 'ratesweep.%' ORDER BY k`);
+expect('metadata keys', kv.map((r) => r.k), ['ratesweep.scenario_sha256', 'ratesweep.shard', 'ratesweep.spec', 'ratesweep.version']);
+
+console.log(`duckdb: ${checks - failed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

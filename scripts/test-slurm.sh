@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# make test-slurm: runs examples/slurm on a real, one-node Slurm cluster on
+# localhost and checks that the merged result equals a single-process run
+# row for row.
+#
+# Installs Debian's slurm-wlm and munge if missing (needs root and apt), starts
+# munged, slurmctld and slurmd by hand (no systemd) with everything (config,
+# sockets, state, logs) in a temporary directory, submits the array job and its
+# dependent merge job with examples/slurm/submit.sh, waits, compares, and stops
+# the daemons it started, by PID, also on failure.
+#
+# Environment: SHARDS (default 4), SPEC (default configs/bench.yaml),
+#              KEEP=1 keeps the temporary directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+shards=${SHARDS:-4}
+spec=$(realpath "${SPEC:-configs/bench.yaml}")
+started=$(date +%s)
+
+say() { printf 'test-slurm: %s\n' "$*"; }
+die() {
+	say "FAIL: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" = 0 ] || die "needs root (apt-get, munged and slurmd run as root here)"
+if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null; then
+	say "installing slurm-wlm and munge"
+	apt-get update -q
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends slurm-wlm munge
+fi
+[ -s /etc/munge/munge.key ] || die "/etc/munge/munge.key is missing (the munge package creates it)"
+
+go build -o bin/ratesweep ./cmd/ratesweep
+ratesweep=$repo/bin/ratesweep
+
+work=$(mktemp -d /tmp/ratesweep-slurm.XXXXXX)
+chmod 755 "$work" # the munge and slurm users need to reach their directories
+pids=()
+cleanup() {
+	local rc=$?
+	set +e
+	# Stop what this script started, newest first, by PID.
+	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+		kill -TERM "${pids[i]}" 2>/dev/null
+	done
+	for pid in "${pids[@]}"; do
+		for _ in $(seq 50); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.2
+		done
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	if [ $rc != 0 ]; then
+		for f in "$work"/log/*.log "$work"/run.logs/*.out; do
+			[ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }
+		done
+	fi
+	if [ "${KEEP:-0}" = 1 ]; then
+		say "kept $work"
+	else
+		rm -rf "$work"
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# munge, on its own socket so that a system munged (if any) is left alone.
+mkdir -p "$work/munge" "$work/state" "$work/spool" "$work/log"
+chown munge:munge "$work/munge"
+chmod 755 "$work/munge"
+socket=$work/munge/munge.socket
+setpriv --reuid=munge --regid=munge --init-groups \
+	/usr/sbin/munged --foreground --socket="$socket" --pid-file="$work/munge/munged.pid" \
+	--log-file="$work/munge/munged.log" --seed-file="$work/munge/munged.seed" \
+	>"$work/log/munged.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do [ -S "$socket" ] && break; sleep 0.1; done
+munge --socket="$socket" -n | unmunge --socket="$socket" >/dev/null || die "munge does not work"
+
+# slurm.conf: this host as controller and only node (CPUs, memory from slurmd -C).
+host=$(hostname -s)
+node=$(slurmd -C | head -n 1)
+case $node in NodeName=$host\ *) ;; *) die "slurmd -C says '$node', hostname -s says '$host'" ;; esac
+chown slurm:slurm "$work/state" "$work/log"
+export SLURM_CONF=$work/slurm.conf
+cat >"$SLURM_CONF" <<EOF
+ClusterName=ratesweep-test
+SlurmctldHost=$host(127.0.0.1)
+SlurmUser=slurm
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$socket
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+StateSaveLocation=$work/state
+SlurmdSpoolDir=$work/spool
+SlurmctldPidFile=$work/state/slurmctld.pid
+SlurmdPidFile=$work/spool/slurmd.pid
+SlurmctldLogFile=$work/log/slurmctld.log
+SlurmdLogFile=$work/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/none
+MinJobAge=600
+$node NodeAddr=127.0.0.1 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+slurmctld -D -i >"$work/log/slurmctld.stdout" 2>&1 &
+pids+=($!)
+slurmd -D >"$work/log/slurmd.stdout" 2>&1 &
+pids+=($!)
+for _ in $(seq 120); do
+	state=$(sinfo -h -o %t 2>/dev/null || true)
+	[ "$state" = idle ] && break
+	sleep 0.5
+done
+[ "$state" = idle ] || die "the node is not idle after 60 s (sinfo: '$state')"
+say "one-node cluster up: $(sinfo -h -o '%P %a %D %t %N %c CPUs')"
+
+# The example, as a user runs it.
+run=$work/run
+LOGS=$work/run.logs RATESWEEP=$ratesweep REPORT=$("$ratesweep" report --help >/dev/null 2>&1 && echo 1 || echo 0) \
+	examples/slurm/submit.sh "$spec" "$run" "$shards" | tee "$work/submit.txt"
+read -r array merge < <(sed -E 's/^array job ([0-9]+) .*merge job ([0-9]+);.*/\1 \2/' "$work/submit.txt")
+if [ -z "$array" ] || [ -z "$merge" ]; then die "no job ids from submit.sh"; fi
+for _ in $(seq 600); do
+	[ -z "$(squeue -h -j "$array,$merge" 2>/dev/null)" ] && break
+	sleep 0.5
+done
+[ -z "$(squeue -h -j "$array,$merge")" ] || die "jobs still queued after 300 s: $(squeue -h -j "$array,$merge")"
+states=$(scontrol -o show job "$array" | grep -o 'JobState=[A-Z_]*' | sort | uniq -c | tr -s ' ')
+say "array job $array:$states"
+[ "$(scontrol -o show job "$array" | grep -c 'JobState=COMPLETED')" = "$shards" ] || die "not every array task completed"
+scontrol -o show job "$merge" | grep -q 'JobState=COMPLETED' || die "merge job $merge: $(scontrol -o show job "$merge" | grep -o 'JobState=[A-Z_]*')"
+say "merge job $merge: $(tail -n 2 "$work"/run.logs/merge-"$merge".out | tr '\n' ' ')"
+
+# The same grid in one process; the merged run must hold the same rows.
+"$ratesweep" run "$spec" --out "$work/single" --quiet
+[ -f "$run/manifest.json" ] || die "no merged manifest.json"
+"$ratesweep" merge --sha256 "$run"
+go run ./scripts/samerows "$work/single" "$run"
+if "$ratesweep" check --help >/dev/null 2>&1; then # once 'ratesweep check' is built
+	"$ratesweep" check --baseline "$work/single" "$run" --tol-abs 0 --tol-rel 0
+fi
+cmp <(grep false_cut_sum "$work/single/manifest.json") <(grep false_cut_sum "$run/manifest.json") || die "Σ false_cut differs"
+say "PASS in $(($(date +%s) - started)) s"

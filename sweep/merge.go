@@ -1,0 +1,481 @@
+package sweep
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"golang.org/x/sync/errgroup"
+)
+
+// CompactPrefix starts the names of the files 'merge --compact' writes
+// (points/merged-NNNNNN.parquet, clients/merged-NNNNNN.parquet).
+const CompactPrefix = "merged-"
+
+// DefaultCompactRows is the most points rows per compacted file (the clients
+// file of the same points has one row per client for each).
+const DefaultCompactRows = 8 << 20
+
+// ErrIncomplete is returned by Merge when a shard is missing or a part does
+// not verify; the MergeReport says which.
+var ErrIncomplete = errors.New("the run is incomplete")
+
+// MergeOptions control Merge.
+type MergeOptions struct {
+	Shards       int   // expected shard count; 0 = from the manifests or the parts' metadata
+	VerifySHA256 bool  // also hash every file and compare with its manifest
+	Compact      bool  // rewrite the parts into fewer files
+	CompactRows  int64 // most points rows per compacted file; 0 = DefaultCompactRows
+	Workers      int   // files verified or compacted at once; 0 = all cores
+}
+
+// MergeReport says what Merge found and did.
+type MergeReport struct {
+	Dir           string
+	Shards        int      // shard count of the run
+	MissingShards []int    // shard indexes without a manifest
+	Problems      []string // missing or corrupt parts, stale files (one line each)
+	Manifest      *Manifest
+	Compacted     int  // files per table after compaction (0: not compacted)
+	AlreadyMerged bool // the directory was compacted before; nothing to do
+}
+
+// Merge checks that every shard of the run in dir is complete (its manifest
+// exists and lists exactly its parts, whose footers read and whose row
+// counts and spec match) and writes the combined dir/manifest.json, which
+// lists every part as a single-process run would (shard 0/1). With Compact
+// it then rewrites the parts into fewer files sorted by point_id, with the
+// same schema and key-value metadata (ratesweep.shard becomes 0/1).
+//
+// An incomplete run returns the report and ErrIncomplete; a directory that
+// is not a run returns an *InputError.
+func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, error) {
+	if opts.CompactRows <= 0 {
+		opts.CompactRows = DefaultCompactRows
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	rep := &MergeReport{Dir: dir}
+	specPath := filepath.Join(dir, "spec.yaml")
+	specData, err := os.ReadFile(specPath)
+	if err != nil {
+		return rep, inputErrorf("%s: not a ratesweep run directory (no spec.yaml: %v)", dir, plainErr(err))
+	}
+	spec, err := LoadSpec(specPath)
+	if err != nil {
+		return rep, err
+	}
+	specYAML := string(specData)
+	grid := NewGrid(spec)
+
+	merged := filepath.Join(dir, "manifest.json")
+	if m, err := loadManifest(merged); err == nil && m.Compacted {
+		return rep, finishCompacted(ctx, dir, spec, specYAML, m, opts, rep)
+	}
+
+	// The shard count: the flag, else the manifests, else the parts' metadata.
+	counts := map[int][]int{} // count -> indexes with a manifest
+	shardManifests, _ := filepath.Glob(filepath.Join(dir, "manifest.shard-*-of-*.json"))
+	for _, m := range shardManifests {
+		var i, n int
+		if _, err := fmt.Sscanf(filepath.Base(m), "manifest.shard-%05d-of-%05d.json", &i, &n); err != nil || n < 2 || i >= n {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: not a shard manifest name", filepath.Base(m)))
+			continue
+		}
+		counts[n] = append(counts[n], i)
+	}
+	n := opts.Shards
+	if n == 0 {
+		switch {
+		case len(counts) > 1:
+			keys := make([]int, 0, len(counts))
+			for k := range counts {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			return rep, inputErrorf("%s holds manifests of several shard counts %v; give the count with --shards", dir, keys)
+		case len(counts) == 1:
+			for k := range counts {
+				n = k
+			}
+		case fileExists(merged):
+			n = 1
+		default:
+			n, err = shardCountFromParts(dir)
+			if err != nil {
+				return rep, err
+			}
+		}
+	}
+	rep.Shards = n
+	for k, idx := range counts {
+		if k != n {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("manifest.shard-*-of-%05d.json: %d manifest(s) of another shard count than %d (stale: remove them)", k, len(idx), n))
+		}
+	}
+
+	// Each shard's manifest and parts.
+	var shards []*Manifest
+	type check struct {
+		shard Shard
+		part  ManifestPart
+		want  Part
+	}
+	var checks []check
+	for i := range n {
+		s := Shard{i, n}
+		want := ShardParts(grid, s)
+		mpath := filepath.Join(dir, ManifestName(s))
+		m, err := loadManifest(mpath)
+		if errors.Is(err, os.ErrNotExist) {
+			rep.MissingShards = append(rep.MissingShards, i)
+			present := 0
+			for _, p := range want {
+				if fileExists(filepath.Join(dir, "points", p.Name())) {
+					present++
+				}
+			}
+			rep.Problems = append(rep.Problems, fmt.Sprintf("shard %s: not finished (no %s; %d of its %d parts present)", s, filepath.Base(mpath), present, len(want)))
+			continue
+		}
+		if err != nil {
+			rep.MissingShards = append(rep.MissingShards, i)
+			rep.Problems = append(rep.Problems, fmt.Sprintf("shard %s: %s: %v", s, filepath.Base(mpath), err))
+			continue
+		}
+		if p := manifestMismatch(m, s, spec, specYAML, want); p != "" {
+			rep.MissingShards = append(rep.MissingShards, i)
+			rep.Problems = append(rep.Problems, fmt.Sprintf("shard %s: %s: %s", s, filepath.Base(mpath), p))
+			continue
+		}
+		if len(shards) > 0 && m.Version != shards[0].Version {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("shard %s: written by ratesweep %s, shard %s by %s (rerun it with --force using one version)", s, m.Version, shards[0].Shard, shards[0].Version))
+		}
+		shards = append(shards, m)
+		for k, mp := range m.Parts {
+			checks = append(checks, check{s, mp, want[k]})
+		}
+	}
+
+	// Clients rows per points row (the clients of the workload): the same
+	// for every part.
+	var perRow int64
+	for _, c := range checks {
+		if r := c.want.Points() * int64(spec.Replicates); r > 0 && c.part.Points.Rows == r && c.part.Clients.Rows%r == 0 {
+			perRow = c.part.Clients.Rows / r
+			break
+		}
+	}
+	for _, s := range shards[min(1, len(shards)):] {
+		if s.ScenarioSHA256 != shards[0].ScenarioSHA256 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("shard %s: workload %.12s, shard %s: %.12s (another scenario or log)", s.Shard, s.ScenarioSHA256, shards[0].Shard, shards[0].ScenarioSHA256))
+		}
+	}
+
+	// Verify every listed file (footer, rows, spec; sha256 if asked).
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opts.Workers)
+	for _, c := range checks {
+		rows := c.want.Points() * int64(spec.Replicates)
+		for _, f := range []struct {
+			table string
+			meta  fileMeta
+			rows  int64
+		}{{"points", c.part.Points, rows}, {"clients", c.part.Clients, rows * perRow}} {
+			g.Go(func() error {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				err := verifyFile(filepath.Join(dir, f.table, c.want.Name()), f.meta, f.rows, specYAML, opts.VerifySHA256)
+				if err != nil {
+					mu.Lock()
+					rep.Problems = append(rep.Problems, fmt.Sprintf("shard %s: %s/%s: %v", c.shard, f.table, c.want.Name(), err))
+					mu.Unlock()
+				}
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return rep, err
+	}
+	for _, table := range []string{"points", "clients"} {
+		tmps, _ := filepath.Glob(filepath.Join(dir, table, ".*.tmp"))
+		for _, t := range tmps {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s/%s: temporary file (a shard is still running, or was killed: resume it)", table, filepath.Base(t)))
+		}
+	}
+	sort.Strings(rep.Problems)
+	if len(rep.MissingShards) > 0 || len(rep.Problems) > 0 {
+		return rep, ErrIncomplete
+	}
+
+	// The combined manifest, as a single-process run writes it.
+	m := &Manifest{
+		Version: Version, Spec: spec.Name, SpecSHA256: sha256Hex(specData),
+		Shard:  Shard{0, 1}.String(),
+		Points: grid.Points(), Replicates: spec.Replicates, Rows: spec.Rows(),
+	}
+	if n > 1 {
+		m.MergedShards = n
+	}
+	for _, s := range shards {
+		m.ScenarioSHA256 = s.ScenarioSHA256
+		m.FalseCutSum += s.FalseCutSum
+		m.Parts = append(m.Parts, s.Parts...)
+		m.Finished = max(m.Finished, s.Finished)
+	}
+	slices.SortFunc(m.Parts, func(a, b ManifestPart) int { return a.Index - b.Index })
+	rep.Manifest = m
+	if !opts.Compact {
+		if n == 1 {
+			return rep, nil // a single-process run: its manifest.json is the merged one
+		}
+		return rep, writeManifest(merged, m)
+	}
+	return rep, compact(ctx, dir, spec, m, opts, rep)
+}
+
+// manifestMismatch says how m does not describe shard s of spec ("" = it does).
+func manifestMismatch(m *Manifest, s Shard, spec *Spec, specYAML string, want []Part) string {
+	switch {
+	case m.SpecSHA256 != sha256Hex([]byte(specYAML)):
+		return "written for another spec than spec.yaml"
+	case m.Shard != s.String():
+		return fmt.Sprintf("is for shard %s", m.Shard)
+	case m.Replicates != spec.Replicates:
+		return fmt.Sprintf("replicates %d, spec.yaml has %d", m.Replicates, spec.Replicates)
+	case len(m.Parts) != len(want):
+		return fmt.Sprintf("lists %d parts, the shard has %d", len(m.Parts), len(want))
+	}
+	for k, p := range want {
+		mp := m.Parts[k]
+		if mp.Index != p.Index || mp.From != p.From || mp.To != p.To {
+			return fmt.Sprintf("part %d is [%d, %d), want part %d [%d, %d)", mp.Index, mp.From, mp.To, p.Index, p.From, p.To)
+		}
+		if mp.Points.Name != p.Name() || mp.Clients.Name != p.Name() {
+			return fmt.Sprintf("part %d names files %q and %q", mp.Index, mp.Points.Name, mp.Clients.Name)
+		}
+	}
+	return ""
+}
+
+// verifyFile checks a file against its manifest entry: the footer reads, it
+// has rows rows (as the manifest says), it belongs to the spec and, with
+// hash, its size and sha256 match.
+func verifyFile(path string, fm fileMeta, rows int64, specYAML string, hash bool) error {
+	rdr, err := file.OpenParquetFile(path, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return errors.New("missing")
+	}
+	if err != nil {
+		return fmt.Errorf("unreadable (%v)", err)
+	}
+	n := rdr.NumRows()
+	v := rdr.MetaData().KeyValueMetadata().FindValue(MetaSpec)
+	rdr.Close()
+	switch {
+	case n != rows:
+		return fmt.Errorf("%d rows, want %d", n, rows)
+	case fm.Rows != rows:
+		return fmt.Errorf("the manifest says %d rows, want %d", fm.Rows, rows)
+	case v == nil || *v != specYAML:
+		return errors.New("written for another spec than spec.yaml")
+	}
+	if !hash {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	size, err := io.Copy(h, f)
+	if err != nil {
+		return err
+	}
+	if size != fm.Bytes {
+		return fmt.Errorf("%d bytes, the manifest says %d", size, fm.Bytes)
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); sum != fm.SHA256 {
+		return fmt.Errorf("sha256 %s, the manifest says %s", sum, fm.SHA256)
+	}
+	return nil
+}
+
+// shardCountFromParts reads the shard count from a part's metadata, for a
+// run none of whose shards has finished.
+func shardCountFromParts(dir string) (int, error) {
+	files, _ := filepath.Glob(filepath.Join(dir, "points", "part-*.parquet"))
+	for _, f := range files {
+		md, err := FileMetadata(f)
+		if err != nil {
+			continue
+		}
+		if s, err := ParseShard(md[MetaShard]); err == nil {
+			return s.Count, nil
+		}
+	}
+	return 0, inputErrorf("%s: no manifest and no readable part: no shard has written anything yet (give the shard count with --shards to list the missing shards)", dir)
+}
+
+func loadManifest(path string) (*Manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("not a manifest: %v", err)
+	}
+	return &m, nil
+}
+
+func writeManifest(path string, m *Manifest) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(data, '\n'))
+}
+
+// compactGroups groups consecutive parts (sorted by index) into files of at
+// most maxRows points rows (a part is never split).
+func compactGroups(parts []ManifestPart, reps int, maxRows int64) [][]ManifestPart {
+	var out [][]ManifestPart
+	var rows int64
+	for _, p := range parts {
+		r := (p.To - p.From) * int64(reps)
+		if len(out) == 0 || rows+r > maxRows {
+			out = append(out, nil)
+			rows = 0
+		}
+		out[len(out)-1] = append(out[len(out)-1], p)
+		rows += r
+	}
+	return out
+}
+
+// compact rewrites the verified parts of m into merged-NNNNNN.parquet files.
+// It can be interrupted at any moment and run again: until the compacted
+// manifest.json is written, the parts and shard manifests are the truth and
+// any merged-* file is rewritten; afterwards the leftover parts are removed.
+func compact(ctx context.Context, dir string, spec *Spec, m *Manifest, opts MergeOptions, rep *MergeReport) error {
+	if err := os.Remove(filepath.Join(dir, "manifest.json")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, table := range []string{"points", "clients"} {
+		old, _ := filepath.Glob(filepath.Join(dir, table, CompactPrefix+"*.parquet"))
+		for _, f := range old {
+			if err := os.Remove(f); err != nil {
+				return err
+			}
+		}
+	}
+	groups := compactGroups(m.Parts, spec.Replicates, opts.CompactRows)
+	out := *m
+	out.Parts = make([]ManifestPart, len(groups))
+	out.Compacted = true
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opts.Workers)
+	for k, grp := range groups {
+		name := fmt.Sprintf("%s%06d.parquet", CompactPrefix, k)
+		out.Parts[k] = ManifestPart{Index: k, From: grp[0].From, To: grp[len(grp)-1].To}
+		for _, table := range []string{"points", "clients"} {
+			g.Go(func() error {
+				var inputs []string
+				for _, p := range grp {
+					in := p.Points.Name
+					if table == "clients" {
+						in = p.Clients.Name
+					}
+					inputs = append(inputs, filepath.Join(dir, table, in))
+				}
+				fm, err := concatParquet(gctx, filepath.Join(dir, table), name, inputs)
+				if err != nil {
+					return fmt.Errorf("compacting %s/%s: %w", table, name, err)
+				}
+				if table == "points" {
+					out.Parts[k].Points = fm
+				} else {
+					out.Parts[k].Clients = fm
+				}
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if err := writeManifest(filepath.Join(dir, "manifest.json"), &out); err != nil {
+		return err
+	}
+	rep.Manifest = &out
+	rep.Compacted = len(groups)
+	return removeParts(dir)
+}
+
+// finishCompacted verifies a compacted run and removes what an interrupted
+// compaction left behind (parts, shard manifests).
+func finishCompacted(ctx context.Context, dir string, spec *Spec, specYAML string, m *Manifest, opts MergeOptions, rep *MergeReport) error {
+	rep.Shards = max(m.MergedShards, 1)
+	rep.Manifest = m
+	rep.AlreadyMerged = true
+	rep.Compacted = len(m.Parts)
+	var covered int64
+	for _, p := range m.Parts {
+		if p.From != covered {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("manifest.json: file %s starts at point %d, want %d", p.Points.Name, p.From, covered))
+		}
+		covered = p.To
+		rows := (p.To - p.From) * int64(spec.Replicates)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := verifyFile(filepath.Join(dir, "points", p.Points.Name), p.Points, rows, specYAML, opts.VerifySHA256); err != nil {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("points/%s: %v", p.Points.Name, err))
+		}
+		// Clients rows: the same multiple of points rows in every file.
+		perRow := m.Parts[0].Clients.Rows / max((m.Parts[0].To-m.Parts[0].From)*int64(spec.Replicates), 1)
+		if err := verifyFile(filepath.Join(dir, "clients", p.Clients.Name), p.Clients, rows*perRow, specYAML, opts.VerifySHA256); err != nil {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("clients/%s: %v", p.Clients.Name, err))
+		}
+	}
+	if covered != spec.Points() {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("manifest.json: files cover points [0, %d), the grid has %d", covered, spec.Points()))
+	}
+	if len(rep.Problems) > 0 {
+		return ErrIncomplete
+	}
+	return removeParts(dir)
+}
+
+// removeParts removes the part files and shard manifests a compaction replaced.
+func removeParts(dir string) error {
+	var files []string
+	for _, table := range []string{"points", "clients"} {
+		f, _ := filepath.Glob(filepath.Join(dir, table, "part-*.parquet"))
+		files = append(files, f...)
+	}
+	ms, _ := filepath.Glob(filepath.Join(dir, "manifest.shard-*-of-*.json"))
+	for _, f := range append(files, ms...) {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}

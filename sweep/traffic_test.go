@@ -1,0 +1,95 @@
+package sweep
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// A sweep over a real access log: every request is offered to every policy,
+// clients rows are the top keys plus "other keys" rows, and the output does
+// not depend on the worker count.
+func TestSweepOverAccessLog(t *testing.T) {
+	s, err := LoadSpec("../configs/examples/antlr-org.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Traffic == nil || s.Scenario != nil {
+		t.Fatal("the example spec should replay a log")
+	}
+	one, two := t.TempDir(), t.TempDir()
+	mustRun(t, s, Options{OutDir: one, Workers: 1})
+	mustRun(t, s, Options{OutDir: two, Workers: 2})
+	if !reflect.DeepEqual(fileHashes(readManifest(t, filepath.Join(one, "manifest.json"))),
+		fileHashes(readManifest(t, filepath.Join(two, "manifest.json")))) {
+		t.Error("workers 1 and 2 differ on a log")
+	}
+	rows, err := ReadPoints(context.Background(), one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(rows)) != s.Points() {
+		t.Fatalf("%d rows, want %d", len(rows), s.Points())
+	}
+	for _, r := range rows {
+		if r.OfferedLegit+r.OfferedAbusive != 7502 {
+			t.Fatalf("%s: %d requests offered, want the log's 7502", r.Key(), r.OfferedLegit+r.OfferedAbusive)
+		}
+		if r.Caught+r.Missed != r.OfferedAbusive {
+			t.Fatalf("%s: caught + missed != abusive offered", r.Key())
+		}
+	}
+	// Looser limits never cut more.
+	for i := 1; i < len(rows); i++ {
+		a, b := rows[i-1], rows[i]
+		if a.Algorithm == b.Algorithm && a.Algorithm != "token_bucket" && a.Params["limit"] < b.Params["limit"] &&
+			a.FalseCut+a.Caught < b.FalseCut+b.Caught {
+			t.Errorf("%s cuts less than %s", a.Key(), b.Key())
+		}
+	}
+	clients, err := ReadClients(context.Background(), one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perPoint := map[int64]int{}
+	var offered int64
+	others := 0
+	for _, c := range clients {
+		perPoint[c.PointID]++
+		if c.PointID == 0 {
+			offered += c.Offered
+			if strings.HasPrefix(c.Client, "other keys") {
+				others++
+			}
+		}
+	}
+	if n := perPoint[0]; n > s.Traffic.TopKeys+4 || n <= s.Traffic.TopKeys || others == 0 {
+		t.Errorf("point 0 has %d clients rows (%d other-keys rows); want the top %d keys plus other-keys rows", n, others, s.Traffic.TopKeys)
+	}
+	if offered != 7502 {
+		t.Errorf("clients rows of point 0 offer %d requests, want 7502", offered)
+	}
+	files, _ := PartFiles(one, "points")
+	md, _ := FileMetadata(files[0])
+	sha, _ := s.WorkloadSHA256()
+	if md[MetaScenarioSHA256] != sha || !strings.Contains(md[MetaSpec], "traffic:") {
+		t.Errorf("metadata does not identify the log: %v", md[MetaScenarioSHA256])
+	}
+	again, err := ParseSpec([]byte(md[MetaSpec]), nil)
+	if err != nil || again.Traffic == nil || again.Points() != s.Points() {
+		t.Errorf("spec in metadata: %v", err)
+	}
+}
+
+func TestSpecScenarioXorTraffic(t *testing.T) {
+	_, err := ParseSpec([]byte("name: x\nscenario: {name: s, duration_s: 10, clients: [{name: a, class: legit, segments: [[0, 10, 1]]}]}\ntraffic: {log: a.log}\nsweep: [{algorithm: token_bucket, rate: 1, capacity: 5}]\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), "either scenario or traffic") {
+		t.Errorf("both: %v", err)
+	}
+	_, err = ParseSpec([]byte("name: x\nsweep: [{algorithm: token_bucket, rate: 1, capacity: 5}]\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), "scenario: missing") {
+		t.Errorf("neither: %v", err)
+	}
+}
