@@ -43,6 +43,7 @@ type run struct {
 type fastKey struct {
 	alg    Algorithm
 	window int
+	phase  int // fixed_window phase_s
 }
 
 // fastEntry is one key's tables, or the cost spent on it so far.
@@ -155,11 +156,12 @@ func (f *fastSim) admitAll(p Policy, clients []ClientResult) bool {
 	case FixedWindow, SlidingWindow:
 		// Any other field set (a parameter added later, such as a phase)
 		// means a variant the closed forms do not cover: use the reference.
-		if p != (Policy{Algorithm: p.Algorithm, WindowS: p.WindowS, Limit: p.Limit}) ||
-			!f.safe || p.WindowS <= 0 || p.Limit < 0 {
+		if p != (Policy{Algorithm: p.Algorithm, WindowS: p.WindowS, Limit: p.Limit, PhaseS: p.PhaseS}) ||
+			!f.safe || p.WindowS <= 0 || p.Limit < 0 || p.PhaseS < 0 || p.PhaseS >= p.WindowS ||
+			(p.PhaseS != 0 && p.Algorithm != FixedWindow) {
 			return false
 		}
-		e := f.entry(p.Algorithm, p.WindowS)
+		e := f.entry(p.Algorithm, p.WindowS, p.PhaseS)
 		if !e.built {
 			return f.admitUnbuilt(e, p, clients)
 		}
@@ -188,11 +190,11 @@ func (f *fastSim) admitAll(p Policy, clients []ClientResult) bool {
 }
 
 // entry returns the cache entry of (alg, window), counting the use.
-func (f *fastSim) entry(alg Algorithm, window int) *fastEntry {
+func (f *fastSim) entry(alg Algorithm, window, phase int) *fastEntry {
 	if alg == SlidingWindow && window == 1 {
 		alg = FixedWindow // per second min(a, L) in both
 	}
-	key := fastKey{alg, window}
+	key := fastKey{alg, window, phase}
 	if f.last != nil && f.lastKey == key {
 		return f.last
 	}
@@ -228,13 +230,13 @@ func (f *fastSim) admitUnbuilt(e *fastEntry, p Policy, clients []ClientResult) b
 	n := int64(len(f.runs))
 	e.uses++
 	if (e.uses >= 2 && e.build <= cheapBuild) || e.spent+n*d >= e.build {
-		f.build(e, p.Algorithm, p.WindowS)
+		f.build(e, p.Algorithm, p.WindowS, p.PhaseS)
 		return f.admitAll(p, clients)
 	}
 	e.spent += n * d
 	if p.Algorithm == FixedWindow || p.WindowS == 1 {
 		for i, rs := range f.runs {
-			f.sums = windowSums(rs, p.WindowS, 0, f.sums[:0])
+			f.sums = windowSums(rs, p.WindowS, p.PhaseS, f.sums[:0])
 			var adm int64
 			for _, s := range f.sums {
 				adm += min(s, p.Limit)
@@ -247,12 +249,12 @@ func (f *fastSim) admitUnbuilt(e *fastEntry, p Policy, clients []ClientResult) b
 }
 
 // build fills the key's tables.
-func (f *fastSim) build(e *fastEntry, alg Algorithm, window int) {
+func (f *fastSim) build(e *fastEntry, alg Algorithm, window, phase int) {
 	e.built = true
 	if alg == FixedWindow || window == 1 {
 		e.fixed = make([]fixedTable, len(f.runs))
 		for i, rs := range f.runs {
-			f.sums = windowSums(rs, window, 0, f.sums[:0])
+			f.sums = windowSums(rs, window, phase, f.sums[:0])
 			e.fixed[i] = newFixedTable(f.sums)
 		}
 		return

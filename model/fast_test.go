@@ -54,6 +54,9 @@ func randomFastPolicy(rng *rand.Rand, alg Algorithm) Policy {
 	if rng.IntN(6) == 0 {
 		p.Limit = int64(rng.IntN(40))
 	}
+	if alg == FixedWindow && rng.IntN(3) == 0 {
+		p.PhaseS = rng.IntN(p.WindowS)
+	}
 	if alg == TokenBucket {
 		p.Capacity = 1 + int64(rng.IntN(3000))
 		if rng.IntN(4) == 0 {
@@ -105,7 +108,7 @@ func TestFastEqualsReference(t *testing.T) {
 				// that share the window.
 				if alg != TokenBucket {
 					e := &fastEntry{}
-					f.build(e, alg, p.WindowS)
+					f.build(e, alg, p.WindowS, p.PhaseS)
 					for _, lim := range []int64{p.Limit, 0, int64(rng.IntN(200))} {
 						q := p
 						q.Limit = lim
@@ -172,6 +175,7 @@ func TestFixedWindowSums(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			phase = rng.IntN(p.WindowS)
 		}
+		p.PhaseS = phase
 		adm := make([]int32, w.Scenario.DurationS)
 		for i, a := range w.series {
 			if phase == 0 {
