@@ -59,7 +59,6 @@ type partResult struct {
 
 func (r *partResult) rows() int { return len(r.metrics) }
 
-
 // fileMeta is what the writer reports for one finished file.
 type fileMeta struct {
 	Name   string `json:"file"`
