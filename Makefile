@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest test-redis test-browser clean test-crash test-slurm
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events test-redis test-browser clean test-crash test-slurm
 
 all: build
 
@@ -31,6 +31,12 @@ bench: build
 	bash bench/setup.sh
 	$(GO) build -o bin/ratesweep-bench ./bench
 	./bin/ratesweep-bench $(BENCHFLAGS)
+	$(MAKE) --no-print-directory bench-ingest bench-events
+
+# Event simulation speed in request decisions/s: the lesson scenario with
+# Poisson arrivals under every algorithm, one key per client.
+bench-events:
+	$(GO) test ./model -run '^$$' -bench 'BenchmarkRun/poisson' -benchtime 300x
 
 # Interop: DuckDB (npm @duckdb/node-api) reads the Parquet output and a SQL
 # GROUP BY reproduces the lesson's summary table.

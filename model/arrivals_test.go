@@ -331,6 +331,9 @@ func BenchmarkRun(b *testing.B) {
 				for b.Loop() {
 					sim.Run(p, &o)
 				}
+				// Each request offered is one limiter decision.
+				decisions := float64(o.OfferedLegit+o.OfferedAbusive) * float64(b.N)
+				b.ReportMetric(decisions/b.Elapsed().Seconds(), "decisions/s")
 			})
 		}
 	}
