@@ -70,34 +70,13 @@ func MetricsByLabel(keys []KeyResult) model.Metrics {
 	var m model.Metrics
 	for i := range keys {
 		r := &keys[i]
-		m.OfferedLegit += r.Offered[model.NoStage]
-		m.FalseCut += r.Offered[model.NoStage] - r.Admitted[model.NoStage]
+		m.Count(model.Legit, model.NoStage, model.ClientResult{Offered: r.Offered[model.NoStage], Admitted: r.Admitted[model.NoStage]})
 		for _, s := range model.Stages {
-			cut := r.Offered[s] - r.Admitted[s]
-			m.OfferedAbusive += r.Offered[s]
-			m.Caught += cut
-			m.Missed += r.Admitted[s]
-			switch s {
-			case model.StageDesign:
-				m.CutDesign += cut
-			case model.StageCode:
-				m.CutCode += cut
-			case model.StageNone:
-				m.CutNone += cut
-			}
+			m.Count(model.Abusive, s, model.ClientResult{Offered: r.Offered[s], Admitted: r.Admitted[s]})
 		}
 	}
-	m.LegitCutPct = pct(m.FalseCut, m.OfferedLegit)
-	m.MissedPct = pct(m.Missed, m.OfferedAbusive)
-	m.OnlyHerePct = pct(m.CutNone, m.Caught)
+	m.Finish()
 	return m
-}
-
-func pct(part, whole int64) float64 {
-	if whole == 0 {
-		return 0
-	}
-	return 100 * float64(part) / float64(whole)
 }
 
 // FileSHA256 is the hex SHA-256 of a file's bytes as stored (compressed or

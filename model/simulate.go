@@ -283,34 +283,45 @@ func (w *Workload) Metrics(clients []ClientResult) Metrics {
 	var m Metrics
 	for i, r := range clients {
 		c := &w.Scenario.Clients[i]
-		cut := r.Cut()
-		if c.Class == Legit {
-			m.OfferedLegit += r.Offered
-			m.FalseCut += cut
-			if r.Offered > 0 {
-				m.LegitAccounts++
-				if cut > 0 {
-					m.LegitAccountsLocked++
-				}
+		m.Count(c.Class, c.Stage, r)
+		if c.Class == Legit && r.Offered > 0 {
+			m.LegitAccounts++
+			if r.Cut() > 0 {
+				m.LegitAccountsLocked++
 			}
-			continue
-		}
-		m.OfferedAbusive += r.Offered
-		m.Caught += cut
-		m.Missed += r.Admitted
-		switch c.Stage {
-		case StageDesign:
-			m.CutDesign += cut
-		case StageCode:
-			m.CutCode += cut
-		case StageNone:
-			m.CutNone += cut
 		}
 	}
+	m.Finish()
+	return m
+}
+
+// Count adds requests of one class and stage (NoStage for legitimate ones)
+// to the counts; call Finish after the last.
+func (m *Metrics) Count(class Class, stage Stage, r ClientResult) {
+	cut := r.Cut()
+	if class == Legit {
+		m.OfferedLegit += r.Offered
+		m.FalseCut += cut
+		return
+	}
+	m.OfferedAbusive += r.Offered
+	m.Caught += cut
+	m.Missed += r.Admitted
+	switch stage {
+	case StageDesign:
+		m.CutDesign += cut
+	case StageCode:
+		m.CutCode += cut
+	case StageNone:
+		m.CutNone += cut
+	}
+}
+
+// Finish derives the percentages from the counts.
+func (m *Metrics) Finish() {
 	m.LegitCutPct = pct(m.FalseCut, m.OfferedLegit)
 	m.MissedPct = pct(m.Missed, m.OfferedAbusive)
 	m.OnlyHerePct = pct(m.CutNone, m.Caught)
-	return m
 }
 
 func pct(part, whole int64) float64 {
