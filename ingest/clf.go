@@ -143,14 +143,7 @@ func parseStatus(b []byte) (int, bool) {
 	if len(b) != 3 || b[0] == '0' {
 		return 0, false
 	}
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
+	return digits(b)
 }
 
 // parseCount parses a non-negative decimal or "-" (0).

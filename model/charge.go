@@ -47,26 +47,13 @@ func charge(d decider, t int64) {
 		d.log.expire(t - d.windowNs)
 		d.log.add(t, 1)
 	case *fixedWindowLimiter:
-		if w := floorDiv(t-d.phaseNs, d.windowNs); d.fresh || w != d.window {
-			d.fresh, d.window, d.count = false, w, 0
-		}
+		d.advance(t)
 		d.count++
 	case *anchoredWindowLimiter:
-		if d.fresh || t >= d.resetNs {
-			d.fresh, d.hits, d.resetNs = false, 0, t+d.windowNs
-		}
+		d.advance(t)
 		d.hits++
 	case *slidingCounterLimiter:
-		start := floorDiv(t, d.sizeNs) * d.sizeNs
-		if d.fresh {
-			d.fresh, d.start, d.prev, d.curr = false, start, 0, 0
-		} else if gap := (start - d.start) / d.sizeNs; gap >= 1 {
-			d.prev = 0
-			if gap == 1 {
-				d.prev = d.curr
-			}
-			d.start, d.curr = start, 0
-		}
+		d.advance(t)
 		d.curr++
 	case *tokenBucketLimiter:
 		tokens := d.capacity

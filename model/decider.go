@@ -153,12 +153,17 @@ func (d *fixedWindowLimiter) Reset()             { d.fresh, d.count = true, 0 }
 func (d *fixedWindowLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
 
 func (d *fixedWindowLimiter) AllowN(t, n int64) int64 {
-	if w := floorDiv(t-d.phaseNs, d.windowNs); d.fresh || w != d.window {
-		d.fresh, d.window, d.count = false, w, 0
-	}
+	d.advance(t)
 	k := admitted(d.limit, d.count, n)
 	d.count += k
 	return k
+}
+
+// advance starts t's window when t is past the current one.
+func (d *fixedWindowLimiter) advance(t int64) {
+	if w := floorDiv(t-d.phaseNs, d.windowNs); d.fresh || w != d.window {
+		d.fresh, d.window, d.count = false, w, 0
+	}
 }
 
 // anchoredWindowLimiter is fixed_window_anchored, express-rate-limit's
@@ -184,12 +189,17 @@ func (d *anchoredWindowLimiter) AllowN(t, n int64) int64 {
 	if n <= 0 { // no hit, so no window opens
 		return 0
 	}
-	if d.fresh || t >= d.resetNs {
-		d.fresh, d.hits, d.resetNs = false, 0, t+d.windowNs
-	}
+	d.advance(t)
 	k := admitted(d.limit, d.hits, n)
 	d.hits += n
 	return k
+}
+
+// advance opens a window at t when the last one has expired.
+func (d *anchoredWindowLimiter) advance(t int64) {
+	if d.fresh || t >= d.resetNs {
+		d.fresh, d.hits, d.resetNs = false, 0, t+d.windowNs
+	}
 }
 
 // slidingLogLimiter keeps a log of request times and admits a request while
@@ -296,7 +306,9 @@ func (d *slidingCounterLimiter) configure(p Policy) {
 func (d *slidingCounterLimiter) Reset()             { d.fresh = true }
 func (d *slidingCounterLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
 
-func (d *slidingCounterLimiter) AllowN(t, n int64) int64 {
+// advance moves the current window to t's, keeping the count of the window
+// just before it as prev (0 when a whole window passed without requests).
+func (d *slidingCounterLimiter) advance(t int64) {
 	start := floorDiv(t, d.sizeNs) * d.sizeNs
 	if d.fresh {
 		d.fresh, d.start, d.prev, d.curr = false, start, 0, 0
@@ -307,6 +319,10 @@ func (d *slidingCounterLimiter) AllowN(t, n int64) int64 {
 		}
 		d.start, d.curr = start, 0
 	}
+}
+
+func (d *slidingCounterLimiter) AllowN(t, n int64) int64 {
+	d.advance(t)
 	weight := float64(d.sizeNs-(t-d.start)) / float64(d.sizeNs)
 	k := admitted(d.limit, int64(weight*float64(d.prev))+d.curr, n)
 	d.curr += k
