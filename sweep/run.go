@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -193,7 +194,8 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		return nil
 	})
 	for range min(opts.Workers, max(len(parts), 1)) {
-		g.Go(func() error {
+		g.Go(func() (err error) {
+			defer recoverPanic(&err)
 			sim := src.newSim()
 			r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
 			r.names, r.classes, r.stages = src.rows()
@@ -253,6 +255,22 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		return res, err
 	}
 	return res, writeFileAtomic(res.Manifest, append(data, '\n'))
+}
+
+// PanicError is a panic in a worker goroutine (a bug), returned as an error
+// so that the command can report it instead of crashing.
+type PanicError struct {
+	Value any
+	Stack []byte // the panicking goroutine's stack
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("internal error: %v", e.Value) }
+
+// recoverPanic, deferred in a goroutine, turns its panic into *err.
+func recoverPanic(err *error) {
+	if r := recover(); r != nil {
+		*err = &PanicError{Value: r, Stack: debug.Stack()}
+	}
 }
 
 // simulatePart runs every point and replicate of part into r. Replicates are
