@@ -32,7 +32,9 @@ type Options struct {
 	Resume    bool   // keep verified parts, compute only what is missing
 	Force     bool   // replace an existing run
 	NoOutput  bool   // simulate only, write nothing (benchmarks)
-	MaxPoints int64  // 0 = DefaultMaxPoints
+	MaxPoints int64  // points rows (points × replicates); 0 = DefaultMaxPoints
+	MaxMemory int64  // bytes the run may need by its estimate; 0 = DefaultMaxMemory(), < 0 = no limit
+	MaxOutput int64  // Parquet bytes the run may write by its estimate; 0 = no limit
 
 	// Progress, when set, is called from workers with the rows (points ×
 	// replicates) done so far.
@@ -126,10 +128,14 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if opts.now == nil {
 		opts.now = time.Now
 	}
-	if n := spec.Points(); n > opts.MaxPoints {
-		return nil, inputErrorf("the grid has %d points, more than --max-points %d; raise --max-points to run it", n, opts.MaxPoints)
+	if opts.MaxMemory == 0 {
+		opts.MaxMemory = DefaultMaxMemory()
 	}
-	src, err := newSource(ctx, spec)
+	est := EstimateRun(spec, opts.Shard, opts.Workers, opts.MaxMemory)
+	if err := est.CheckLimits(spec, opts.MaxPoints, opts.MaxOutput, opts.MaxMemory, opts.NoOutput); err != nil {
+		return nil, err
+	}
+	src, err := newSource(ctx, spec, est.Streamed)
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ func WriterOnly(ctx context.Context, spec *Spec, opts Options) (res *Result, ela
 	if opts.Workers <= 0 {
 		opts.Workers = 1
 	}
-	src, err := newSource(ctx, spec)
+	src, err := newSource(ctx, spec, false)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,5 +92,99 @@ func TestPanicIsOneLine(t *testing.T) {
 		if (trace == "") != (len(lines) == 1) || (trace != "" && !strings.Contains(errb.String(), "goroutine")) {
 			t.Fatalf("RATESWEEP_TRACE=%q: %d lines: %q", trace, len(lines), errb.String())
 		}
+	}
+}
+
+// writeSpec writes a spec file into dir.
+func writeSpec(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// weekSpec is the issue's week of 5,000 clients (604,800 s): 12 GB of
+// per-second arrays if they were all kept.
+func weekSpec(algorithm string) string {
+	var b strings.Builder
+	b.WriteString("name: week\nscenario:\n  name: week of 5000 clients\n  duration_s: 604800\n  clients:\n")
+	for i := range 5000 {
+		fmt.Fprintf(&b, "    - {name: c%d, class: legit, segments: [[0, 604800, 1]]}\n", i)
+	}
+	fmt.Fprintf(&b, "sweep:\n  - algorithm: %s\n    window_s: 60\n    limit: 100\n", algorithm)
+	return b.String()
+}
+
+// Limits count what they cost and refuse up front (exit 2, nothing
+// written), naming the figure and what drives it.
+func TestLimitsRefuseUpFront(t *testing.T) {
+	dir := t.TempDir()
+	lesson, _ := filepath.Abs("../../configs/lesson.yaml")
+	reps := writeSpec(t, dir, "reps.yaml", "name: reps\nscenario: "+lesson+"\nreplicates: 100000\nseed: 1\nsweep:\n"+
+		"  - algorithm: fixed_window\n    window_s: 60\n    limit: {from: 1, to: 2000, step: 1}\n")
+	flood := writeSpec(t, dir, "flood.yaml", `name: flood
+scenario:
+  name: flood
+  duration_s: 1
+  clients:
+    - {name: flood, class: abusive, stage: none, segments: [[0, 1, 1000000000]]}
+sweep:
+  - algorithm: fixed_window
+    window_s: 1
+    limit: 10
+    key: global
+`)
+	small := writeSpec(t, dir, "small.yaml", "name: small\nscenario: "+lesson+"\nsweep:\n"+
+		"  - algorithm: fixed_window\n    window_s: 60\n    limit: {from: 1, to: 2000, step: 1}\n")
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		// 2,000 points pass --max-points 50 M, 200 M rows do not.
+		{"replicates count as rows", []string{"run", reps}, []string{"2000 points × 100000 replicates = 200000000 points rows", "--max-points 50000000"}},
+		// Raising --max-points, the memory of a part of 1,024 points × 100,000 replicates refuses.
+		{"part buffers", []string{"run", reps, "--max-points", "1000000000", "--max-memory", "8GiB"}, []string{"more than --max-memory 8.0 GiB", "part buffers"}},
+		// One client at 10^9 requests/s under key: global: 10^9 requests of 32 bytes.
+		{"event-mode flood", []string{"run", flood, "--max-memory", "8GiB"}, []string{"more than --max-memory 8.0 GiB", "merged request stream", "1000000000 requests"}},
+		{"max-output", []string{"run", small, "--max-output", "10KB"}, []string{"KiB of Parquet (2000 points rows, 14000 clients rows)", "more than --max-output 9.8 KiB"}},
+		{"bad size", []string{"run", small, "--max-memory", "lots"}, []string{"--max-memory"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, "out-"+strings.ReplaceAll(c.name, " ", "-"))
+			code, _, stderr := runCLI(t, append(c.args, "--out", out)...)
+			for _, w := range c.want {
+				if code != exitUsage || !strings.Contains(stderr, w) {
+					t.Fatalf("exit %d, stderr %q; want exit 2 and %q", code, stderr, w)
+				}
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Fatalf("a refused run created %s", out)
+			}
+		})
+	}
+	// The dry run says the same before anything runs.
+	code, stdout, _ := runCLI(t, "run", "--dry-run", flood, "--max-memory", "8GiB")
+	if code != 0 || !strings.Contains(stdout, "memory      about 29.") || !strings.Contains(stdout, "run would refuse it: the run needs about") {
+		t.Fatalf("dry run: exit %d\n%s", code, stdout)
+	}
+}
+
+// The week of 5,000 clients is streamed client by client: the dry run's
+// estimate stays small instead of the 12 GB of per-second arrays.
+func TestWeekIsStreamed(t *testing.T) {
+	spec := writeSpec(t, t.TempDir(), "week.yaml", weekSpec("sliding_window"))
+	code, stdout, stderr := runCLI(t, "run", "--dry-run", "--workers", "2", spec)
+	if code != 0 || !strings.Contains(stdout, "the scenario streamed client by client") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	var v float64
+	var unit string
+	i := strings.Index(stdout, "memory      about ")
+	if _, err := fmt.Sscanf(stdout[i+len("memory      about "):], "%f %s", &v, &unit); err != nil || unit != "MiB" || v > 200 {
+		t.Fatalf("estimate %v %s (%v):\n%s", v, unit, err, stdout)
 	}
 }

@@ -8,20 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
-)
-
-// bytesPerPointRow and bytesPerClientRow estimate Parquet size for --dry-run
-// (measured on configs/bench-large.yaml).
-const (
-	bytesPerPointRow  = 6.0
-	bytesPerClientRow = 2.5
 )
 
 func cmdRun(e *env, args []string) error {
@@ -32,8 +27,10 @@ func cmdRun(e *env, args []string) error {
 	shards := fs.Int("shards", 0, "shard count N for JOB_COMPLETION_INDEX (Kubernetes indexed jobs; or RATESWEEP_SHARDS)")
 	resume := fs.Bool("resume", false, "keep the verified parts of an interrupted run and compute only what is missing")
 	force := fs.Bool("force", false, "replace an existing run in the output directory (a shard replaces only its own parts)")
-	dry := fs.Bool("dry-run", false, "print points, rows and estimated bytes, then exit")
-	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids larger than this")
+	dry := fs.Bool("dry-run", false, "print points, rows, estimated output bytes and memory, then exit")
+	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids of more points rows (points × replicates) than this")
+	maxMemory := fs.String("max-memory", "", "refuse runs whose memory estimate exceeds this (e.g. 4GiB; 0 = no limit; default 3/4 of the least of RAM, cgroup limit and ulimit -v)")
+	maxOutput := fs.String("max-output", "0", "refuse runs whose Parquet output estimate exceeds this (e.g. 500GB; 0 = no limit)")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	noOutput := fs.Bool("no-output", false, "simulate only and write nothing (for benchmarks)")
 	rest, err := parseFlags(fs, args, 1)
@@ -45,6 +42,18 @@ func cmdRun(e *env, args []string) error {
 	}
 	if *workers < 1 {
 		return usagef("run: --workers must be >= 1, got %d", *workers)
+	}
+	memLimit, outLimit := sweep.DefaultMaxMemory(), int64(0)
+	if *maxMemory != "" {
+		if memLimit, err = yamlx.ParseBytes(*maxMemory); err != nil {
+			return usagef("run: --max-memory: %v", err)
+		}
+		if memLimit == 0 {
+			memLimit = -1 // no limit
+		}
+	}
+	if outLimit, err = yamlx.ParseBytes(*maxOutput); err != nil {
+		return usagef("run: --max-output: %v", err)
 	}
 	specPath := ""
 	if len(rest) == 1 {
@@ -75,29 +84,33 @@ func cmdRun(e *env, args []string) error {
 		workload = fmt.Sprintf("scenario %q, %d clients", spec.Scenario.Name, clients)
 	}
 	clientRows := rows * clients
+	est := sweep.EstimateRun(spec, shard, *workers, memLimit)
 	if *dry {
 		parts := sweep.ShardParts(sweep.NewGrid(spec), shard)
-		var mine int64
-		for _, p := range parts {
-			mine += p.Points()
-		}
-		est := float64(mine*int64(spec.Replicates))*bytesPerPointRow + float64(mine*int64(spec.Replicates)*clients)*bytesPerClientRow
 		fmt.Fprintf(e.stdout, "spec        %s (%s)\n", spec.Name, workload)
 		for i, en := range spec.Entries {
 			fmt.Fprintf(e.stdout, "entry %-5d %s: %d points\n", i, en.Algorithm, en.Size())
 		}
 		fmt.Fprintf(e.stdout, "points      %d (× %d replicates = %d points rows, %d clients rows)\n", points, spec.Replicates, rows, clientRows)
-		fmt.Fprintf(e.stdout, "shard       %s: %d parts, %d points\n", shard, len(parts), mine)
-		fmt.Fprintf(e.stdout, "estimated   %s of Parquet under %s\n", humanBytes(est), dir)
-		if points > *maxPoints {
-			fmt.Fprintf(e.stdout, "note        more than --max-points %d: run would refuse it\n", *maxPoints)
+		fmt.Fprintf(e.stdout, "shard       %s: %d parts, %d points\n", shard, len(parts), est.Points)
+		fmt.Fprintf(e.stdout, "estimated   %s of Parquet under %s\n", humanBytes(float64(est.OutputBytes)), dir)
+		mode := ""
+		if est.Streamed {
+			mode = ", the scenario streamed client by client"
+		}
+		fmt.Fprintf(e.stdout, "memory      about %s with %d workers%s:\n%s", yamlx.FormatBytes(est.MemoryBytes), *workers, mode, est.FormatMemory("            "))
+		if err := est.CheckLimits(spec, *maxPoints, outLimit, memLimit, *noOutput); err != nil {
+			fmt.Fprintf(e.stdout, "note        run would refuse it: %v\n", err)
 		}
 		return nil
 	}
 
 	opts := sweep.Options{
 		OutDir: dir, Workers: *workers, Shard: shard, Resume: *resume, Force: *force,
-		NoOutput: *noOutput, MaxPoints: *maxPoints,
+		NoOutput: *noOutput, MaxPoints: *maxPoints, MaxMemory: memLimit, MaxOutput: outLimit,
+	}
+	if memLimit > 0 {
+		debug.SetMemoryLimit(memLimit) // the garbage collector works harder before the budget is spent
 	}
 	var mine int64
 	for _, p := range sweep.ShardParts(sweep.NewGrid(spec), shard) {
