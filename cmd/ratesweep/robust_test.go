@@ -113,7 +113,7 @@ func weekSpec(algorithm string) string {
 	for i := range 5000 {
 		fmt.Fprintf(&b, "    - {name: c%d, class: legit, segments: [[0, 604800, 1]]}\n", i)
 	}
-	fmt.Fprintf(&b, "sweep:\n  - algorithm: %s\n    window_s: 60\n    limit: 100\n", algorithm)
+	fmt.Fprintf(&b, "sweep:\n  - algorithm: %s\n    window_s: 60\n    limit: 30\n", algorithm)
 	return b.String()
 }
 

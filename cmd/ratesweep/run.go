@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
@@ -98,7 +99,11 @@ func cmdRun(e *env, args []string) error {
 		if est.Streamed {
 			mode = ", the scenario streamed client by client"
 		}
-		fmt.Fprintf(e.stdout, "memory      about %s with %d workers%s:\n%s", yamlx.FormatBytes(est.MemoryBytes), *workers, mode, est.FormatMemory("            "))
+		budget := "no --max-memory"
+		if memLimit > 0 {
+			budget = "--max-memory " + yamlx.FormatBytes(memLimit)
+		}
+		fmt.Fprintf(e.stdout, "memory      about %s with %d workers%s (%s):\n%s", yamlx.FormatBytes(est.MemoryBytes), *workers, mode, budget, est.FormatMemory("            "))
 		if err := est.CheckLimits(spec, *maxPoints, outLimit, memLimit, *noOutput); err != nil {
 			fmt.Fprintf(e.stdout, "note        run would refuse it: %v\n", err)
 		}
@@ -122,20 +127,23 @@ func cmdRun(e *env, args []string) error {
 	res, err := sweep.Run(e.ctx, spec, opts)
 	prog.stop(err == nil)
 	if err != nil {
+		hint := "ratesweep run"
+		if a := specArg(specPath); a != "" {
+			hint += " " + a
+		}
+		hint += " --out " + dir
+		if shard.Count > 1 {
+			hint += " --shard " + shard.String()
+		}
 		if errors.Is(err, context.Canceled) {
 			code, sig := 130, "interrupted"
 			if e.signal != nil && e.signal() == "terminated" {
 				code, sig = 143, "terminated"
 			}
-			hint := "ratesweep run"
-			if a := specArg(specPath); a != "" {
-				hint += " " + a
-			}
-			hint += " --out " + dir
-			if shard.Count > 1 {
-				hint += " --shard " + shard.String()
-			}
 			return &exitError{code, fmt.Errorf("%s: completed parts are kept in %s; resume with: %s --resume", sig, dir, hint)}
+		}
+		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+			return fmt.Errorf("%w; completed parts are kept: free space, then resume with: %s --resume", err, hint)
 		}
 		var ie *sweep.InputError
 		if errors.As(err, &ie) || errors.Is(err, sweep.ErrOutputExists) {
