@@ -55,9 +55,22 @@ func (f *Figure) Render(format string) (out []byte, err error) {
 	}
 	if format == "svg" {
 		// vgsvg labels its embedded PNG images as JPEG; say what they are.
-		return bytes.ReplaceAll(b.Bytes(), []byte("data:image/jpg;base64,"), []byte("data:image/png;base64,")), nil
+		return xmlChars(bytes.ReplaceAll(b.Bytes(), []byte("data:image/jpg;base64,"), []byte("data:image/png;base64,"))), nil
 	}
 	return b.Bytes(), nil
+}
+
+// xmlChars replaces what XML forbids in SVG text (invalid UTF-8 and control
+// characters other than tab and line breaks, e.g. from a client's name) with
+// U+FFFD, so the SVG stays well-formed.
+func xmlChars(b []byte) []byte {
+	b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	return bytes.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+			return '\uFFFD'
+		}
+		return r
+	}, b)
 }
 
 // Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
