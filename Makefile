@@ -92,6 +92,15 @@ test-limits:
 test-race:
 	$(GO) test -race -count=1 ./...
 
+# Fuzz smoke: each fuzz target for FUZZTIME (CI; the corpora are in each
+# package's testdata/fuzz and run as ordinary tests in make test).
+FUZZTIME ?= 30s
+fuzz-smoke:
+	$(GO) test -run '^$$' -fuzz FuzzParseSpec -fuzztime $(FUZZTIME) ./sweep
+	$(GO) test -run '^$$' -fuzz FuzzParseScenario -fuzztime $(FUZZTIME) ./model
+	$(GO) test -run '^$$' -fuzz FuzzTableWriters -fuzztime $(FUZZTIME) ./report
+	$(GO) test -run '^$$' -fuzz FuzzClientsFigureSVG -fuzztime $(FUZZTIME) ./report
+
 # examples/slurm on a one-node Slurm cluster on localhost (root; installs
 # slurm-wlm and munge with apt-get if missing): merged == single run.
 test-slurm:

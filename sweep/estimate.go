@@ -21,13 +21,14 @@ const (
 	bytesPerClientRow = 2.5
 )
 
-// Memory per item of a run, bytes (measured with /usr/bin/time -v on
-// configs/bench-large.yaml, a week-long scenario and an event-mode one).
+// Memory per item of a run, bytes, fitted to peak RSS (GNU time) with 2
+// workers: configs/bench-large.yaml 154 MiB (estimate 164), bench/10m.yaml
+// 200–260 MiB (estimate 333), the week of 5,000 clients 69–84 MiB (78).
 const (
-	memBase          = 48 << 20 // the Go runtime, Arrow and the binary
+	memBase          = 64 << 20 // the Go runtime, Arrow and the binary
 	memPerWorker     = 8 << 20  // a worker's Parquet writers and encoders
-	memPerPointRow   = 640      // a part's metrics, policy and column buffers per points row
-	memPerClientRow  = 96       // a part's client results and column buffers per clients row
+	memPerPointRow   = 900      // a part's metrics, policy and column buffers per points row
+	memPerClientRow  = 160      // a part's client results and column buffers per clients row
 	memPerLogRequest = 9        // the compiled log (ingest: 9 bytes per request)
 	memPerLogKey     = 160      // a log key's name, map entry and totals
 	// streamAbove is the size of a scenario's per-second series above which
