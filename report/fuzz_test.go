@@ -158,3 +158,31 @@ func FuzzClientsFigureSVG(f *testing.F) {
 		}
 	})
 }
+
+// A report over a long scenario (a week of 5,000 clients: 12 GB of
+// per-second series) skips the re-simulated lesson tables and timelines
+// with a warning instead of running out of memory.
+func TestLongScenarioSkipsResimulation(t *testing.T) {
+	sc := &model.Scenario{Name: "week", DurationS: 604800}
+	for i := range 5000 {
+		sc.Clients = append(sc.Clients, model.Client{Name: strings.Repeat("c", 1+i%3) + string(rune('a'+i%26)), Class: model.Legit,
+			Segments: []model.Segment{{T0: 0, T1: 604800, Rate: 1}}})
+	}
+	r := &Run{Spec: &sweep.Spec{Name: "week", Scenario: sc}, Selected: []Selected{{Why: "knee", Slug: "knee"}}}
+	lesson, err := r.lessonTables()
+	if err != nil || lesson != nil {
+		t.Fatalf("lesson tables %v, %v", lesson, err)
+	}
+	figs, err := r.Figures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figs {
+		if strings.HasPrefix(f.Name, "timeline-") {
+			t.Fatalf("timeline %s of a week of 5,000 clients", f.Name)
+		}
+	}
+	if len(r.Warnings) != 2 || !strings.Contains(r.Warnings[0], "no lesson tables") || !strings.Contains(r.Warnings[1], "no timelines") {
+		t.Fatalf("warnings %q", r.Warnings)
+	}
+}

@@ -6,9 +6,11 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ratesweep/ratesweep/model"
+	"github.com/ratesweep/ratesweep/sweep"
 )
 
 // Figures returns every figure of the report, in page order.
@@ -27,6 +29,14 @@ func (r *Run) Figures() ([]*Figure, error) {
 		}
 		if r.Spec.Scenario == nil {
 			continue // a replayed log has no scenario to re-simulate
+		}
+		if sweep.ShouldStream(r.Spec.Scenario, sweep.DefaultMaxMemory()) {
+			// Every client's per-second timeline would not fit in memory.
+			if w := fmt.Sprintf("no timelines: the scenario's per-second series (%d clients × %d s) are too large to re-simulate",
+				len(r.Spec.Scenario.Clients), r.Spec.Scenario.DurationS); !slices.Contains(r.Warnings, w) {
+				r.Warnings = append(r.Warnings, w)
+			}
+			continue
 		}
 		t, err := r.TimelineFigure(s)
 		if err != nil {
@@ -124,6 +134,15 @@ func (r *Run) Write(dir string) ([]string, error) {
 func (r *Run) lessonTables() ([]*Table, error) {
 	if r.Spec.Scenario == nil {
 		return nil, nil // a replayed log
+	}
+	if sc := r.Spec.Scenario; sweep.ShouldStream(sc, sweep.DefaultMaxMemory()) {
+		// Fifteen re-simulations of a long scenario client by client would
+		// take minutes; 'ratesweep tables' computes them on request.
+		if w := fmt.Sprintf("no lesson tables: the scenario is long (%d clients × %d s); 'ratesweep tables' with its scenario computes them",
+			len(sc.Clients), sc.DurationS); !slices.Contains(r.Warnings, w) {
+			r.Warnings = append(r.Warnings, w)
+		}
+		return nil, nil
 	}
 	w, err := model.NewWorkload(r.Spec.Scenario)
 	if err != nil {
