@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -22,6 +23,7 @@ type Figure struct {
 	Title   string    // what it shows (heading, alt text)
 	Caption string    // how to read it
 	W, H    vg.Length // size
+	Banner  string    // when set, a warning strip across the top (an incomplete run)
 	draw    func(c draw.Canvas)
 }
 
@@ -41,13 +43,27 @@ func (f *Figure) Render(format string) (out []byte, err error) {
 	case "png":
 		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.W, f.H), vgimg.UseDPI(pngDPI))}
 	case "svg":
-		c = vgsvg.New(f.W, f.H)
+		// Fonts embedded: a browser without Liberation draws the same
+		// glyph widths gonum measured, so no text overflows its box.
+		c = vgsvg.NewWith(vgsvg.UseWH(f.W, f.H), vgsvg.EmbedFonts(true))
 	default:
 		return nil, fmt.Errorf("report: unknown figure format %q", format)
 	}
 	dc := draw.New(c)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
+	if f.Banner != "" {
+		const strip = 22
+		band := sub(dc, 0, 1, 0, 1)
+		band.Min.Y = band.Max.Y - vg.Points(strip)
+		dc.SetColor(colBannerBg)
+		dc.Fill(band.Rectangle.Path())
+		ts := textStyle(vg.Points(10))
+		ts.Color = colBannerText
+		ts.XAlign, ts.YAlign = draw.XCenter, draw.YCenter
+		fillText(dc, ts, (band.Min.X+band.Max.X)/2, (band.Min.Y+band.Max.Y)/2, f.Banner)
+		dc = draw.Crop(dc, 0, 0, 0, -vg.Points(strip))
+	}
 	f.draw(dc)
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
@@ -58,6 +74,29 @@ func (f *Figure) Render(format string) (out []byte, err error) {
 		return bytes.ReplaceAll(b.Bytes(), []byte("data:image/jpg;base64,"), []byte("data:image/png;base64,")), nil
 	}
 	return b.Bytes(), nil
+}
+
+// splitFonts separates an SVG's embedded @font-face rules (vgsvg writes them
+// in one <defs><style> block before the drawing) from the rest, so that a
+// page holding many SVGs carries each font once.
+func splitFonts(svg []byte) (rest []byte, faces []string) {
+	const open, end = "<defs>\n\t<style>\n", "\t</style>\n</defs>\n"
+	i := bytes.Index(svg, []byte(open))
+	if i < 0 {
+		return svg, nil
+	}
+	j := bytes.Index(svg[i:], []byte(end))
+	if j < 0 {
+		return svg, nil
+	}
+	css := string(svg[i+len(open) : i+j])
+	for _, r := range strings.SplitAfter(css, "\t\t}\n") {
+		if r = strings.TrimSpace(r); r != "" {
+			faces = append(faces, r)
+		}
+	}
+	rest = append(append([]byte{}, svg[:i]...), svg[i+j+len(end):]...)
+	return rest, faces
 }
 
 // Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
@@ -80,6 +119,12 @@ func algoColor(i int) color.Color {
 
 // paletteSize is the number of algorithm colours before they repeat.
 const paletteSize = 6
+
+// The incomplete-run banner: dark text on a light amber strip.
+var (
+	colBannerBg   = color.RGBA{0xFF, 0xE0, 0xA0, 0xFF}
+	colBannerText = color.RGBA{0x70, 0x30, 0x00, 0xFF}
+)
 
 // Class colours: legitimate requests blue, abusive vermillion; the lighter
 // shade is admitted, the full shade is cut.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"image/png"
 	"io"
@@ -191,6 +192,12 @@ func TestShardsReportLikeOneRun(t *testing.T) {
 	spec := strings.Replace(tinySpec, "limit: {from: 100, to: 1000, step: 100}", "limit: {from: 1, to: 1200, step: 1}", 1)
 	whole := runSpec(t, spec)
 	split := runSpec(t, spec, sweep.Shard{Index: 0, Count: 2}, sweep.Shard{Index: 1, Count: 2})
+	if _, err := Load(context.Background(), split, Options{}); !errors.As(err, new(*IncompleteError)) {
+		t.Fatalf("unmerged shards: got %v, want an *IncompleteError", err)
+	}
+	if _, err := sweep.Merge(context.Background(), split, sweep.MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	a, err := Load(context.Background(), whole, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -206,15 +213,38 @@ func TestShardsReportLikeOneRun(t *testing.T) {
 		t.Fatalf("frontiers differ: %v vs %v", fa, fb)
 	}
 	half := runSpec(t, spec, sweep.Shard{Index: 1, Count: 2})
-	h, err := Load(context.Background(), half, Options{})
+	_, err = Load(context.Background(), half, Options{})
+	var ie *IncompleteError
+	if !errors.As(err, &ie) || len(ie.Missing) == 0 || !strings.Contains(err.Error(), "points/part-") {
+		t.Fatalf("half run: got %v, want an *IncompleteError naming the missing parts", err)
+	}
+	h, err := Load(context.Background(), half, Options{AllowIncomplete: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Points >= a.Points || h.Points == 0 {
-		t.Fatalf("half run: %d points of %d", h.Points, a.Points)
+	if h.Points >= a.Points || h.Points == 0 || h.Incomplete == "" {
+		t.Fatalf("half run: %d points of %d, incomplete %q", h.Points, a.Points, h.Incomplete)
 	}
-	if _, err := h.Write(t.TempDir()); err != nil {
+	out := t.TempDir()
+	if _, err := h.Write(out); err != nil {
 		t.Fatal(err)
+	}
+	// The banner on the page, in report.md and in every figure.
+	for _, name := range []string{"index.html", "report.md"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil || !bytes.Contains(b, []byte("INCOMPLETE RUN")) {
+			t.Errorf("%s has no incomplete-run banner (%v)", name, err)
+		}
+	}
+	svgs, _ := filepath.Glob(filepath.Join(out, "*.svg"))
+	for _, f := range svgs {
+		b, _ := os.ReadFile(f)
+		if !bytes.Contains(b, []byte("INCOMPLETE RUN")) {
+			t.Errorf("%s has no incomplete-run banner", f)
+		}
+	}
+	if len(svgs) == 0 {
+		t.Error("no figures")
 	}
 }
 
