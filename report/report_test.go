@@ -450,9 +450,8 @@ func checkTradeoffSVG(t *testing.T, r *Run, doc svgDoc) {
 	// One stroked path per curve on the plot plus one legend thumbnail,
 	// in the algorithm's colour.
 	for _, a := range r.Algos {
-		col := algoColor(r.algoIndex(a.Algorithm)).(interface{ RGBA() (r, g, b, a uint32) })
-		cr, cg, cb, _ := col.RGBA()
-		stroke := fmt.Sprintf("stroke:#%02X%02X%02X;stroke-width:1.6", cr>>8, cg>>8, cb>>8)
+		col := algoColor(a.Algorithm)
+		stroke := fmt.Sprintf("stroke:#%02X%02X%02X;stroke-width:1.6", col.R, col.G, col.B)
 		n := 0
 		for _, p := range doc.Paths {
 			if strings.Contains(p.Style, stroke) {
@@ -469,15 +468,21 @@ func checkTradeoffSVG(t *testing.T, r *Run, doc svgDoc) {
 			t.Errorf("tradeoff.svg: %d paths stroked %s, want %d (2 per curve)", n, stroke, 2*curves)
 		}
 	}
-	frontier := regexp.MustCompile(`stroke-width:3.5\b`)
+	// The frontier's dark underlay: once on the plot, once per algorithm
+	// in the legend.
+	frontier := regexp.MustCompile(`stroke-width:5.5\b`)
 	n := 0
 	for _, p := range doc.Paths {
 		if frontier.MatchString(p.Style) {
 			n++
 		}
 	}
-	if n != 2 {
-		t.Errorf("tradeoff.svg: %d frontier paths, want 2 (plot and legend)", n)
+	algs := map[model.Algorithm]bool{}
+	for _, q := range r.Frontier.Points() {
+		algs[q.Policy.Algorithm] = true
+	}
+	if n != 1+len(algs) {
+		t.Errorf("tradeoff.svg: %d frontier underlay paths, want %d (plot and one legend entry per algorithm)", n, 1+len(algs))
 	}
 }
 
