@@ -423,6 +423,15 @@ func TestFiguresRender(t *testing.T) {
 		}
 		if f.Name == "tradeoff" {
 			checkTradeoffSVG(t, r, doc)
+			// A hover title per visible marker, naming the setting.
+			if n := bytes.Count(s, []byte(`<circle `)); n < len(r.Frontier.Points())+len(r.Refs) || !bytes.Contains(s, []byte("<title>frontier: ")) {
+				t.Errorf("tradeoff.svg: %d hover circles, no frontier titles", n)
+			}
+		}
+		// Vector drawings only (a raster stretched by a browser misplaced
+		// cells), with their font inside.
+		if bytes.Contains(s, []byte("<image")) || !bytes.Contains(s, []byte("@font-face")) {
+			t.Errorf("%s.svg: has a raster image or no embedded font", f.Name)
 		}
 		if strings.HasPrefix(f.Name, "clients-") && !slices.Contains(doc.Texts, evilName+" (legit)") {
 			t.Errorf("%s.svg: no y label for the client %q", f.Name, evilName)
