@@ -100,4 +100,3 @@ func TestBinTicks(t *testing.T) {
 		t.Errorf("linear axis ticks %v", labels)
 	}
 }
-
