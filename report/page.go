@@ -165,7 +165,9 @@ func (r *Run) writeMarkdown(w *bytes.Buffer, figs []rendered, lesson []*Table) e
 	}
 	tables := r.Tables()
 	section := func(title string, ts []*Table, fs []rendered) error {
-		fmt.Fprintf(w, "## %s\n\n", mdEscape(title))
+		if title != "" {
+			fmt.Fprintf(w, "## %s\n\n", mdEscape(title))
+		}
 		for _, f := range fs {
 			alt := strings.NewReplacer("[", `\[`, "]", `\]`).Replace(mdEscape(f.Title))
 			fmt.Fprintf(w, "![%s](%s.png)\n\n%s ([SVG](%s.svg))\n\n", alt, f.Name, mdEscape(f.Caption), f.Name)
@@ -182,7 +184,8 @@ func (r *Run) writeMarkdown(w *bytes.Buffer, figs []rendered, lesson []*Table) e
 	if err := section("Trade-off", tables[:1], groups.tradeoff); err != nil {
 		return err
 	}
-	if err := section("Best settings", tables[1:2], nil); err != nil {
+	fmt.Fprintf(w, "## Best settings\n\n%s\n\n", mdEscape(r.PickSummary()))
+	if err := section("", tables[1:2], nil); err != nil {
 		return err
 	}
 	if len(groups.heat) > 0 {
@@ -337,7 +340,7 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error
 		ts               []*Table
 	}{
 		{"tradeoff", "Trade-off", "", g.tradeoff, tables[:1]},
-		{"best", "Best settings", "", nil, tables[1:2]},
+		{"best", "Best settings", r.PickSummary(), nil, tables[1:2]},
 		{"heatmaps", "Two parameters at once", "", g.heat, nil},
 		{"selected", "Selected settings, per client and over time", "", g.selected, tables[2:4]},
 		{"frontier", "Pareto frontier", "", nil, tables[4:]},

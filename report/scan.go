@@ -20,7 +20,7 @@ import (
 type Options struct {
 	MaxCurves      int       // curves per sweep entry on the trade-off plot (values of the secondary parameter); default 4
 	MaxCurvePoints int       // points kept per curve (the swept axis is thinned evenly); default 2000
-	MaxHeatBins    int       // heat-map cells per axis (axis values are binned beyond it); default 500
+	MaxHeatBins    int       // heat-map cells per axis (axis values are binned beyond it); default 160 (a map is about 550 pixels wide)
 	Knees          int       // frontier knees selected for per-client plots; 0 = default 2, negative = none
 	Targets        []float64 // missed-% targets for the "best setting" table; default 50, 25, 10
 	// AllowIncomplete reports on a run without its manifest.json (interrupted,
@@ -77,7 +77,7 @@ func (o Options) withDefaults() Options {
 		o.MaxCurvePoints = 2000
 	}
 	if o.MaxHeatBins <= 1 {
-		o.MaxHeatBins = 500
+		o.MaxHeatBins = 160
 	}
 	if o.Knees < 0 {
 		o.Knees = 0

@@ -26,7 +26,7 @@ func paramsCell(p model.Policy) string {
 		prm, _ := model.LookupParam(n)
 		v := p.Get(n)
 		switch {
-		case v == prm.Default:
+		case v == prm.Default || v == 0: // a zero value means the default (nodes 0 is 1)
 		case p.Algorithm == model.Nginx && n == "delay" && p.Delay >= p.Burst:
 			parts = append(parts, "nodelay")
 		case prm.ParamName(v) != "":
@@ -151,6 +151,26 @@ func (r *Run) TargetsTable() *Table {
 		t.Note += " ⚠ marks a parameter at the smallest or largest value its sweep tried: the optimum may lie beyond, so extend the sweep that way before trusting it."
 	}
 	return t
+}
+
+// PickSummary says in one sentence per target which setting to pick: the
+// best of all algorithms, and whether it sits on the edge of its sweep.
+func (r *Run) PickSummary() string {
+	var parts []string
+	for _, target := range r.opts.Targets {
+		b, ok := r.Frontier.Best(target)
+		if !ok {
+			parts = append(parts, fmt.Sprintf("no setting misses at most %g%% of the abusive requests", target))
+			continue
+		}
+		s := fmt.Sprintf("to miss at most %g%% of the abusive requests, pick %s %s: it cuts %.2f%% of the legitimate requests and misses %.2f%%",
+			target, b.Policy.Algorithm, paramsCell(b.Policy), b.X(), b.Y())
+		if e := EdgesOfRange(r.Spec, b.ID); len(e) > 0 {
+			s += fmt.Sprintf(" (⚠ %s: extend the sweep before trusting it)", e[0])
+		}
+		parts = append(parts, s)
+	}
+	return "What to pick: " + strings.Join(parts, "; ") + ". The table adds each algorithm's own best."
 }
 
 // SelectedTable lists the selected points with their three numbers.
