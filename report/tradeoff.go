@@ -10,6 +10,7 @@ import (
 	"github.com/ratesweep/ratesweep/model"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -364,118 +365,14 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 		g.entries = append(g.entries, legendEntry{label, thumbs})
 	}
 
-	// The frontier: a staircase (from each frontier point, the best missed %
-	// holds until the next point's legit cut %), a dark underlay with each
-	// stretch drawn in the colour of the algorithm it comes from, named at
-	// its left end when it is long enough to read.
-	fp := r.Frontier.Points()
-	fg := legendGroup{head: fmt.Sprintf("Pareto frontier over all %s points (%d settings)", groupDigits(r.Points), len(fp)),
-		sub: "each stretch in the colour of its algorithm"}
-	if len(fp) > 0 {
-		fxys := make(plotter.XYs, len(fp))
-		for i, q := range fp {
-			fxys[i] = plotter.XY{X: q.X(), Y: q.Y()}
-			track(q.X(), q.Y())
-			hover.add(q.X(), q.Y(), hoverMark{Algorithm: q.Policy.Algorithm.String(), Kind: "frontier",
-				Title: "frontier: " + pointTitle(&q.Point)})
-		}
-		under, _ := plotter.NewLine(fxys)
-		under.StepStyle = plotter.PostStep
-		under.LineStyle = draw.LineStyle{Color: color.RGBA{0, 0, 0, 0xFF}, Width: vg.Points(5.5)}
-		p.Add(under)
-		var runLabels plotter.XYLabels
-		count := map[model.Algorithm]int{}
-		var order []model.Algorithm
-		longest := map[model.Algorithm]struct {
-			span float64
-			i    int
-		}{}
-		for _, run := range frontierRuns(fp) {
-			// The stretch: its points, then the step to the next point's x.
-			seg := slices.Clone(fxys[run.lo : run.hi+1])
-			if run.hi+1 < len(fxys) {
-				seg = append(seg, plotter.XY{X: fxys[run.hi+1].X, Y: fxys[run.hi].Y})
-			}
-			if len(seg) == 1 {
-				seg = append(seg, seg[0])
-			}
-			l, _ := plotter.NewLine(seg)
-			l.StepStyle = plotter.PostStep
-			l.LineStyle = draw.LineStyle{Color: algoColor(run.alg), Width: vg.Points(3)}
-			p.Add(l)
-			if _, ok := count[run.alg]; !ok {
-				order = append(order, run.alg)
-			}
-			count[run.alg] += run.hi - run.lo + 1
-			// Name each algorithm's longest stretch, and any other long one.
-			span := (seg[len(seg)-1].X-seg[0].X)/xr + math.Abs(seg[len(seg)-1].Y-seg[0].Y)/yr
-			if b, ok := longest[run.alg]; span > 0.08 || span > 0.01 && (!ok || span > b.span) {
-				if ok && b.span <= 0.08 {
-					runLabels.XYs[b.i].X = math.NaN() // replaced by a longer one
-				}
-				longest[run.alg] = struct {
-					span float64
-					i    int
-				}{span, len(runLabels.XYs)}
-				runLabels.XYs = append(runLabels.XYs, seg[0])
-				runLabels.Labels = append(runLabels.Labels, algoLabel(run.alg))
-			}
-		}
-		// Each long stretch is named below and left of its first corner,
-		// where the staircase (descending to the right) leaves room; near the
-		// y axis, below and right of it.
-		for _, right := range []bool{true, false} {
-			var ls plotter.XYLabels
-			for i, xy := range runLabels.XYs {
-				if !math.IsNaN(xy.X) && (xy.X > 0.07*xr) == right {
-					ls.XYs = append(ls.XYs, xy)
-					ls.Labels = append(ls.Labels, runLabels.Labels[i])
-				}
-			}
-			if len(ls.XYs) == 0 {
-				continue
-			}
-			lb, _ := plotter.NewLabels(ls)
-			for i := range lb.TextStyle {
-				lb.TextStyle[i].Font.Size = vg.Points(8)
-				lb.TextStyle[i].Color = colBlack
-				lb.TextStyle[i].YAlign = draw.YTop
-				if right {
-					lb.TextStyle[i].XAlign = draw.XRight
-				}
-			}
-			lb.Offset = vg.Point{X: -vg.Points(5), Y: -vg.Points(6)}
-			if !right {
-				lb.Offset = vg.Point{X: vg.Points(5), Y: -vg.Points(18)}
-			}
-			p.Add(lb)
-		}
-		for _, a := range order {
-			under := &plotter.Line{LineStyle: draw.LineStyle{Color: colBlack, Width: vg.Points(5.5)}}
-			over := &plotter.Line{LineStyle: draw.LineStyle{Color: algoColor(a), Width: vg.Points(3)}}
-			fg.entries = append(fg.entries, legendEntry{fmt.Sprintf("%s (%d settings)", algoLabel(a), count[a]), []plot.Thumbnailer{under, over}})
-		}
+	for _, q := range r.Frontier.Points() {
+		track(q.X(), q.Y())
 	}
-
-	// The lesson's reference points.
-	rg := legendGroup{head: "the lesson's reference settings"}
+	fg := r.addFrontier(p, hover, xr, yr)
 	for _, ref := range r.Refs {
-		col := algoColor(ref.Policy.Algorithm)
-		xy := plotter.XYs{{X: ref.X(), Y: ref.Y()}}
 		track(ref.X(), ref.Y())
-		ring, _ := plotter.NewScatter(xy)
-		ring.GlyphStyle = draw.GlyphStyle{Color: colBlack, Radius: vg.Points(7.5), Shape: draw.RingGlyph{}}
-		dot, _ := plotter.NewScatter(xy)
-		dot.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(5.5), Shape: draw.CircleGlyph{}}
-		p.Add(ring, dot)
-		hover.add(ref.X(), ref.Y(), hoverMark{Algorithm: ref.Policy.Algorithm.String(), Kind: "reference",
-			Title: "the lesson's " + lessonName(ref.Policy) + ": " + pointTitle(&ref)})
-		// Smaller copies for the legend row.
-		lring, ldot := *ring, *dot
-		lring.GlyphStyle.Radius, ldot.GlyphStyle.Radius = vg.Points(4.5), vg.Points(3.2)
-		rg.entries = append(rg.entries, legendEntry{fmt.Sprintf("%s: %.1f%% cut, %.1f%% missed", lessonName(ref.Policy), ref.X(), ref.Y()),
-			[]plot.Thumbnailer{&lring, &ldot}})
 	}
+	rg := r.addRefs(p, hover)
 	p.Add(hover)
 	groups = append(groups, fg)
 	if len(rg.entries) > 0 {
@@ -510,6 +407,128 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 		drawLegend(draw.Crop(lc, margin+vg.Points(30), -margin, 0, 0), cols)
 	}
 	return f
+}
+
+// addFrontier draws the frontier on p as a staircase (from each frontier
+// point, the best missed % holds until the next point's legit cut %): a dark
+// underlay with each stretch in the colour of the algorithm it comes from,
+// the long ones named. xr and yr are the axes' extents. It returns the
+// frontier's legend group.
+func (r *Run) addFrontier(p *plot.Plot, hover *hoverLayer, xr, yr float64) legendGroup {
+	fp := r.Frontier.Points()
+	fg := legendGroup{head: fmt.Sprintf("Pareto frontier over all %s points (%d settings)", groupDigits(r.Points), len(fp)),
+		sub: "each stretch in the colour of its algorithm"}
+	if len(fp) == 0 {
+		return fg
+	}
+	fxys := make(plotter.XYs, len(fp))
+	for i, q := range fp {
+		fxys[i] = plotter.XY{X: q.X(), Y: q.Y()}
+		hover.add(q.X(), q.Y(), hoverMark{Algorithm: q.Policy.Algorithm.String(), Kind: "frontier",
+			Title: "frontier: " + pointTitle(&q.Point)})
+	}
+	under, _ := plotter.NewLine(fxys)
+	under.StepStyle = plotter.PostStep
+	under.LineStyle = draw.LineStyle{Color: colBlack, Width: vg.Points(5.5)}
+	p.Add(under)
+
+	type stretch struct {
+		alg  model.Algorithm
+		seg  plotter.XYs
+		span float64 // length in fractions of the axes
+	}
+	var stretches []stretch
+	count := map[model.Algorithm]int{}
+	var order []model.Algorithm
+	longest := map[model.Algorithm]int{} // index into stretches
+	for _, run := range frontierRuns(fp) {
+		// The stretch: its points, then the step to the next point's x.
+		seg := slices.Clone(fxys[run.lo : run.hi+1])
+		if run.hi+1 < len(fxys) {
+			seg = append(seg, plotter.XY{X: fxys[run.hi+1].X, Y: fxys[run.hi].Y})
+		}
+		if len(seg) == 1 {
+			seg = append(seg, seg[0])
+		}
+		l, _ := plotter.NewLine(seg)
+		l.StepStyle = plotter.PostStep
+		l.LineStyle = draw.LineStyle{Color: algoColor(run.alg), Width: vg.Points(3)}
+		p.Add(l)
+		stretches = append(stretches, stretch{run.alg, seg, (seg[len(seg)-1].X-seg[0].X)/xr + math.Abs(seg[len(seg)-1].Y-seg[0].Y)/yr})
+		k, ok := longest[run.alg]
+		if !ok {
+			order = append(order, run.alg)
+		}
+		if !ok || stretches[len(stretches)-1].span > stretches[k].span {
+			longest[run.alg] = len(stretches) - 1
+		}
+		count[run.alg] += run.hi - run.lo + 1
+	}
+	// Named: each algorithm's longest stretch and any other long one, below
+	// and left of its first corner, where the staircase (descending to the
+	// right) leaves room; near the y axis, below and right of it.
+	var left, right plotter.XYLabels
+	for i, st := range stretches {
+		if st.span < 0.01 || (st.span < 0.08 && longest[st.alg] != i) {
+			continue
+		}
+		ls := &right
+		if st.seg[0].X <= 0.07*xr {
+			ls = &left
+		}
+		ls.XYs = append(ls.XYs, st.seg[0])
+		ls.Labels = append(ls.Labels, algoLabel(st.alg))
+	}
+	for _, side := range []struct {
+		ls     plotter.XYLabels
+		align  text.XAlignment
+		offset vg.Point
+	}{
+		{right, draw.XRight, vg.Point{X: -vg.Points(5), Y: -vg.Points(6)}},
+		{left, draw.XLeft, vg.Point{X: vg.Points(5), Y: -vg.Points(18)}},
+	} {
+		if len(side.ls.XYs) == 0 {
+			continue
+		}
+		lb, _ := plotter.NewLabels(side.ls)
+		for i := range lb.TextStyle {
+			lb.TextStyle[i].Font.Size = vg.Points(8)
+			lb.TextStyle[i].Color = colBlack
+			lb.TextStyle[i].YAlign = draw.YTop
+			lb.TextStyle[i].XAlign = side.align
+		}
+		lb.Offset = side.offset
+		p.Add(lb)
+	}
+	for _, a := range order {
+		under := &plotter.Line{LineStyle: draw.LineStyle{Color: colBlack, Width: vg.Points(5.5)}}
+		over := &plotter.Line{LineStyle: draw.LineStyle{Color: algoColor(a), Width: vg.Points(3)}}
+		fg.entries = append(fg.entries, legendEntry{fmt.Sprintf("%s (%d settings)", algoLabel(a), count[a]), []plot.Thumbnailer{under, over}})
+	}
+	return fg
+}
+
+// addRefs marks the lesson's reference settings on p with rings and
+// returns their legend group.
+func (r *Run) addRefs(p *plot.Plot, hover *hoverLayer) legendGroup {
+	rg := legendGroup{head: "the lesson's reference settings"}
+	for _, ref := range r.Refs {
+		col := algoColor(ref.Policy.Algorithm)
+		xy := plotter.XYs{{X: ref.X(), Y: ref.Y()}}
+		ring, _ := plotter.NewScatter(xy)
+		ring.GlyphStyle = draw.GlyphStyle{Color: colBlack, Radius: vg.Points(7.5), Shape: draw.RingGlyph{}}
+		dot, _ := plotter.NewScatter(xy)
+		dot.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(5.5), Shape: draw.CircleGlyph{}}
+		p.Add(ring, dot)
+		hover.add(ref.X(), ref.Y(), hoverMark{Algorithm: ref.Policy.Algorithm.String(), Kind: "reference",
+			Title: "the lesson's " + lessonName(ref.Policy) + ": " + pointTitle(&ref)})
+		// Smaller copies for the legend row.
+		lring, ldot := *ring, *dot
+		lring.GlyphStyle.Radius, ldot.GlyphStyle.Radius = vg.Points(4.5), vg.Points(3.2)
+		rg.entries = append(rg.entries, legendEntry{fmt.Sprintf("%s: %.1f%% cut, %.1f%% missed", lessonName(ref.Policy), ref.X(), ref.Y()),
+			[]plot.Thumbnailer{&lring, &ldot}})
+	}
+	return rg
 }
 
 // curveRange is the extent of the plotted data (for spacing labels).
