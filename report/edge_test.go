@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"math"
 	"slices"
 	"strings"
@@ -98,5 +99,54 @@ func TestBinTicks(t *testing.T) {
 	}
 	if !slices.Equal(labels, []string{"500", "1,000", "1,500", "2,000"}) {
 		t.Errorf("linear axis ticks %v", labels)
+	}
+}
+
+// A third swept parameter gets one heat map per value, named by it (nginx's
+// delay at or beyond every burst is "nodelay"), and concurrency's limit axis
+// says in-flight requests.
+func TestHeatPerThirdValue(t *testing.T) {
+	dir := runSpec(t, `name: third
+scenario:
+  name: s
+  duration_s: 60
+  clients:
+    - {name: a, class: legit, segments: [[0, 60, 4]]}
+    - {name: b, class: abusive, stage: none, segments: [[0, 60, 20]]}
+sweep:
+  - algorithm: nginx
+    rate: [5, 10, 15]
+    burst: [0, 10, 50, 100]
+    delay: [0, 1000000]
+  - algorithm: concurrency
+    limit: [1, 2, 5]
+    service_s: [0.5, 1]
+`)
+	r, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range mustFigures(t, r) {
+		if strings.HasPrefix(f.Name, "heatmap-") {
+			names = append(names, f.Name)
+		}
+	}
+	want := []string{"heatmap-1-nginx-delay0", "heatmap-2-nginx-nodelay", "heatmap-3-concurrency"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("heat maps %v, want %v", names, want)
+	}
+	// Every cell of both nginx maps holds its one point.
+	for _, h := range r.Heats[:2] {
+		for y := range h.NY {
+			for x := range h.NX {
+				if _, _, ok := h.Cell(x, y); !ok {
+					t.Errorf("%v: cell (%d, %d) empty", h.Fixed, x, y)
+				}
+			}
+		}
+	}
+	if l := heatAxisLabel(r.Heats[2].Algorithm, "limit", nil, 3); l != "limit (requests in flight)" {
+		t.Errorf("concurrency limit axis: %q", l)
 	}
 }
