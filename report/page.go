@@ -184,7 +184,11 @@ func (r *Run) writeMarkdown(w *bytes.Buffer, figs []rendered, lesson []*Table) e
 	if err := section("Trade-off", tables[:1], groups.tradeoff); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "## Best settings\n\n%s\n\n", mdEscape(r.PickSummary()))
+	fmt.Fprintf(w, "## Best settings\n\n%s\n\n", mdEscape(pickIntro))
+	for _, l := range r.PickSummary() {
+		fmt.Fprintf(w, "- %s\n", mdEscape(l))
+	}
+	w.WriteString("\n")
 	if err := section("", tables[1:2], nil); err != nil {
 		return err
 	}
@@ -245,6 +249,7 @@ type htmlFig struct {
 type htmlSection struct {
 	ID, Title string
 	Intro     string
+	Bullets   []string
 	Figs      []htmlFig
 	Tables    []template.HTML
 }
@@ -284,6 +289,7 @@ Files: <a href="report.md">report.md</a>, <a href="frontier.csv">frontier.csv</a
 {{range .Sections}}<section id="{{.ID}}">
 <h2>{{.Title}}</h2>
 {{if .Intro}}<p>{{.Intro}}</p>
+{{end}}{{if .Bullets}}<ul class="pick">{{range .Bullets}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{range .Figs}}<figure id="fig-{{.Name}}">
 {{.SVG}}
 <figcaption><strong>{{.Title}}.</strong> {{.Caption}} <a href="{{.Name}}.png">PNG</a> · <a href="{{.Name}}.svg">SVG</a></figcaption>
@@ -331,7 +337,11 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error
 		if len(fs) == 0 && len(h) == 0 {
 			return nil
 		}
-		secs = append(secs, htmlSection{ID: id, Title: title, Intro: intro, Figs: conv(fs), Tables: h})
+		sec := htmlSection{ID: id, Title: title, Intro: intro, Figs: conv(fs), Tables: h}
+		if id == "best" {
+			sec.Bullets = r.PickSummary()
+		}
+		secs = append(secs, sec)
 		return nil
 	}
 	steps := []struct {
@@ -340,7 +350,7 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error
 		ts               []*Table
 	}{
 		{"tradeoff", "Trade-off", "", g.tradeoff, tables[:1]},
-		{"best", "Best settings", r.PickSummary(), nil, tables[1:2]},
+		{"best", "Best settings", pickIntro, nil, tables[1:2]},
 		{"heatmaps", "Two parameters at once", "", g.heat, nil},
 		{"selected", "Selected settings, per client and over time", "", g.selected, tables[2:4]},
 		{"frontier", "Pareto frontier", "", nil, tables[4:]},

@@ -153,25 +153,28 @@ func (r *Run) TargetsTable() *Table {
 	return t
 }
 
-// PickSummary says in one sentence per target which setting to pick: the
-// best of all algorithms, and whether it sits on the edge of its sweep.
-func (r *Run) PickSummary() string {
-	var parts []string
+// PickSummary says which setting to pick, one line per target: the best
+// of all algorithms, and whether it sits on the edge of its sweep.
+func (r *Run) PickSummary() []string {
+	var out []string
 	for _, target := range r.opts.Targets {
 		b, ok := r.Frontier.Best(target)
 		if !ok {
-			parts = append(parts, fmt.Sprintf("no setting misses at most %g%% of the abusive requests", target))
+			out = append(out, fmt.Sprintf("missing at most %g%% of the abusive requests: no setting of the run gets there", target))
 			continue
 		}
-		s := fmt.Sprintf("to miss at most %g%% of the abusive requests, pick %s %s: it cuts %.2f%% of the legitimate requests and misses %.2f%%",
+		s := fmt.Sprintf("missing at most %g%% of the abusive requests: %s %s, which cuts %.2f%% of the legitimate requests and misses %.2f%%",
 			target, b.Policy.Algorithm, paramsCell(b.Policy), b.X(), b.Y())
 		if e := EdgesOfRange(r.Spec, b.ID); len(e) > 0 {
 			s += fmt.Sprintf(" (⚠ %s: extend the sweep before trusting it)", e[0])
 		}
-		parts = append(parts, s)
+		out = append(out, s)
 	}
-	return "What to pick: " + strings.Join(parts, "; ") + ". The table adds each algorithm's own best."
+	return out
 }
+
+// pickIntro opens the best-settings section.
+const pickIntro = "What to pick, for each target (--target missed<=N%); the table adds each algorithm's own best."
 
 // SelectedTable lists the selected points with their three numbers.
 func (r *Run) SelectedTable() *Table {
