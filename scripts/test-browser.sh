@@ -120,19 +120,34 @@ if [ "$partial" = 1 ]; then
 	negs+=("$TMP/partial/report/no-banner.html")
 fi
 
-check page "$PAGE_DIR/check.html" || { echo "test-browser: FAIL: the report page"; fail=1; }
-if [ "$partial" = 1 ]; then
-	check incomplete "$TMP/partial/report/check.html" || { echo "test-browser: FAIL: the report page of an incomplete run"; fail=1; }
-fi
+# Every page in its own Chromium, JOBS at a time (each check reads back
+# every figure's pixels, so they run in parallel); the verdicts are printed
+# in order once all are in. want: pass or fail.
+JOBS=${TEST_BROWSER_JOBS:-4}
+names=() files=() wants=()
+add() { names+=("$1"); files+=("$2"); wants+=("$3"); }
+add page "$PAGE_DIR/check.html" pass
+[ "$partial" = 1 ] && add incomplete "$TMP/partial/report/check.html" pass
 for neg in "${negs[@]}"; do
 	name=$(basename "$neg" .html)
 	[ "$name" = check ] && name=$(basename "$(dirname "$neg")")
-	if check "$name" "$neg"; then
-		echo "test-browser: FAIL: the checker passed a page with: $name"
-		fail=1
-	else
-		echo "test-browser: ok: the checker rejects a page with: $name"
-	fi
+	add "$name" "$neg" fail
+done
+for i in "${!names[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+	( if check "${names[$i]}" "${files[$i]}" >"$TMP/${names[$i]}.out" 2>&1; then echo pass; else echo fail; fi >"$TMP/${names[$i]}.got" ) &
+done
+wait
+for i in "${!names[@]}"; do
+	name=${names[$i]}
+	cat "$TMP/$name.out"
+	got=$(cat "$TMP/$name.got")
+	case "${wants[$i]}/$got" in
+	pass/pass) ;;
+	pass/*) echo "test-browser: FAIL: the page: $name"; fail=1 ;;
+	fail/fail) echo "test-browser: ok: the checker rejects a page with: $name" ;;
+	*) echo "test-browser: FAIL: the checker passed a page with: $name"; fail=1 ;;
+	esac
 done
 [ "$fail" -eq 0 ] && echo "test-browser: PASS"
 exit "$fail"
