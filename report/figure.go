@@ -263,6 +263,27 @@ func niceStep(span float64, n int) float64 {
 	return 10 * mag
 }
 
+// roundValues returns the round values in [lo, hi]: 1, 2 and 5 × 10^k on
+// a log scale (geo), else the multiples of a round step giving about n.
+func roundValues(lo, hi float64, geo bool, n int) []float64 {
+	var out []float64
+	if geo {
+		for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+			for _, m := range []float64{1, 2, 5} {
+				if v := m * math.Pow(10, e); v >= lo && v <= hi {
+					out = append(out, v)
+				}
+			}
+		}
+		return out
+	}
+	step := niceStep(hi-lo, n)
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		out = append(out, roundTo(v, step))
+	}
+	return out
+}
+
 // fmtNum prints a number compactly with thousands separators for integers.
 func fmtNum(v float64) string {
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {

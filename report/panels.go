@@ -232,24 +232,8 @@ func (t binTicks) Ticks(min, max float64) []plot.Tick {
 		}
 		return out
 	}
-	lo, hi := t.vals[0], t.vals[len(t.vals)-1]
 	geo := geometric(t.vals)
-	var targets []float64
-	if geo {
-		for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
-			for _, m := range []float64{1, 2, 5} {
-				if v := m * math.Pow(10, e); v >= lo && v <= hi {
-					targets = append(targets, v)
-				}
-			}
-		}
-	} else {
-		step := niceStep(hi-lo, 6)
-		for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
-			targets = append(targets, roundTo(v, step))
-		}
-	}
-	for _, v := range targets {
+	for _, v := range roundValues(t.vals[0], t.vals[len(t.vals)-1], geo, 6) {
 		if x, ok := t.position(v, geo); ok {
 			out = append(out, plot.Tick{Value: x, Label: fmtNum(v)})
 		}

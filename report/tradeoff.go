@@ -57,21 +57,7 @@ func labelIndices(pts []CurvePoint) []int {
 	if lo > hi {
 		lo, hi = hi, lo
 	}
-	var targets []float64
-	if lo > 0 && hi/lo >= 20 {
-		for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
-			for _, m := range []float64{1, 2, 5} {
-				if v := m * math.Pow(10, e); v >= lo && v <= hi {
-					targets = append(targets, v)
-				}
-			}
-		}
-	} else {
-		step := niceStep(hi-lo, 5)
-		for v := math.Ceil(lo/step) * step; v <= hi; v += step {
-			targets = append(targets, v)
-		}
-	}
+	targets := roundValues(lo, hi, lo > 0 && hi/lo >= 20, 5)
 	var out []int
 	for _, v := range targets {
 		best := 0
