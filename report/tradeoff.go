@@ -425,6 +425,7 @@ func (r *Run) addFrontier(p *plot.Plot, hover *hoverLayer, xr, yr float64) legen
 	}
 	var stretches []stretch
 	count := map[model.Algorithm]int{}
+	xlo, xhi := map[model.Algorithm]float64{}, map[model.Algorithm]float64{}
 	var order []model.Algorithm
 	longest := map[model.Algorithm]int{} // index into stretches
 	for _, run := range frontierRuns(fp) {
@@ -444,7 +445,9 @@ func (r *Run) addFrontier(p *plot.Plot, hover *hoverLayer, xr, yr float64) legen
 		k, ok := longest[run.alg]
 		if !ok {
 			order = append(order, run.alg)
+			xlo[run.alg] = fxys[run.lo].X
 		}
+		xhi[run.alg] = fxys[run.hi].X
 		if !ok || stretches[len(stretches)-1].span > stretches[k].span {
 			longest[run.alg] = len(stretches) - 1
 		}
@@ -489,7 +492,8 @@ func (r *Run) addFrontier(p *plot.Plot, hover *hoverLayer, xr, yr float64) legen
 	for _, a := range order {
 		under := &plotter.Line{LineStyle: draw.LineStyle{Color: colBlack, Width: vg.Points(5.5)}}
 		over := &plotter.Line{LineStyle: draw.LineStyle{Color: algoColor(a), Width: vg.Points(3)}}
-		fg.entries = append(fg.entries, legendEntry{fmt.Sprintf("%s (%d settings)", algoLabel(a), count[a]), []plot.Thumbnailer{under, over}})
+		fg.entries = append(fg.entries, legendEntry{fmt.Sprintf("%s: %d settings, %.1f–%.1f%% cut", algoLabel(a), count[a], xlo[a], xhi[a]),
+			[]plot.Thumbnailer{under, over}})
 	}
 	return fg
 }
