@@ -329,45 +329,71 @@ func (d *slidingCounterLimiter) AllowN(t, n int64) int64 {
 	return k
 }
 
-// tokenBucketLimiter is token_bucket on event times, with the arithmetic of
-// golang.org/x/time/rate's AllowN(t, 1): the bucket starts full, refills
-// continuously (float64 tokens), and a request needs one token. Rejected
-// requests leave the state unchanged. Like x/time/rate, a deficit worth less
-// than 1 ns of refill is forgiven (the wait is truncated to whole ns).
+// tokenBucketLimiter is token_bucket on event times, deciding as
+// golang.org/x/time/rate's AllowN(t, 1) does, in exact arithmetic: the
+// bucket starts full, refills continuously at rate, and a request takes one
+// token. As in x/time/rate, a request is admitted when the deficit it leaves
+// is worth less than 1 ns of refill (the library truncates the wait to whole
+// ns); at whole-second times this never differs from SPEC's floor(tokens)
+// unless the rate's denominator times the rate exceeds 10^9.
+// Tokens are whole + frac/unit with unit = den·10^9 units per token, so the
+// refill over e ns is num·e units (exact.go); rejected requests leave the
+// state unchanged. Unlike x/time/rate's float64 tokens, nothing drifts:
+// rate 0.1 admits exactly every 10 s and capacities up to 2^62 stay exact.
 type tokenBucketLimiter struct {
-	rate, capacity float64
-	fresh          bool
-	tokens         float64
-	lastNs         int64
+	rate        float64
+	num, unit   int64 // refill per ns in units; units per token
+	capacity    int64
+	fresh       bool
+	whole, frac int64 // tokens at lastNs: whole + frac/unit, 0 <= frac < unit
+	lastNs      int64
 }
 
 func (d *tokenBucketLimiter) configure(p Policy) {
-	d.rate, d.capacity = p.Rate, float64(p.Capacity)
+	if p.Rate != d.rate || d.unit == 0 {
+		r := ratioOf(p.Rate)
+		d.rate, d.num, d.unit = p.Rate, r.num, r.den*secondNs
+	}
+	d.capacity = p.Capacity
 	d.Reset()
 }
 
-func (d *tokenBucketLimiter) Reset() { d.fresh = true }
+func (d *tokenBucketLimiter) Reset()             { d.fresh = true }
+func (d *tokenBucketLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
 
-func (d *tokenBucketLimiter) Allow(t int64) bool {
-	tokens := d.capacity
-	if !d.fresh {
-		e := t - d.lastNs
-		// time.Duration.Seconds, then x/time/rate's tokensFromDuration.
-		elapsed := float64(e/secondNs) + float64(e%secondNs)/1e9
-		tokens = min(d.capacity, d.tokens+elapsed*d.rate)
+// tokensAt returns the tokens at t (not before the last request), refilled
+// and capped at capacity.
+func (d *tokenBucketLimiter) tokensAt(t int64) (whole, frac int64) {
+	if d.fresh {
+		return d.capacity, 0
 	}
-	tokens--
-	if tokens < 0 && (-tokens/d.rate)*1e9 >= 1 {
-		return false
+	if t == d.lastNs {
+		return d.whole, d.frac
 	}
-	d.fresh, d.tokens, d.lastNs = false, tokens, t
-	return true
+	q, r, ok := mulDiv(d.num, t-d.lastNs, d.unit)
+	if !ok || q >= d.capacity-d.whole {
+		return d.capacity, 0
+	}
+	whole, frac = d.whole+q, d.frac+r
+	if frac >= d.unit {
+		whole, frac = whole+1, frac-d.unit
+	}
+	if whole >= d.capacity {
+		return d.capacity, 0
+	}
+	return whole, frac
 }
 
 func (d *tokenBucketLimiter) AllowN(t, n int64) int64 {
-	var k int64
-	for k < n && d.Allow(t) { // at one instant, a rejection is final
-		k++
+	if n <= 0 {
+		return 0
+	}
+	w, f := d.tokensAt(t)
+	// Request j is admitted iff (w - j)·unit + f > -num (a deficit below
+	// 1 ns of refill), i.e. j <= w + floor((f + num - 1)/unit).
+	k := min(n, max(0, w+(f+d.num-1)/d.unit))
+	if k > 0 {
+		d.fresh, d.whole, d.frac, d.lastNs = false, w-k, f, t
 	}
 	return k
 }
@@ -384,7 +410,7 @@ type gcraLimiter struct {
 }
 
 func (d *gcraLimiter) configure(p Policy) {
-	d.periodNs = emissionNs(p.Rate)
+	d.periodNs = emissionNs(ratioOf(p.Rate))
 	d.tauNs = (p.Capacity - 1) * d.periodNs
 	d.Reset()
 }
@@ -407,14 +433,11 @@ func (d *gcraLimiter) AllowN(t, n int64) int64 {
 }
 
 // emissionNs is gcra's emission interval 1/rate in whole nanoseconds,
-// truncated as throttled truncates period/n. A quotient within a few ulp of
-// a whole number is taken as that number, so float error does not cost 1 ns.
-func emissionNs(rate float64) int64 {
-	x := 1e9 / rate
-	if r := math.Round(x); math.Abs(x-r) <= 4*(math.Nextafter(x, math.Inf(1))-x) {
-		return int64(r)
-	}
-	return int64(x)
+// truncated as throttled truncates period/n; the rate is exact (exact.go), so
+// n per period gives period/n exactly.
+func emissionNs(r ratio) int64 {
+	q, _, _ := mulDiv(r.den, secondNs, r.num)
+	return q
 }
 
 // nginxLimiter is nginx's limit_req for one key and one zone, in nginx's
@@ -435,7 +458,8 @@ type nginxLimiter struct {
 }
 
 func (d *nginxLimiter) configure(p Policy) {
-	d.rateM = int64(math.Floor(p.Rate*1000 + 1e-9))
+	r := ratioOf(p.Rate)
+	d.rateM = r.num * 1000 / r.den
 	d.burstM = p.Burst * 1000
 	d.delayM = min(p.Delay, p.Burst) * 1000
 	d.idleMs = (d.burstM+1000)*1000/d.rateM + 1

@@ -404,7 +404,7 @@ func TestAdapters(t *testing.T) {
 		rate float64
 		want int64
 	}{{3, 333333333}, {7, 142857142}, {10, 1e8}, {1.0 / 60, 60e9}, {1e9, 1}, {1e9 / 1234567, 1234567}} {
-		if got := emissionNs(c.rate); got != c.want {
+		if got := emissionNs(ratioOf(c.rate)); got != c.want {
 			t.Errorf("emissionNs(%v) = %d, want %d", c.rate, got, c.want)
 		}
 	}

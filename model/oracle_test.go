@@ -7,7 +7,10 @@ package model_test
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/big"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
@@ -70,17 +73,25 @@ func agree(t *testing.T, what string, d model.Decider, allow func(time.Time) boo
 	return allowed
 }
 
-// Event-mode token_bucket vs golang.org/x/time/rate Limiter.AllowN(t, 1),
-// for any rate (the decider repeats x/time/rate's float arithmetic, including
-// the forgiven sub-nanosecond deficit).
+// Event-mode token_bucket vs golang.org/x/time/rate Limiter.AllowN(t, 1) on
+// rates a user writes (whole, decimals, n per period). The decider is exact;
+// the library's float64 tokens are not, so where the exact wait is exactly
+// 1 ns (a trace that lands on the boundary, which randomTrace provokes), the
+// library decides by the sign of its rounding error. Every decision must
+// equal an exact-fraction mirror of the library's rule, and the library's
+// too, except at such a boundary (counted; the trace ends there, the two
+// states having parted).
 func TestOracleTokenBucketXTimeRate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 1))
 	nice := []float64{1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250, 500, 1000}
-	var decisions, allowed int
+	var decisions, allowed, boundaries int
 	for trace := range oracleTraces {
 		r := nice[rng.IntN(len(nice))]
-		if trace%2 == 1 { // any rate, e.g. 3/s (limiters.md §1 quirk 2)
-			r = 0.05 + rng.Float64()*300
+		switch trace % 3 {
+		case 1: // a decimal as written, e.g. 0.1 or 123.457 (limiters.md §1 quirk 2)
+			r = float64(50+rng.IntN(300_000)) / 1000
+		case 2: // n per period, e.g. 7 per 3 s
+			r = float64(1+rng.IntN(100)) / float64(1+rng.IntN(60))
 		}
 		b := 1 + rng.IntN(20)
 		p := model.Policy{Algorithm: model.TokenBucket, Rate: r, Capacity: int64(b)}
@@ -89,11 +100,116 @@ func TestOracleTokenBucketXTimeRate(t *testing.T) {
 			t.Fatal(err)
 		}
 		lim := rate.NewLimiter(rate.Limit(r), b)
-		times := randomTrace(rng, 250, int64(1e9/r), 1)
-		allowed += agree(t, fmt.Sprint(p), d, func(at time.Time) bool { return lim.AllowN(at, 1) }, times)
-		decisions += len(times)
+		mirror := newRatBucket(r, int64(b))
+		for i, tNs := range randomTrace(rng, 250, int64(1e9/r), 1) {
+			got, exact := d.Allow(tNs), mirror.allow(tNs)
+			if got != exact {
+				t.Fatalf("%v: request %d at %d ns: decider says %v, exact fractions %v", p, i, tNs, got, exact)
+			}
+			decisions++
+			if lib := lim.AllowN(base.Add(time.Duration(tNs)), 1); lib != got {
+				if !mirror.onBoundary {
+					t.Fatalf("%v: request %d at %d ns: decider says %v, library %v (not at a 1 ns boundary)", p, i, tNs, got, lib)
+				}
+				boundaries++
+				break
+			}
+			if got {
+				allowed++
+			}
+		}
 	}
-	t.Logf("x/time/rate: %d traces, %d decisions (%d allowed), all agree", oracleTraces, decisions, allowed)
+	if boundaries > oracleTraces/20 {
+		t.Errorf("%d of %d traces ended on a boundary: too many to be rounding", boundaries, oracleTraces)
+	}
+	t.Logf("x/time/rate: %d traces, %d decisions (%d allowed), all agree but %d exact 1 ns boundaries the library rounds", oracleTraces, decisions, allowed, boundaries)
+}
+
+// ratBucket is x/time/rate's rule in exact fractions: continuous refill at
+// rate capped at capacity, starting full; a request is admitted iff the
+// deficit it leaves is below 1 ns of refill (the library's wait truncated to
+// whole ns is 0); a rejection changes nothing.
+type ratBucket struct {
+	rate, capacity, tokens *big.Rat
+	fresh                  bool
+	last                   int64
+	onBoundary             bool // the last decision had a wait of exactly 1 ns
+}
+
+// newRatBucket reads r as the test wrote it: n/m with m <= 60, else a
+// decimal.
+func newRatBucket(r float64, capacity int64) *ratBucket {
+	rr, _ := new(big.Rat).SetString(strconv.FormatFloat(r, 'g', -1, 64))
+	for m := int64(1); m <= 60; m++ {
+		if n := math.Round(r * float64(m)); n/float64(m) == r {
+			rr = big.NewRat(int64(n), m)
+			break
+		}
+	}
+	return &ratBucket{rate: rr, capacity: new(big.Rat).SetInt64(capacity), fresh: true}
+}
+
+func (b *ratBucket) allow(t int64) bool {
+	tokens := new(big.Rat).Set(b.capacity)
+	if !b.fresh {
+		e := new(big.Rat).SetFrac64(t-b.last, 1e9)
+		tokens.Add(b.tokens, e.Mul(e, b.rate))
+		if tokens.Cmp(b.capacity) > 0 {
+			tokens.Set(b.capacity)
+		}
+	}
+	tokens.Sub(tokens, big.NewRat(1, 1))
+	oneNs := new(big.Rat).Mul(b.rate, big.NewRat(1, 1e9))
+	deficit := new(big.Rat).Neg(tokens)
+	b.onBoundary = deficit.Cmp(oneNs) == 0
+	if deficit.Cmp(oneNs) >= 0 {
+		return false
+	}
+	b.fresh, b.tokens, b.last = false, tokens, t
+	return true
+}
+
+// The minimal case of issue 13: one client at 1 request/s for 300 s,
+// token_bucket rate 0.1 capacity 1. SPEC's rule in exact arithmetic admits
+// 30 (a token every 10 s, the first from the full bucket); so does
+// x/time/rate replaying the same whole-second requests on its own clock. The
+// fluid fast path, the per-second kernel and the event decider all give 30
+// (float64 tokens summed 0.1 ten times to 0.9999999999999999 and gave 28).
+func TestTokenBucketMinimalCase(t *testing.T) {
+	p := model.Policy{Algorithm: model.TokenBucket, Rate: 0.1, Capacity: 1}
+	lim := rate.NewLimiter(0.1, 1)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	library := 0
+	for s := range 300 {
+		if lim.AllowN(start.Add(time.Duration(s)*time.Second), 1) {
+			library++
+		}
+	}
+	sc, err := model.ParseScenario([]byte("name: minimal\nduration_s: 300\nclients:\n  - {name: one, class: legit, segments: [[0, 300, 1]]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := model.NewWorkload(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o model.Outcome
+	w.NewSimulator().Run(p, &o)
+	adm := make([]int32, 300)
+	kernel := model.Admit(p, w.Offered(0), adm)
+	d, err := model.NewDecider(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events int64
+	for s := range int64(300) {
+		if d.Allow(s * 1e9) {
+			events++
+		}
+	}
+	if library != 30 || o.Clients[0].Admitted != 30 || kernel != 30 || events != 30 {
+		t.Errorf("admitted: x/time/rate %d, fast path %d, kernel %d, events %d; want 30 each", library, o.Clients[0].Admitted, kernel, events)
+	}
 }
 
 // gcra vs github.com/throttled/throttled/v2 GCRA with a memstore on a
@@ -210,5 +326,31 @@ func TestNginxNodelayIsGCRA(t *testing.T) {
 		times := randomTrace(rng, 250, int64(1e9)/int64(r), int64(time.Millisecond))
 		agree(t, fmt.Sprintf("nginx rate=%dr/s burst=%d nodelay vs gcra", r, burst), ng,
 			func(at time.Time) bool { return g.Allow(int64(at.Sub(base))) }, times)
+	}
+}
+
+// The event decider equals the exact-fraction rule on decimal rates
+// 0.001–100 with capacities up to 300, and where x/time/rate's float64
+// cannot follow: capacities up to 2^62 (a float64 count of 2^50 tokens is
+// only good to 1/8 token), which must admit every request of a trace.
+func TestTokenBucketEventsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 2))
+	for trace := range 600 {
+		r := float64(1+rng.IntN(100_000)) / 1000
+		c := 1 + rng.Int64N(300)
+		if trace%4 == 0 {
+			c = 1<<40 + rng.Int64N(1<<62-1<<40)
+		}
+		p := model.Policy{Algorithm: model.TokenBucket, Rate: r, Capacity: c}
+		d, err := model.NewDecider(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mirror := newRatBucket(r, c)
+		for i, tNs := range randomTrace(rng, 250, int64(1e9/r), 1) {
+			if got, want := d.Allow(tNs), mirror.allow(tNs); got != want {
+				t.Fatalf("%v: request %d at %d ns: decider says %v, exact fractions %v", p, i, tNs, got, want)
+			}
+		}
 	}
 }
