@@ -40,6 +40,39 @@ func NewDecider(p Policy) (Decider, error) {
 	return newDecider(p), nil
 }
 
+// NewDeciderAt returns a Decider for policy p whose event times are ns
+// since originNs, a Unix time in ns (a replayed log's first second), with
+// its windows on the wall clock as deployed limiters put them: fixed_window's
+// boundaries at Unix phase_s + k·window_s (envoy, Kong, a Redis INCR per
+// window), sliding_counter's windows at Unix k·window_s (Cloudflare,
+// RussellLuo/slidingwindow's time.Truncate). Every other algorithm has no
+// boundaries and decides as NewDecider's; fixed_window_anchored's windows
+// open at each key's first request (express-rate-limit, ulule/limiter).
+// NewDecider is NewDeciderAt with the origin itself on a boundary (a
+// scenario's t = 0).
+func NewDeciderAt(p Policy, originNs int64) (Decider, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	d := newDecider(p)
+	switch d := d.(type) {
+	case *fixedWindowLimiter:
+		d.phaseNs = floorMod(d.phaseNs-originNs, d.windowNs)
+	case *slidingCounterLimiter:
+		d.phaseNs = floorMod(-originNs, d.sizeNs)
+	}
+	return d, nil
+}
+
+// floorMod is a mod b in [0, b) (b > 0).
+func floorMod(a, b int64) int64 {
+	m := a % b
+	if m < 0 {
+		m += b
+	}
+	return m
+}
+
 // decider is a Decider that can be reconfigured without allocating, so the
 // Simulator keeps one per algorithm.
 type decider interface {
@@ -287,19 +320,21 @@ func (r *tally) add(t, n int64) {
 }
 
 // slidingCounterLimiter is sliding_counter as in RussellLuo/slidingwindow
-// (Cloudflare's sliding window counter): windows [k·W, (k+1)·W) aligned at 0
+// (Cloudflare's sliding window counter): windows [phase + k·W, phase +
+// (k+1)·W) (phase 0 in scenarios; NewDeciderAt puts them on the Unix epoch)
 // count admitted requests; at t in the current window the estimate is
 // floor(w·prev) + curr with w = (W - (t - start))/W, and a request is
 // admitted iff estimate + 1 <= limit. Rejected requests are not counted. The
 // float arithmetic is the library's, so decisions agree exactly.
 type slidingCounterLimiter struct {
 	limit, sizeNs     int64
+	phaseNs           int64 // windows start at phaseNs + k·sizeNs, 0 <= phaseNs < sizeNs
 	fresh             bool
 	start, prev, curr int64 // current window start (ns); admitted in the previous and current windows
 }
 
 func (d *slidingCounterLimiter) configure(p Policy) {
-	d.limit, d.sizeNs = p.Limit, int64(p.WindowS)*secondNs
+	d.limit, d.sizeNs, d.phaseNs = p.Limit, int64(p.WindowS)*secondNs, 0
 	d.Reset()
 }
 
@@ -309,7 +344,7 @@ func (d *slidingCounterLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1
 // advance moves the current window to t's, keeping the count of the window
 // just before it as prev (0 when a whole window passed without requests).
 func (d *slidingCounterLimiter) advance(t int64) {
-	start := floorDiv(t, d.sizeNs) * d.sizeNs
+	start := floorDiv(t-d.phaseNs, d.sizeNs)*d.sizeNs + d.phaseNs
 	if d.fresh {
 		d.fresh, d.start, d.prev, d.curr = false, start, 0, 0
 	} else if gap := (start - d.start) / d.sizeNs; gap >= 1 {

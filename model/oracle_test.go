@@ -259,35 +259,115 @@ func TestOracleGCRAThrottled(t *testing.T) {
 	t.Logf("throttled: %d traces, %d decisions (%d allowed), all agree", oracleTraces, decisions, allowed)
 }
 
+// dayWindows are window lengths, seconds, that divide a day. RussellLuo's
+// LocalWindow starts windows at time.Truncate, which counts from Go's zero
+// time (year 1); that lies a whole number of days before the Unix epoch, so
+// its windows sit on the epoch exactly when the window divides a day (every
+// window anyone deploys; a 7 s window would not).
+var dayWindows = []int{1, 2, 3, 4, 5, 6, 8, 9, 10, 12, 15, 20, 30, 60, 120, 300, 3600}
+
 // sliding_counter vs github.com/RussellLuo/slidingwindow with a LocalWindow
-// (windows aligned at the trace's origin).
+// on its own clock (the request's Unix time, not shifted): the decider runs
+// on the same times as ns since an origin that is on no window boundary,
+// with its windows on the Unix epoch (NewDeciderAt), as a log replay runs it.
 func TestOracleSlidingCounterRussellLuo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 1))
 	var decisions, allowed int
 	for range oracleTraces {
-		w := 1 + rng.IntN(10)
-		if rng.IntN(4) == 0 {
-			w = 60
-		}
+		w := dayWindows[rng.IntN(len(dayWindows))]
 		limit := rng.IntN(30)
 		size := time.Duration(w) * time.Second
-		origin := base.Truncate(size)
+		origin := base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))) // any instant of a day
 		lim, _ := slidingwindow.NewLimiter(size, int64(limit), func() (slidingwindow.Window, slidingwindow.StopFunc) {
 			return slidingwindow.NewLocalWindow()
 		})
 		p := model.Policy{Algorithm: model.SlidingCounter, WindowS: w, Limit: int64(limit)}
-		d, err := model.NewDecider(p)
+		d, err := model.NewDeciderAt(p, origin.UnixNano())
 		if err != nil {
 			t.Fatal(err)
 		}
 		times := randomTrace(rng, 250, int64(size)/int64(max(limit, 1)), 1)
-		offset := base.Sub(origin)
-		allowed += agree(t, fmt.Sprint(p), d, func(at time.Time) bool {
-			return lim.AllowN(at.Add(-offset), 1)
-		}, times)
+		for i, tNs := range times {
+			want := lim.AllowN(origin.Add(time.Duration(tNs)), 1)
+			if got := d.Allow(tNs); got != want {
+				t.Fatalf("%v from %v: request %d at +%d ns: decider says %v, library %v", p, origin, i, tNs, got, want)
+			}
+			if want {
+				allowed++
+			}
+		}
 		decisions += len(times)
 	}
 	t.Logf("RussellLuo/slidingwindow: %d traces, %d decisions (%d allowed), all agree", oracleTraces, decisions, allowed)
+}
+
+// The minimal case of issue 13: window 60 s, limit 10, one key; 10 requests
+// at 00:00:30.000, 10 at 00:01:00.500, 10 at 00:01:30.500. RussellLuo on its
+// own clock admits 10 + 3 + 3 = 16 (the 00:01 window weighs the first ten by
+// 59.5/60 and 29.5/60). A replay aligned to the epoch admits 16 too; windows
+// started at the first request's second (the old replay) admitted 11.
+func TestSlidingCounterMinimalCase(t *testing.T) {
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var times []time.Time
+	for _, at := range []time.Duration{30 * time.Second, 60500 * time.Millisecond, 90500 * time.Millisecond} {
+		for range 10 {
+			times = append(times, day.Add(at))
+		}
+	}
+	lim, _ := slidingwindow.NewLimiter(time.Minute, 10, func() (slidingwindow.Window, slidingwindow.StopFunc) {
+		return slidingwindow.NewLocalWindow()
+	})
+	p := model.Policy{Algorithm: model.SlidingCounter, WindowS: 60, Limit: 10}
+	origin := times[0] // the log's first second: time 0 of the replay
+	epoch, err := model.NewDeciderAt(p, origin.UnixNano())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, _ := model.NewDecider(p)
+	var library, aligned, fromStart int
+	for _, at := range times {
+		tNs := int64(at.Sub(origin))
+		library += b2i(lim.AllowN(at, 1))
+		aligned += b2i(epoch.Allow(tNs))
+		fromStart += b2i(start.Allow(tNs))
+	}
+	if library != 16 || aligned != 16 || fromStart != 11 {
+		t.Errorf("admitted: RussellLuo %d, epoch-aligned %d, from the first second %d; want 16, 16, 11", library, aligned, fromStart)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fixed_window on the epoch: a request is admitted while fewer than limit
+// were admitted in its window [phase_s + k·window_s, …) of Unix time,
+// counted here by window index, from any origin.
+func TestFixedWindowOnTheEpoch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 1))
+	for range oracleTraces {
+		w := 1 + rng.IntN(120)
+		p := model.Policy{Algorithm: model.FixedWindow, WindowS: w, Limit: int64(rng.IntN(20)), PhaseS: rng.IntN(w)}
+		origin := base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour)))).UnixNano()
+		d, err := model.NewDeciderAt(p, origin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := map[int64]int64{}
+		for i, tNs := range randomTrace(rng, 250, int64(w)*1e9/int64(p.Limit+1), 1) {
+			k := (origin + tNs - int64(p.PhaseS)*1e9) / (int64(w) * 1e9) // Unix times are positive here
+			want := count[k] < p.Limit
+			if want {
+				count[k]++
+			}
+			if got := d.Allow(tNs); got != want {
+				t.Fatalf("%v from %d: request %d at +%d ns: decider says %v, epoch windows %v", p, origin, i, tNs, got, want)
+			}
+		}
+	}
 }
 
 // The gcra adapter for x/time/rate: gcra with capacity b decides as
