@@ -7,7 +7,9 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-func vgimgNew(w, h vg.Length) *vgimg.Canvas { return vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96)) }
+func vgimgNew(w, h vg.Length) *vgimg.Canvas {
+	return vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
+}
 
 func savePNG(c *vgimg.Canvas, file string) error {
 	f, err := os.Create(file)
