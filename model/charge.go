@@ -56,8 +56,7 @@ func charge(d decider, t int64) {
 		d.advance(t)
 		d.curr++
 	case *tokenBucketLimiter:
-		w, f := d.tokensAt(t)
-		d.fresh, d.whole, d.frac, d.lastNs = false, w-1, f, t
+		d.charge(t)
 	case *gcraLimiter:
 		tat := t
 		if !d.fresh {
@@ -148,8 +147,7 @@ func stateSize(d decider, t int64) (live bool, bytes int64) {
 	case *slidingCounterLimiter: // window start, previous and current counts
 		return !d.fresh && t < d.start+2*d.sizeNs && d.prev+d.curr > 0, 3 * wordBytes
 	case *tokenBucketLimiter: // tokens and last time; live until full again
-		w, _ := d.tokensAt(t)
-		return !d.fresh && w < d.capacity, 2 * wordBytes
+		return !d.full(t), 2 * wordBytes
 	case *gcraLimiter: // theoretical arrival time
 		return !d.fresh && d.tat > t, wordBytes
 	case *nginxLimiter: // excess and last time

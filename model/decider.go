@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"math/bits"
 	"time"
 )
 
@@ -370,34 +371,63 @@ func (d *slidingCounterLimiter) AllowN(t, n int64) int64 {
 // token. As in x/time/rate, a request is admitted when the deficit it leaves
 // is worth less than 1 ns of refill (the library truncates the wait to whole
 // ns); at whole-second times this never differs from SPEC's floor(tokens)
-// unless the rate's denominator times the rate exceeds 10^9.
-// Tokens are whole + frac/unit with unit = den·10^9 units per token, so the
-// refill over e ns is num·e units (exact.go); rejected requests leave the
-// state unchanged. Unlike x/time/rate's float64 tokens, nothing drifts:
-// rate 0.1 admits exactly every 10 s and capacities up to 2^62 stay exact.
+// unless the rate's numerator exceeds 10^9 (rates with 9 decimals above 1).
+// Tokens are counted in units of 1/(den·10^9) token, so the refill over e ns
+// is num·e units (exact.go); rejected requests leave the state unchanged.
+// Unlike x/time/rate's float64 tokens nothing drifts: rate 0.1 admits
+// exactly every 10 s, and capacities up to 2^62 stay exact.
 type tokenBucketLimiter struct {
-	rate        float64
-	num, unit   int64 // refill per ns in units; units per token
-	capacity    int64
-	fresh       bool
-	whole, frac int64 // tokens at lastNs: whole + frac/unit, 0 <= frac < unit
-	lastNs      int64
+	rate      float64
+	num, unit int64 // refill per ns in units; units per token
+	capacity  int64
+	fresh     bool
+	lastNs    int64
+	// A bucket of at most 2^60 units (every realistic one) holds its tokens
+	// as one count of units, so a decision is a multiply and compares.
+	small       bool
+	fullU       int64 // capacity in units (small)
+	safeNs      int64 // below this elapsed time num·e cannot overflow (small)
+	tokensU     int64 // tokens at lastNs, units (small)
+	whole, frac int64 // otherwise: tokens at lastNs = whole + frac/unit, 0 <= frac < unit
 }
 
 func (d *tokenBucketLimiter) configure(p Policy) {
 	if p.Rate != d.rate || d.unit == 0 {
 		r := ratioOf(p.Rate)
 		d.rate, d.num, d.unit = p.Rate, r.num, r.den*secondNs
+		d.safeNs = (1 << 61) / d.num
 	}
 	d.capacity = p.Capacity
+	d.small = d.capacity <= (1<<60)/d.unit
+	d.fullU = d.capacity * d.unit
+	if !d.small {
+		d.fullU = 0
+	}
 	d.Reset()
 }
 
 func (d *tokenBucketLimiter) Reset()             { d.fresh = true }
 func (d *tokenBucketLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
 
-// tokensAt returns the tokens at t (not before the last request), refilled
-// and capped at capacity.
+// unitsAt returns a small bucket's tokens at t (not before the last
+// request), refilled and capped at capacity, in units.
+func (d *tokenBucketLimiter) unitsAt(t int64) int64 {
+	if d.fresh {
+		return d.fullU
+	}
+	e := t - d.lastNs
+	if e < d.safeNs {
+		return min(d.fullU, d.tokensU+d.num*e)
+	}
+	hi, lo := bits.Mul64(uint64(d.num), uint64(e))
+	if room := d.fullU - d.tokensU; hi != 0 || lo >= uint64(room) {
+		return d.fullU
+	}
+	return d.tokensU + int64(lo)
+}
+
+// tokensAt is unitsAt for a bucket that is not small: whole tokens and a
+// remainder in units.
 func (d *tokenBucketLimiter) tokensAt(t int64) (whole, frac int64) {
 	if d.fresh {
 		return d.capacity, 0
@@ -419,18 +449,54 @@ func (d *tokenBucketLimiter) tokensAt(t int64) (whole, frac int64) {
 	return whole, frac
 }
 
+// Request j of a batch is admitted iff the tokens after it are above -num
+// units (a deficit below 1 ns of refill): tokens - j·unit > -num.
 func (d *tokenBucketLimiter) AllowN(t, n int64) int64 {
 	if n <= 0 {
 		return 0
 	}
+	if d.small {
+		u := d.unitsAt(t)
+		k := int64(0)
+		if u-d.unit+d.num > 0 {
+			k = 1
+			if n > 1 {
+				k = min(n, (u+d.num-1)/d.unit)
+			}
+			d.fresh, d.tokensU, d.lastNs = false, u-k*d.unit, t
+		}
+		return k
+	}
 	w, f := d.tokensAt(t)
-	// Request j is admitted iff (w - j)·unit + f > -num (a deficit below
-	// 1 ns of refill), i.e. j <= w + floor((f + num - 1)/unit).
+	// j <= w + floor((f + num - 1)/unit)
 	k := min(n, max(0, w+(f+d.num-1)/d.unit))
 	if k > 0 {
 		d.fresh, d.whole, d.frac, d.lastNs = false, w-k, f, t
 	}
 	return k
+}
+
+// charge takes one token at t whether or not one is there (charge.go).
+func (d *tokenBucketLimiter) charge(t int64) {
+	if d.small {
+		d.tokensU = d.unitsAt(t) - d.unit
+	} else {
+		w, f := d.tokensAt(t)
+		d.whole, d.frac = w-1, f
+	}
+	d.fresh, d.lastNs = false, t
+}
+
+// full reports whether the bucket is full at t (a new key's state).
+func (d *tokenBucketLimiter) full(t int64) bool {
+	if d.fresh {
+		return true
+	}
+	if d.small {
+		return d.unitsAt(t) == d.fullU
+	}
+	w, _ := d.tokensAt(t)
+	return w == d.capacity
 }
 
 // gcraLimiter is gcra, the generic cell rate algorithm as in

@@ -93,3 +93,37 @@ func isDyadic(r *big.Rat) bool {
 	d := new(big.Int).Set(r.Denom())
 	return d.And(d, new(big.Int).Sub(r.Denom(), big.NewInt(1))).Sign() == 0
 }
+
+// The event decider's two token representations (one count of units for
+// buckets up to 2^60 units, whole tokens plus remainder beyond) decide alike:
+// the same random batches through a bucket forced onto the wide one, with
+// shared-state charges mixed in.
+func TestTokenBucketRepresentationsAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 3))
+	for trial := range 2000 {
+		var p Policy
+		fmt.Sscan(randomDecimalRate(rng), &p.Rate)
+		p.Algorithm, p.Capacity = TokenBucket, 1+int64(rng.IntN(30))
+		if p.Rate < 0.01 {
+			p.Rate = 0.01
+		}
+		small := newDecider(p).(*tokenBucketLimiter)
+		wide := newDecider(p).(*tokenBucketLimiter)
+		wide.small = false
+		if !small.small {
+			t.Fatalf("%v: not small", p)
+		}
+		times, sizes := randomBatches(rng, 200)
+		for i, tNs := range times {
+			if rng.IntN(10) == 0 {
+				charge(small, tNs)
+				charge(wide, tNs)
+				continue
+			}
+			a, b := small.AllowN(tNs, sizes[i]), wide.AllowN(tNs, sizes[i])
+			if a != b || small.full(tNs) != wide.full(tNs) {
+				t.Fatalf("trial %d %v: batch %d of %d at %d ns: small admits %d, wide %d", trial, p, i, sizes[i], tNs, a, b)
+			}
+		}
+	}
+}
