@@ -434,3 +434,39 @@ func TestTokenBucketEventsExact(t *testing.T) {
 		}
 	}
 }
+
+// Algorithms without window boundaries decide the same from any origin:
+// NewDeciderAt equals NewDecider on random traces and random Unix origins.
+func TestUnwindowedIgnoreOrigin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 2))
+	for trace := range 600 {
+		var p model.Policy
+		switch trace % 6 {
+		case 0:
+			p = model.Policy{Algorithm: model.SlidingWindow, WindowS: 1 + rng.IntN(60), Limit: int64(rng.IntN(20))}
+		case 1:
+			p = model.Policy{Algorithm: model.SlidingLog, WindowS: 1 + rng.IntN(60), Limit: int64(rng.IntN(20))}
+		case 2:
+			p = model.Policy{Algorithm: model.FixedWindowAnchored, WindowS: 1 + rng.IntN(60), Limit: int64(rng.IntN(20))}
+		case 3:
+			p = model.Policy{Algorithm: model.TokenBucket, Rate: float64(1+rng.IntN(5000)) / 100, Capacity: 1 + rng.Int64N(20)}
+		case 4:
+			p = model.Policy{Algorithm: model.GCRA, Rate: float64(1+rng.IntN(5000)) / 100, Capacity: 1 + rng.Int64N(20)}
+		case 5:
+			p = model.Policy{Algorithm: model.Nginx, Rate: float64(1 + rng.IntN(50)), Burst: rng.Int64N(10), Delay: rng.Int64N(12)}
+		}
+		a, err := model.NewDecider(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := model.NewDeciderAt(p, base.Add(time.Duration(rng.Int64N(int64(24*time.Hour)))).Truncate(time.Second).UnixNano())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, tNs := range randomTrace(rng, 250, 1e9, 1) {
+			if x, y := a.Allow(tNs), b.Allow(tNs); x != y {
+				t.Fatalf("%v: request %d at %d ns: %v from 0, %v from a Unix origin", p, i, tNs, x, y)
+			}
+		}
+	}
+}
