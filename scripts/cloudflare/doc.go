@@ -6,7 +6,8 @@ package main
 
 const docHead = `# Sliding window counter vs exact sliding window on real logs
 
-Cloudflare reported (blog, 2017, "Counting things, a lot of different things") that its
+Cloudflare reported (blog, 2017, "Counting things, a lot of different things",
+https://blog.cloudflare.com/counting-things-a-lot-of-different-things/) that its
 sliding window counter, compared with an exact sliding window, wrongly allowed or limited
 **0.003%** of 400 million requests from 270,000 sources. This page measures the same kind
 of disagreement on the three real logs of ` + "`configs/examples/logs/`" + ` (copies of

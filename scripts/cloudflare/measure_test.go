@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ratesweep/ratesweep/model"
@@ -77,5 +80,29 @@ func TestCountingMatchesDirect(t *testing.T) {
 					trial, lim, c.allowed[lim], c.limits[lim], c.rejected[lim], allowed, limited, rejected)
 			}
 		}
+	}
+}
+
+// docs/cloudflare.md is what the logs give today (make cloudflare
+// regenerates it); the figures quoted in its prose were read off these
+// tables.
+func TestDocsCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the three logs")
+	}
+	out := t.TempDir()
+	if err := run("../../configs/examples", out); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, "cloudflare.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../docs/cloudflare.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("docs/cloudflare.md is stale: run make cloudflare")
 	}
 }
