@@ -26,10 +26,11 @@ import (
 // decimals, but 1/3 or 1/60 requests/s would be off by up to 3·10^-9 of the
 // rate, which moves gcra's emission interval of 1 request/min by 1.2 µs.
 //
-// Tokens are then held as a whole count and a remainder in units of 1/den
-// token (the per-second kernels) or 1/(den·10^9) token (event times in ns,
-// where rate·1 ns = num units): integers throughout, no drift, and the
-// whole count carries capacities up to maxCapacity.
+// Tokens are then integers of units: 1/den token in the per-second kernels
+// (stepBucket), 1/(den·10^9) token on event times in ns, where rate·1 ns is
+// num units (tokenBucketLimiter). A bucket too large for one int64 count of
+// units is a whole count plus a remainder, with 128-bit products, so
+// capacities up to maxCapacity stay exact; nothing drifts.
 
 // ratio is a rate of num/den tokens (requests) per second, num >= 1,
 // 1 <= den <= maxDen.
@@ -107,13 +108,12 @@ func gcd(a, b int64) int64 {
 type stepBucket struct {
 	whole, frac int64
 	rw, rf, den int64 // the rate: rw + rf/den tokens per second
-	num         int64 // rate in units of 1/den token per second
 	capacity    int64
 }
 
 // newStepBucket returns a full bucket of capacity tokens refilled at r.
 func newStepBucket(r ratio, capacity int64) stepBucket {
-	return stepBucket{whole: capacity, rw: r.num / r.den, rf: r.num % r.den, den: r.den, num: r.num, capacity: capacity}
+	return stepBucket{whole: capacity, rw: r.num / r.den, rf: r.num % r.den, den: r.den, capacity: capacity}
 }
 
 // step adds one second of refill, capped at capacity, and admits min(x,
