@@ -398,10 +398,9 @@ func (d *tokenBucketLimiter) configure(p Policy) {
 		d.safeNs = (1 << 61) / d.num
 	}
 	d.capacity = p.Capacity
-	d.small = d.capacity <= (1<<60)/d.unit
-	d.fullU = d.capacity * d.unit
-	if !d.small {
-		d.fullU = 0
+	d.small, d.fullU = d.capacity <= (1<<60)/d.unit, 0
+	if d.small {
+		d.fullU = d.capacity * d.unit
 	}
 	d.Reset()
 }
