@@ -41,17 +41,18 @@ requests evenly inside it, ` + "`spread random`" + ` at random (5 seeds).
   270,000 sources, almost all far below any threshold, where both methods admit and cannot
   disagree. Here the limits are chosen to bite: at 2–20 requests per minute the exact log
   rejects 5–63% of the requests. Where few requests come near the limit the fraction falls
-  to Cloudflare's order: nasa at 20 per minute (0.16% of its requests over the limit)
+  to Cloudflare's order: nasa at 20 per minute (0.17% of its requests over the limit)
   differs on 0.05%, at 28 on 0.003% (one request of 30,969), and from 29 on no nasa
   address reaches the limit and the two agree on every request. Cloudflare did not publish
   how many of its requests were over a limit, so its 0.003% cannot be turned into a rate
   per decision to compare with ours.
 - **Bursty keys defeat the counter's assumption.** The estimate assumes the previous
-  window's requests were spread evenly over it. Requests sent early in the previous minute
-  are weighted as if some had left the exact window already (the counter wrongly allows:
-  83% of nasa's disagreements), a burst late in it the opposite (wrongly limits: 60% of
-  antlr's). antlr's busiest addresses fetch in bursts and keep a disagreement of at least
-  0.39% at every limit up to 300.
+  window's requests were spread evenly over it. Requests bunched late in the previous
+  minute are all still inside the exact window but weighted down in the estimate (the
+  counter wrongly allows: 83% of nasa's disagreements, summed over limits); requests
+  bunched early in it have already left the exact window but still weigh in the estimate
+  (wrongly limits: 60% of antlr's). antlr's busiest addresses fetch in bursts and keep a
+  disagreement of at least 0.39% at every limit up to 300.
 - **elastic: 0 at 60 s and 300 s.** Its log is sampled whole clock minutes (83 h of sampled
   minutes, lines shuffled within each minute), so a key's requests lie in one epoch-aligned
   minute: the previous window is empty and the estimate equals the exact count. The counter
