@@ -22,7 +22,8 @@ func (e Edge) String() string { return fmt.Sprintf("%s=%g %s", e.Param, e.Value,
 
 // EdgesOfRange returns the parameters of grid point id (a point_id of spec)
 // that sit on an end of their swept range, in the entry's axis order. Axes
-// with a single value are not ranges and never count. A window as long as
+// with a single value are not ranges and never count, nor do enumerated
+// parameters and phase_s (a phase is cyclic). A window as long as
 // the scenario is flagged too: longer windows cannot differ.
 func EdgesOfRange(spec *sweep.Spec, id int64) []Edge {
 	var first int64
@@ -50,7 +51,7 @@ func EdgesOfRange(spec *sweep.Spec, id int64) []Edge {
 			lo, hi := slices.Min(ax.Values), slices.Max(ax.Values)
 			prm, _ := model.LookupParam(ax.Param)
 			switch {
-			case len(prm.Values) > 0: // enumerated: no direction to extend
+			case len(prm.Values) > 0, ax.Param == "phase_s": // enumerated or cyclic: no direction to extend
 			case v == lo:
 				hint := "smallest swept: try smaller " + ax.Param
 				if v <= prm.Min {
