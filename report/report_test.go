@@ -287,6 +287,11 @@ func TestWriteReport(t *testing.T) {
 	if !bytes.Contains(page, []byte("tiny &lt;b&gt;scenario&lt;/b&gt; &amp;")) {
 		t.Error("index.html does not show the escaped scenario name")
 	}
+	// Each font once for the page (in its <style>), none inside the inline SVGs.
+	if head, _, _ := strings.Cut(string(page), "</style>"); strings.Count(string(page), "@font-face") != strings.Count(head, "@font-face") ||
+		strings.Count(head, "@font-face") == 0 {
+		t.Errorf("index.html: %d @font-face rules, %d in its <style>", strings.Count(string(page), "@font-face"), strings.Count(head, "@font-face"))
+	}
 	if n := strings.Count(string(page), "<svg "); n != len(mustFigures(t, r)) {
 		t.Errorf("index.html embeds %d SVGs, want one per figure (%d)", n, len(mustFigures(t, r)))
 	}
