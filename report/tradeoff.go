@@ -278,6 +278,8 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 		placed = append(placed, q)
 		return true
 	}
+	// The frontier first, under the curves, so that no marker hides under it.
+	fg := r.addFrontier(p, hover, xr, yr)
 	oneEach := name == "tradeoff-all"
 	for _, c := range curves {
 		pts := c.Points()
@@ -354,7 +356,6 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 	for _, q := range r.Frontier.Points() {
 		track(q.X(), q.Y())
 	}
-	fg := r.addFrontier(p, hover, xr, yr)
 	for _, ref := range r.Refs {
 		track(ref.X(), ref.Y())
 	}

@@ -173,13 +173,27 @@
         var pw = png2.naturalWidth, ph = png2.naturalHeight, kx = pw / vb.width, ky = ph / vb.height;
         var px = pixels(svg2, pw, ph);
         var votes = {};
+        // Each marker sits on its own curve, so the commonest saturated
+        // colour around its centre (glyph, line, value label) is the
+        // algorithm's; each algorithm takes the commonest over its markers.
         curve.forEach(function (m) {
-          var x = Math.round(m.cx.baseVal.value * kx), y = Math.round(m.cy.baseVal.value * ky);
-          var o = 4 * (y * pw + x);
-          var col = [px[o], px[o + 1], px[o + 2]].join(',');
+          var cx = Math.round(m.cx.baseVal.value * kx), cy = Math.round(m.cy.baseVal.value * ky);
+          var near = {}, best = null;
+          for (var dy = -4; dy <= 4; dy++) {
+            for (var dx = -4; dx <= 4; dx++) {
+              var x = cx + dx, y = cy + dy;
+              if (x < 0 || y < 0 || x >= pw || y >= ph) continue;
+              var o = 4 * (y * pw + x), r = px[o], g = px[o + 1], b = px[o + 2];
+              if (Math.max(r, g, b) - Math.min(r, g, b) < 40) continue; // white, grey or black
+              var c = r + ',' + g + ',' + b;
+              near[c] = (near[c] || 0) + 1;
+              if (!best || near[c] > near[best]) best = c;
+            }
+          }
+          if (!best) return;
           var alg = m.getAttribute('data-algorithm');
           votes[alg] = votes[alg] || {};
-          votes[alg][col] = (votes[alg][col] || 0) + 1;
+          votes[alg][best] = (votes[alg][best] || 0) + 1;
         });
         var cols = {};
         Object.keys(votes).forEach(function (alg) {

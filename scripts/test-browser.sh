@@ -9,6 +9,9 @@
 # without --allow-incomplete and carry the banner on the page and every
 # figure with it.
 #
+# A run whose names are markup must show them as text (no image loads, no
+# script runs).
+#
 # Usage: scripts/test-browser.sh [BIN]   (BIN default: bin/ratesweep)
 #
 # Each run also checks the checker: broken copies of the page (a missing
@@ -94,6 +97,33 @@ trade=tradeoff-all
 [ -f "$PAGE_DIR/$trade.svg" ] || trade=tradeoff
 broken colours "$trade" 's/#332288/#CC6677/g'
 
+# Names that are markup: the page must show them as text (an unescaped one
+# would load an image or run a script, which the checker reports).
+cat >"$TMP/markup.yaml" <<'EOF'
+name: "markup <img src=x onerror=console.error('spec')>"
+scenario:
+  name: "<script>console.error('scenario')</script> & co"
+  duration_s: 60
+  clients:
+    - name: "<img src=y onerror=console.error('client')>"
+      class: legit
+      segments: [[0, 20, 2], [20, 30, 12], [30, 60, 2]]
+    - name: "abuser </svg><script>console.error('svg')</script>"
+      class: abusive
+      stage: none
+      segments: [[0, 60, 9]]
+sweep:
+  - algorithm: sliding_window
+    window_s: [30, 60]
+    limit: {from: 10, to: 400, step: 10}
+  - algorithm: token_bucket
+    rate: [1, 2, 5]
+    capacity: [10, 50, 100, 200]
+EOF
+"$BIN" run "$TMP/markup.yaml" --out "$TMP/markup" --quiet
+"$BIN" report "$TMP/markup" --quiet
+inject "$TMP/markup/report/index.html" "$TMP/markup/report/check.html" ""
+
 # An incomplete run: its manifest and one clients part removed.
 cp -r "$TMP/run" "$TMP/partial"
 rm "$TMP/partial/manifest.json" "$TMP/partial/clients/part-000001.parquet"
@@ -127,6 +157,7 @@ JOBS=${TEST_BROWSER_JOBS:-4}
 names=() files=() wants=()
 add() { names+=("$1"); files+=("$2"); wants+=("$3"); }
 add page "$PAGE_DIR/check.html" pass
+add markup "$TMP/markup/report/check.html" pass
 [ "$partial" = 1 ] && add incomplete "$TMP/partial/report/check.html" pass
 for neg in "${negs[@]}"; do
 	name=$(basename "$neg" .html)
