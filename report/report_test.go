@@ -250,9 +250,18 @@ func TestShardsReportLikeOneRun(t *testing.T) {
 
 func TestWriteReport(t *testing.T) {
 	dir := runSpec(t, tinySpec)
-	r, err := Load(context.Background(), dir, Options{})
+	var calls, last, total int64
+	r, err := Load(context.Background(), dir, Options{Progress: func(rows, of int64) {
+		if rows < last {
+			t.Errorf("progress went back from %d to %d rows", last, rows)
+		}
+		calls, last, total = calls+1, rows, of
+	}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if calls < 2 || last != r.Rows || total != r.Rows {
+		t.Errorf("progress: %d calls, last %d of %d, want the %d rows read", calls, last, total, r.Rows)
 	}
 	out := filepath.Join(dir, "report")
 	files, err := r.Write(out)

@@ -27,8 +27,9 @@ type Options struct {
 	// or shards not merged) instead of failing with an *IncompleteError; every
 	// page and figure then carries a banner saying so.
 	AllowIncomplete bool
-	// Progress, when set, is called now and then while the points are read
-	// with the rows read so far and the grid's size in points.
+	// Progress, when set, is called before each record batch of points is
+	// read with the rows read so far and the rows expected (grid points ×
+	// replicates), and once at the end with both the rows read.
 	Progress func(rows, points int64)
 }
 
@@ -347,6 +348,9 @@ func Load(ctx context.Context, dir string, opts Options) (*Run, error) {
 	plans := r.plan()
 	if err := r.scanPoints(ctx, files, plans); err != nil {
 		return nil, err
+	}
+	if r.opts.Progress != nil {
+		r.opts.Progress(r.Rows, r.Rows)
 	}
 	if r.Points == 0 {
 		return nil, inputErrorf("%s: the points files hold no rows", dir)
