@@ -232,3 +232,7 @@ func mdEscape(s string) string {
 	}
 	return b.String()
 }
+
+// EscapeMarkdown escapes s for a Markdown paragraph or table cell, as the
+// tables' WriteMarkdown does.
+func EscapeMarkdown(s string) string { return mdEscape(s) }
