@@ -124,8 +124,8 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 		primitive(arrow.PrimitiveTypes.Int32, reps, nil, 0),
 		r.dictArray(dictInt8, primitive(arrow.PrimitiveTypes.Int8, algs, nil, 0), algorithmNames()),
 	}
-	for _, prm := range model.Params {
-		cols = append(cols, r.paramArray(lo, n, prm))
+	for j := range model.Params {
+		cols = append(cols, r.paramArray(lo, n, j))
 	}
 	met := r.metrics[lo:hi]
 	for _, m := range intMetrics {
@@ -175,9 +175,20 @@ func floatColumn(s *columnScratch, met []model.Metrics, m floatMetric) arrow.Arr
 	return primitive(arrow.PrimitiveTypes.Float64, v, nil, 0)
 }
 
-// paramArray is parameter prm of rows [lo, lo+n), null where the row's
+// prepareParams fills r.paramVals with every point's parameter values, once
+// per part (the batches read them by index, never by name).
+func (r *partResult) prepareParams() {
+	np := len(model.Params)
+	r.paramVals = grow(r.paramVals, len(r.policies)*np)
+	for i := range r.policies {
+		r.policies[i].Values(r.paramVals[i*np : (i+1)*np])
+	}
+}
+
+// paramArray is parameter j of model.Params for rows [lo, lo+n), null where the row's
 // algorithm does not take it; enumerated parameters are dictionary strings.
-func (r *partResult) paramArray(lo, n int, prm model.Param) arrow.Array {
+func (r *partResult) paramArray(lo, n, j int) arrow.Array {
+	prm := model.Params[j]
 	s := &r.scratch
 	var takes [256]bool // per algorithm
 	for _, a := range model.Algorithms {
@@ -196,12 +207,13 @@ func (r *partResult) paramArray(lo, n int, prm model.Param) arrow.Array {
 	default:
 		floats = s.float64s(n)
 	}
+	np := len(model.Params)
 	for i := range n {
-		p := &r.policies[(lo+i)/r.reps]
+		pt := (lo + i) / r.reps
 		v := 0.0
-		if takes[p.Algorithm] {
+		if takes[r.policies[pt].Algorithm] {
 			bitutil.SetBit(valid, i)
-			v = p.Value(prm.Name)
+			v = r.paramVals[pt*np+j]
 		} else {
 			nulls++
 		}

@@ -238,6 +238,13 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if opts.NoOutput {
 		return res, nil
 	}
+	// One directory sync each makes every part's rename durable before the
+	// manifest says the run is complete (parts skip their own, write.go).
+	for _, sub := range []string{"points", "clients"} {
+		if err := syncDir(filepath.Join(opts.OutDir, sub)); err != nil {
+			return res, err
+		}
+	}
 	m := Manifest{
 		Version: Version, Spec: spec.Name, SpecSHA256: sha256Hex([]byte(specYAML)),
 		ScenarioSHA256: meta[MetaScenarioSHA256], Shard: opts.Shard.String(),
