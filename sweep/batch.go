@@ -246,11 +246,10 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 	stageValid := s.bitmap(n)
 	offered, admitted, cut := s.int64s(n), s.int64s(n), s.int64s(n)
 	nulls := 0
+	row, c := lo/nc, lo%nc // counters, not a division per row
+	id, rep := r.part.From+int64(row/r.reps), int32(row%r.reps)
 	for i := range n {
-		row, c := (lo+i)/nc, (lo+i)%nc
-		ids[i] = r.part.From + int64(row/r.reps)
-		reps[i] = int32(row % r.reps)
-		cl[i] = int32(c)
+		ids[i], reps[i], cl[i] = id, rep, int32(c)
 		class[i] = int8(r.classes[c])
 		if st := r.stages[c]; st == model.NoStage {
 			stage[i] = 0
@@ -261,6 +260,13 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 		}
 		res := &r.clients[lo+i]
 		offered[i], admitted[i], cut[i] = res.Offered, res.Admitted, res.Cut()
+		if c++; c == nc {
+			c = 0
+			if rep++; int(rep) == r.reps {
+				rep = 0
+				id++
+			}
+		}
 	}
 	cols := []arrow.Array{
 		primitive(arrow.PrimitiveTypes.Int64, ids, nil, 0),
