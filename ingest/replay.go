@@ -106,3 +106,108 @@ func (r *Replay) Totals(buf []model.ClientResult) []model.ClientResult {
 	}
 	return buf
 }
+
+// CountReplay holds ReplayCounts' scratch between calls.
+type CountReplay struct {
+	c      []int32
+	hist   []int64
+	offers [][4]int64 // per limit: offered by label
+	admits [][4]int64 // per limit: admitted by label
+}
+
+// ReplayCounts replays a count-based policy at many limits in one pass:
+// count fills c[j] with the count key's request j is compared with (admitted
+// at limit L iff c[j] < L, the same c for every L; model.CountFunc), and for
+// each k, rows[k·len(g.Names) …] receives the grouping's rows and metrics[k]
+// the metrics, exactly what Replay, Rows.Aggregate and the metrics give at
+// limits[k] (limits >= 0). Per key it histograms the counts by label (capped
+// at the largest limit or the key's requests, whichever is less), so it
+// costs O(requests + keys × limits), not O(requests × limits).
+func (t *Traffic) ReplayCounts(times [][]int64, count func(ts []int64, c []int32, cap int64), limits []int64, g *Rows, rows []model.ClientResult, metrics []model.Metrics, s *CountReplay) {
+	nr := len(g.Names)
+	rows = rows[:len(limits)*nr]
+	clear(rows)
+	var maxL int64
+	for _, l := range limits {
+		maxL = max(maxL, l)
+	}
+	s.offers = growLabels(s.offers, len(limits))
+	s.admits = growLabels(s.admits, len(limits))
+	for i, ts := range times[:len(t.Keys)] {
+		n := len(ts)
+		if n == 0 {
+			continue
+		}
+		labels := t.Labels(i)
+		h := int(min(maxL, int64(n))) + 1 // buckets 0 … h-1; h-1 = "at least h-1"
+		if cap(s.c) < n {
+			s.c = make([]int32, n)
+		}
+		c := s.c[:n]
+		count(ts, c, int64(h-1))
+		if cap(s.hist) < 4*h {
+			s.hist = make([]int64, 4*h)
+		}
+		hist := s.hist[:4*h]
+		clear(hist)
+		var offered [4]int64
+		var present uint8 // labels present
+		for j, l := range labels {
+			hist[int(l)*h+int(c[j])]++
+			offered[l]++
+			present |= 1 << l
+		}
+		// Prefix sums: hist[l·h + v] becomes the requests of label l with a
+		// count <= v, so admitted at L is hist[l·h + min(L, h) − 1].
+		for l := range 4 {
+			if present&(1<<l) == 0 {
+				continue
+			}
+			row := hist[l*h : (l+1)*h]
+			for v := 1; v < h; v++ {
+				row[v] += row[v-1]
+			}
+		}
+		var total int64
+		for l := range 4 {
+			total += offered[l]
+		}
+		of := int(g.Of[i])
+		for k, L := range limits {
+			var adm int64
+			for l := range 4 {
+				if present&(1<<l) == 0 {
+					continue
+				}
+				var a int64
+				if L > 0 {
+					a = hist[l*h+int(min(L, int64(h)))-1]
+				}
+				s.offers[k][l] += offered[l]
+				s.admits[k][l] += a
+				adm += a
+			}
+			r := &rows[k*nr+of]
+			r.Offered += total
+			r.Admitted += adm
+		}
+	}
+	for k := range limits {
+		var m model.Metrics
+		m.Count(model.Legit, model.NoStage, model.ClientResult{Offered: s.offers[k][model.NoStage], Admitted: s.admits[k][model.NoStage]})
+		for _, st := range model.Stages {
+			m.Count(model.Abusive, st, model.ClientResult{Offered: s.offers[k][st], Admitted: s.admits[k][st]})
+		}
+		m.Finish()
+		metrics[k] = m
+	}
+}
+
+func growLabels(s [][4]int64, n int) [][4]int64 {
+	if cap(s) < n {
+		s = make([][4]int64, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/ratesweep/ratesweep/model"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -276,21 +277,33 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 		r.policies[i] = grid.Policy(part.From + int64(i))
 	}
 	const every = 256
+	batch, _ := sim.(batchSim)
 	for rep := range r.reps {
 		sim.setReplicate(seed, rep)
-		for i := range n {
-			if i%every == 0 {
+		reported := 0
+		for i := 0; i < n; {
+			if i-reported >= every || i == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if i > 0 {
-					report(done.Add(every), progress)
+				report(done.Add(int64(i-reported)), progress)
+				reported = i
+			}
+			if batch != nil {
+				if k := batch.runBatch(r.policies[i:n], func(k int, clients []model.ClientResult, m model.Metrics) {
+					row := (i+k)*r.reps + rep
+					copy(r.clients[row*nc:(row+1)*nc], clients)
+					r.metrics[row] = m
+				}); k > 0 {
+					i += k
+					continue
 				}
 			}
 			row := i*r.reps + rep
 			r.metrics[row] = sim.run(r.policies[i], r.clients[row*nc:(row+1)*nc])
+			i++
 		}
-		report(done.Add(int64((n-1)%every+1)), progress)
+		report(done.Add(int64(n-reported)), progress)
 	}
 	return nil
 }

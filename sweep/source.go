@@ -24,6 +24,18 @@ type pointSim interface {
 	run(p model.Policy, clients []model.ClientResult) model.Metrics
 }
 
+// batchSim is a pointSim that simulates several points in one pass.
+type batchSim interface {
+	// runBatch simulates a prefix of ps (of the same replicate) in one pass
+	// and returns its length, 0 when the first point needs run. Point k's
+	// client results and metrics go to put, in order.
+	runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int
+}
+
+// maxBatch bounds a batch: its scratch is points × clients rows, and the
+// runner checks for cancellation between batches.
+const maxBatch = 1024
+
 // newSource loads the spec's workload: its scenario, or its log.
 func newSource(ctx context.Context, spec *Spec) (source, error) {
 	if spec.Traffic == nil {
@@ -92,6 +104,48 @@ type trafficSim struct {
 	replay   ingest.Replay
 	perKey   []model.ClientResult
 	deciders map[model.Algorithm]model.Decider
+
+	// One pass for many limits of a count-based policy (runBatch).
+	counts  ingest.CountReplay
+	limits  []int64
+	rows    []model.ClientResult
+	metrics []model.Metrics
+}
+
+// noBatch turns runBatch off (tests compare the two paths).
+var noBatch = false
+
+// runBatch replays the leading points of ps that differ only in their limit
+// and whose algorithm is count-based (model.CountFunc) in one pass over the
+// log: per key, each request's count once, and every limit from it.
+func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int {
+	count, ok := model.CountFunc(ps[0])
+	if !ok || noBatch {
+		return 0
+	}
+	same := func(p model.Policy) bool {
+		p.Limit = ps[0].Limit
+		return p == ps[0]
+	}
+	n := 1
+	for n < len(ps) && n < maxBatch && same(ps[n]) {
+		n++
+	}
+	if n < 2 {
+		return 0
+	}
+	s.limits = s.limits[:0]
+	for _, p := range ps[:n] {
+		s.limits = append(s.limits, p.Limit)
+	}
+	nr := len(s.src.grouping.Names)
+	s.rows = grow(s.rows, n*nr)
+	s.metrics = grow(s.metrics, n)
+	s.src.tr.ReplayCounts(s.times, count, s.limits, s.src.grouping, s.rows, s.metrics, &s.counts)
+	for k := range n {
+		put(k, s.rows[k*nr:(k+1)*nr], s.metrics[k])
+	}
+	return n
 }
 
 func (s *trafficSim) setReplicate(seed uint64, rep int) {
