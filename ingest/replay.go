@@ -49,9 +49,18 @@ func (t *Traffic) Replay(times [][]int64, d Decider, out *Replay) {
 		out.Keys = make([]KeyResult, len(t.Keys))
 	}
 	out.Keys = out.Keys[:len(t.Keys)]
-	for i, ts := range times[:len(t.Keys)] {
+	t.ReplayKeys(times, d, out.Keys, 0, len(t.Keys))
+	out.Metrics = MetricsByLabel(out.Keys)
+}
+
+// ReplayKeys is Replay of keys [lo, hi) alone, into keys[lo:hi] (len(keys)
+// = len(t.Keys)), without the metrics: disjoint ranges may run at once,
+// each with its own Decider.
+func (t *Traffic) ReplayKeys(times [][]int64, d Decider, keys []KeyResult, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		ts := times[i]
 		labels := t.Labels(i)
-		r := &out.Keys[i]
+		r := &keys[i]
 		*r = KeyResult{}
 		d.Reset()
 		for j, tn := range ts {
@@ -62,7 +71,6 @@ func (t *Traffic) Replay(times [][]int64, d Decider, out *Replay) {
 			}
 		}
 	}
-	out.Metrics = MetricsByLabel(out.Keys)
 }
 
 // MetricsByLabel derives the judged numbers from per-key results by label.

@@ -3,6 +3,8 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/model"
@@ -105,12 +107,36 @@ type trafficSim struct {
 	perKey   []model.ClientResult
 	deciders map[model.Algorithm]model.Decider
 
+	ranges []int // key range bounds for the goroutines of run (keyRanges)
+
 	// One pass for many limits of a count-based policy (runBatch).
 	counts  ingest.CountReplay
 	limits  []int64
 	rows    []model.ClientResult
 	metrics []model.Metrics
 }
+
+// keyRanges splits t's keys into up to n ranges of about equal requests
+// (bounds, first 0, last len(t.Keys)); logs below minParallelRequests get one.
+func keyRanges(t *ingest.Traffic, n int) []int {
+	total := t.Requests()
+	if total < minParallelRequests {
+		n = 1
+	}
+	bounds := []int{0}
+	var sum int64
+	for i := range t.Keys {
+		sum += int64(len(t.Times(i)))
+		if len(bounds) < n && sum*int64(n) >= total*int64(len(bounds)) && i+1 < len(t.Keys) {
+			bounds = append(bounds, i+1)
+		}
+	}
+	return append(bounds, len(t.Keys))
+}
+
+// minParallelRequests is the smallest log whose per-point replay is split
+// into key ranges (a variable for the tests).
+var minParallelRequests int64 = 1 << 16
 
 // noBatch turns runBatch off (tests compare the two paths).
 var noBatch = false
@@ -153,12 +179,36 @@ func (s *trafficSim) setReplicate(seed uint64, rep int) {
 }
 
 func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Metrics {
-	d, err := model.NewDecider(p)
-	if err != nil {
-		// The spec's corners were validated; a point inside them is valid.
-		panic(fmt.Sprintf("sweep: invalid policy %v: %v", p, err))
+	decider := func() model.Decider {
+		d, err := model.NewDecider(p)
+		if err != nil {
+			// The spec's corners were validated; a point inside them is valid.
+			panic(fmt.Sprintf("sweep: invalid policy %v: %v", p, err))
+		}
+		return d
 	}
-	s.src.tr.Replay(s.times, d, &s.replay)
+	tr := s.src.tr
+	if s.ranges == nil {
+		s.ranges = keyRanges(tr, runtime.GOMAXPROCS(0))
+	}
+	if len(s.ranges) <= 2 {
+		tr.Replay(s.times, decider(), &s.replay)
+	} else {
+		// Key ranges at once (every core busy even when the grid is one
+		// part); each key's result is its own, so the order does not matter.
+		if cap(s.replay.Keys) < len(tr.Keys) {
+			s.replay.Keys = make([]ingest.KeyResult, len(tr.Keys))
+		}
+		s.replay.Keys = s.replay.Keys[:len(tr.Keys)]
+		var wg sync.WaitGroup
+		for r := 1; r < len(s.ranges); r++ {
+			d := decider()
+			lo, hi := s.ranges[r-1], s.ranges[r]
+			wg.Go(func() { tr.ReplayKeys(s.times, d, s.replay.Keys, lo, hi) })
+		}
+		wg.Wait()
+		s.replay.Metrics = ingest.MetricsByLabel(s.replay.Keys)
+	}
 	s.perKey = s.replay.Totals(s.perKey)
 	copy(clients, s.src.grouping.Aggregate(s.perKey, clients[:0]))
 	return s.replay.Metrics

@@ -96,8 +96,8 @@ func TestSpecScenarioXorTraffic(t *testing.T) {
 }
 
 // The one-pass replay of count-based policies (runBatch: every limit from
-// one pass over the log) writes the same bytes as replaying the log once per
-// point, on the example logs: labelled requests (mixed keys), random spread
+// one pass over the log), and the per-point replay split into key ranges
+// run at once, write the same bytes as replaying the log once per point, on the example logs: labelled requests (mixed keys), random spread
 // with replicates, phases, windows longer than the log's gaps, limit 0.
 func TestOnePassReplayEqualsPerPoint(t *testing.T) {
 	sweep := `sweep:
@@ -130,16 +130,23 @@ func TestOnePassReplayEqualsPerPoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var hashes [2]map[string]string
-		for i, off := range []bool{true, false} {
+		// Per point; one pass; per point with key ranges at once.
+		var hashes [3]map[string]string
+		for i, off := range []bool{true, false, true} {
 			noBatch = off
+			if i == 2 {
+				minParallelRequests = 0
+			}
 			dir := t.TempDir()
 			mustRun(t, s, Options{OutDir: dir, Workers: 2})
 			hashes[i] = fileHashes(readManifest(t, filepath.Join(dir, "manifest.json")))
 		}
-		noBatch = false
+		noBatch, minParallelRequests = false, 1<<16
 		if !reflect.DeepEqual(hashes[0], hashes[1]) {
 			t.Errorf("%s: the one-pass replay differs from the per-point replay", example)
+		}
+		if !reflect.DeepEqual(hashes[0], hashes[2]) {
+			t.Errorf("%s: the replay split into key ranges differs from the sequential replay", example)
 		}
 	}
 }
