@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"sync"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
@@ -115,12 +116,78 @@ func (r *Replay) Totals(buf []model.ClientResult) []model.ClientResult {
 	return buf
 }
 
-// CountReplay holds ReplayCounts' scratch between calls.
+// CountReplay holds ReplayCounts' and ReplayMany's scratch between calls.
 type CountReplay struct {
-	c      []int32
-	hist   []int64
-	offers [][4]int64 // per limit: offered by label
-	admits [][4]int64 // per limit: admitted by label
+	c    []int32
+	hist []int64
+	acc  pointSums
+	part []pointSums // per key range (ReplayMany)
+}
+
+// pointSums accumulates, per point of a batch, the grouping's rows and the
+// requests offered and admitted by label.
+type pointSums struct {
+	nr     int
+	rows   []model.ClientResult // point × row
+	offers [][4]int64           // per point: offered by label
+	admits [][4]int64           // per point: admitted by label
+}
+
+func (a *pointSums) reset(points, nr int) {
+	a.nr = nr
+	a.rows = grow(a.rows, points*nr)
+	a.offers = grow(a.offers, points)
+	a.admits = grow(a.admits, points)
+}
+
+// add counts one key's result at point k, in the key's row.
+func (a *pointSums) add(k, row int, offered, admitted *[4]int64) {
+	r := &a.rows[k*a.nr+row]
+	for l := range 4 {
+		a.offers[k][l] += offered[l]
+		a.admits[k][l] += admitted[l]
+		r.Offered += offered[l]
+		r.Admitted += admitted[l]
+	}
+}
+
+// merge adds b's sums to a's.
+func (a *pointSums) merge(b *pointSums) {
+	for i := range a.rows {
+		a.rows[i].Offered += b.rows[i].Offered
+		a.rows[i].Admitted += b.rows[i].Admitted
+	}
+	for k := range a.offers {
+		for l := range 4 {
+			a.offers[k][l] += b.offers[k][l]
+			a.admits[k][l] += b.admits[k][l]
+		}
+	}
+}
+
+// finish copies the rows out and derives each point's metrics as
+// MetricsByLabel does (its counts are sums over keys, so by label first is
+// the same).
+func (a *pointSums) finish(rows []model.ClientResult, metrics []model.Metrics) {
+	copy(rows, a.rows)
+	for k := range a.offers {
+		var m model.Metrics
+		m.Count(model.Legit, model.NoStage, model.ClientResult{Offered: a.offers[k][model.NoStage], Admitted: a.admits[k][model.NoStage]})
+		for _, st := range model.Stages {
+			m.Count(model.Abusive, st, model.ClientResult{Offered: a.offers[k][st], Admitted: a.admits[k][st]})
+		}
+		m.Finish()
+		metrics[k] = m
+	}
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // ReplayCounts replays a count-based policy at many limits in one pass:
@@ -132,15 +199,11 @@ type CountReplay struct {
 // at the largest limit or the key's requests, whichever is less), so it
 // costs O(requests + keys × limits), not O(requests × limits).
 func (t *Traffic) ReplayCounts(times [][]int64, count func(ts []int64, c []int32, cap int64), limits []int64, g *Rows, rows []model.ClientResult, metrics []model.Metrics, s *CountReplay) {
-	nr := len(g.Names)
-	rows = rows[:len(limits)*nr]
-	clear(rows)
+	s.acc.reset(len(limits), len(g.Names))
 	var maxL int64
 	for _, l := range limits {
 		maxL = max(maxL, l)
 	}
-	s.offers = growLabels(s.offers, len(limits))
-	s.admits = growLabels(s.admits, len(limits))
 	for i, ts := range times[:len(t.Keys)] {
 		n := len(ts)
 		if n == 0 {
@@ -176,46 +239,62 @@ func (t *Traffic) ReplayCounts(times [][]int64, count func(ts []int64, c []int32
 				row[v] += row[v-1]
 			}
 		}
-		var total int64
-		for l := range 4 {
-			total += offered[l]
-		}
 		of := int(g.Of[i])
 		for k, L := range limits {
-			var adm int64
-			for l := range 4 {
-				if present&(1<<l) == 0 {
-					continue
+			var admitted [4]int64
+			if L > 0 {
+				for l := range 4 {
+					if present&(1<<l) != 0 {
+						admitted[l] = hist[l*h+int(min(L, int64(h)))-1]
+					}
 				}
-				var a int64
-				if L > 0 {
-					a = hist[l*h+int(min(L, int64(h)))-1]
-				}
-				s.offers[k][l] += offered[l]
-				s.admits[k][l] += a
-				adm += a
 			}
-			r := &rows[k*nr+of]
-			r.Offered += total
-			r.Admitted += adm
+			s.acc.add(k, of, &offered, &admitted)
 		}
 	}
-	for k := range limits {
-		var m model.Metrics
-		m.Count(model.Legit, model.NoStage, model.ClientResult{Offered: s.offers[k][model.NoStage], Admitted: s.admits[k][model.NoStage]})
-		for _, st := range model.Stages {
-			m.Count(model.Abusive, st, model.ClientResult{Offered: s.offers[k][st], Admitted: s.admits[k][st]})
-		}
-		m.Finish()
-		metrics[k] = m
-	}
+	s.acc.finish(rows, metrics)
 }
 
-func growLabels(s [][4]int64, n int) [][4]int64 {
-	if cap(s) < n {
-		s = make([][4]int64, n)
+// ReplayMany replays len(ds) policies over the log key by key: each key's
+// requests are read once and offered to every Decider in turn (each Reset
+// for the key), so they stay in cache, where Replay streams the whole log
+// once per policy. Each range of ranges (key bounds, see ReplayKeys) runs in
+// its own goroutine with its own Deciders (ds[r] for range r). Results as
+// ReplayCounts: the same as Replay per policy, decision by decision.
+func (t *Traffic) ReplayMany(times [][]int64, ds [][]Decider, ranges []int, g *Rows, rows []model.ClientResult, metrics []model.Metrics, s *CountReplay) {
+	points := len(ds[0])
+	if cap(s.part) < len(ranges)-1 {
+		s.part = make([]pointSums, len(ranges)-1)
 	}
-	s = s[:n]
-	clear(s)
-	return s
+	s.part = s.part[:len(ranges)-1]
+	var wg sync.WaitGroup
+	for r := range s.part {
+		acc := &s.part[r]
+		acc.reset(points, len(g.Names))
+		wg.Go(func() {
+			for i := ranges[r]; i < ranges[r+1]; i++ {
+				ts, labels := times[i], t.Labels(i)
+				var offered [4]int64
+				for _, l := range labels {
+					offered[l]++
+				}
+				of := int(g.Of[i])
+				for k, d := range ds[r] {
+					d.Reset()
+					var admitted [4]int64
+					for j, tn := range ts {
+						if d.Allow(tn) {
+							admitted[labels[j]]++
+						}
+					}
+					acc.add(k, of, &offered, &admitted)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for r := 1; r < len(s.part); r++ {
+		s.part[0].merge(&s.part[r])
+	}
+	s.part[0].finish(rows, metrics)
 }

@@ -34,9 +34,13 @@ type batchSim interface {
 	runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int
 }
 
-// maxBatch bounds a batch: its scratch is points × clients rows, and the
+// maxBatch bounds a batch of count-based points and maxMany one of points
+// replayed by their Deciders: the scratch is points × clients rows, and the
 // runner checks for cancellation between batches.
-const maxBatch = 1024
+const (
+	maxBatch = 1024
+	maxMany  = 64
+)
 
 // newSource loads the spec's workload: its scenario, or its log.
 func newSource(ctx context.Context, spec *Spec) (source, error) {
@@ -141,33 +145,59 @@ var minParallelRequests int64 = 1 << 16
 // noBatch turns runBatch off (tests compare the two paths).
 var noBatch = false
 
-// runBatch replays the leading points of ps that differ only in their limit
-// and whose algorithm is count-based (model.CountFunc) in one pass over the
-// log: per key, each request's count once, and every limit from it.
+// runBatch replays up to maxBatch leading points of ps in one pass over the
+// log. Points that differ only in their limit, of a count-based algorithm
+// (model.CountFunc), take each request's count once and every limit from it
+// (ReplayCounts); other points run their Deciders key by key over the same
+// requests while they are in cache (ReplayMany), in key ranges over every
+// core. Either way the decisions are the per-point replay's.
 func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int {
-	count, ok := model.CountFunc(ps[0])
-	if !ok || noBatch {
+	if noBatch {
 		return 0
 	}
-	same := func(p model.Policy) bool {
-		p.Limit = ps[0].Limit
-		return p == ps[0]
+	tr := s.src.tr
+	nr := len(s.src.grouping.Names)
+	if s.ranges == nil {
+		s.ranges = keyRanges(tr, runtime.GOMAXPROCS(0))
 	}
 	n := 1
-	for n < len(ps) && n < maxBatch && same(ps[n]) {
-		n++
+	if count, ok := model.CountFunc(ps[0]); ok {
+		same := func(p model.Policy) bool {
+			p.Limit = ps[0].Limit
+			return p == ps[0]
+		}
+		for n < len(ps) && n < maxBatch && same(ps[n]) {
+			n++
+		}
+		s.limits = s.limits[:0]
+		for _, p := range ps[:n] {
+			s.limits = append(s.limits, p.Limit)
+		}
+		s.rows = grow(s.rows, n*nr)
+		s.metrics = grow(s.metrics, n)
+		tr.ReplayCounts(s.times, count, s.limits, s.src.grouping, s.rows, s.metrics, &s.counts)
+	} else {
+		for n < len(ps) && n < maxMany {
+			if _, ok := model.CountFunc(ps[n]); ok {
+				break
+			}
+			n++
+		}
+		ds := make([][]ingest.Decider, len(s.ranges)-1)
+		for r := range ds {
+			for _, p := range ps[:n] {
+				d, err := model.NewDecider(p)
+				if err != nil {
+					// The spec's corners were validated; a point inside them is valid.
+					panic(fmt.Sprintf("sweep: invalid policy %v: %v", p, err))
+				}
+				ds[r] = append(ds[r], d)
+			}
+		}
+		s.rows = grow(s.rows, n*nr)
+		s.metrics = grow(s.metrics, n)
+		tr.ReplayMany(s.times, ds, s.ranges, s.src.grouping, s.rows, s.metrics, &s.counts)
 	}
-	if n < 2 {
-		return 0
-	}
-	s.limits = s.limits[:0]
-	for _, p := range ps[:n] {
-		s.limits = append(s.limits, p.Limit)
-	}
-	nr := len(s.src.grouping.Names)
-	s.rows = grow(s.rows, n*nr)
-	s.metrics = grow(s.metrics, n)
-	s.src.tr.ReplayCounts(s.times, count, s.limits, s.src.grouping, s.rows, s.metrics, &s.counts)
 	for k := range n {
 		put(k, s.rows[k*nr:(k+1)*nr], s.metrics[k])
 	}

@@ -95,9 +95,10 @@ func TestSpecScenarioXorTraffic(t *testing.T) {
 	}
 }
 
-// The one-pass replay of count-based policies (runBatch: every limit from
-// one pass over the log), and the per-point replay split into key ranges
-// run at once, write the same bytes as replaying the log once per point, on the example logs: labelled requests (mixed keys), random spread
+// The one-pass replays (runBatch: count-based policies at every limit from
+// one pass, the others by their Deciders key by key), and both split into
+// key ranges run at once, write the same bytes as replaying the log once per
+// point, on the example logs: labelled requests (mixed keys), random spread
 // with replicates, phases, windows longer than the log's gaps, limit 0.
 func TestOnePassReplayEqualsPerPoint(t *testing.T) {
 	sweep := `sweep:
@@ -116,8 +117,24 @@ func TestOnePassReplayEqualsPerPoint(t *testing.T) {
     window_s: [1, 10, 60, 600]
     limit: {from: 0, to: 60, step: 3}
   - algorithm: token_bucket
-    rate: [0.5]
+    rate: [0.5, 3]
     capacity: [1, 10]
+  - algorithm: sliding_window
+    window_s: [10, 60]
+    limit: {from: 0, to: 40, step: 4}
+  - algorithm: gcra
+    rate: [0.2, 2]
+    capacity: [1, 5, 20]
+  - algorithm: sliding_counter
+    window_s: [60]
+    limit: [1, 5, 30]
+  - algorithm: nginx
+    rate: [1]
+    burst: [0, 5]
+    delay: [0, 5]
+  - algorithm: concurrency
+    limit: [1, 3]
+    service_s: [0.5, 20]
 `
 	for _, example := range []string{"antlr-org.yaml", "elastic-apache.yaml"} {
 		path := filepath.Join("../configs/examples", example)
@@ -130,11 +147,11 @@ func TestOnePassReplayEqualsPerPoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Per point; one pass; per point with key ranges at once.
-		var hashes [3]map[string]string
-		for i, off := range []bool{true, false, true} {
+		// Per point; one pass; each with key ranges at once.
+		var hashes [4]map[string]string
+		for i, off := range []bool{true, false, true, false} {
 			noBatch = off
-			if i == 2 {
+			if i >= 2 {
 				minParallelRequests = 0
 			}
 			dir := t.TempDir()
@@ -145,7 +162,7 @@ func TestOnePassReplayEqualsPerPoint(t *testing.T) {
 		if !reflect.DeepEqual(hashes[0], hashes[1]) {
 			t.Errorf("%s: the one-pass replay differs from the per-point replay", example)
 		}
-		if !reflect.DeepEqual(hashes[0], hashes[2]) {
+		if !reflect.DeepEqual(hashes[0], hashes[2]) || !reflect.DeepEqual(hashes[0], hashes[3]) {
 			t.Errorf("%s: the replay split into key ranges differs from the sequential replay", example)
 		}
 	}
