@@ -282,11 +282,7 @@ func (t *Traffic) ReplayMany(times [][]int64, ds [][]Decider, ranges []int, g *R
 				for k, d := range ds[r] {
 					d.Reset()
 					var admitted [4]int64
-					for j, tn := range ts {
-						if d.Allow(tn) {
-							admitted[labels[j]]++
-						}
-					}
+					model.AdmitByLabel(d, ts, labels, &admitted)
 					acc.add(k, of, &offered, &admitted)
 				}
 			}
