@@ -175,18 +175,24 @@ func floatColumn(s *columnScratch, met []model.Metrics, m floatMetric) arrow.Arr
 	return primitive(arrow.PrimitiveTypes.Float64, v, nil, 0)
 }
 
-// prepareParams fills r.paramVals with every point's parameter values, once
-// per part (the batches read them by index, never by name).
+// prepareParams fills r.paramVals with every point's parameter values,
+// column by column (parameter j of point i at j·points + i), once per part:
+// the batches read them by index, never by name.
 func (r *partResult) prepareParams() {
-	np := len(model.Params)
-	r.paramVals = grow(r.paramVals, len(r.policies)*np)
+	np, n := len(model.Params), len(r.policies)
+	r.paramVals = grow(r.paramVals, n*np)
+	row := make([]float64, np)
 	for i := range r.policies {
-		r.policies[i].Values(r.paramVals[i*np : (i+1)*np])
+		r.policies[i].Values(row)
+		for j, v := range row {
+			r.paramVals[j*n+i] = v
+		}
 	}
 }
 
-// paramArray is parameter j of model.Params for rows [lo, lo+n), null where the row's
-// algorithm does not take it; enumerated parameters are dictionary strings.
+// paramArray is parameter j of model.Params for rows [lo, lo+n), null where
+// the row's algorithm does not take it; enumerated parameters are
+// dictionary strings.
 func (r *partResult) paramArray(lo, n, j int) arrow.Array {
 	prm := model.Params[j]
 	s := &r.scratch
@@ -195,44 +201,38 @@ func (r *partResult) paramArray(lo, n, j int) arrow.Array {
 		takes[a] = a.Takes(prm.Name)
 	}
 	valid := s.bitmap(n)
-	nulls := 0
-	var ints []int64
-	var floats []float64
-	var enums []int8
+	vals := r.paramVals[j*len(r.policies) : (j+1)*len(r.policies)]
 	switch {
 	case prm.Values != nil:
-		enums = s.int8s(n)
+		enums := s.int8s(n)
+		nulls := fillParam(enums, valid, vals, r.policies, &takes, lo, r.reps)
+		return r.dictArray(dictInt8, primitive(arrow.PrimitiveTypes.Int8, enums, valid, nulls), prm.Values)
 	case prm.Int:
-		ints = s.int64s(n)
-	default:
-		floats = s.float64s(n)
+		ints := s.int64s(n)
+		return primitive(arrow.PrimitiveTypes.Int64, ints, valid, fillParam(ints, valid, vals, r.policies, &takes, lo, r.reps))
 	}
-	np := len(model.Params)
-	for i := range n {
-		pt := (lo + i) / r.reps
-		v := 0.0
-		if takes[r.policies[pt].Algorithm] {
+	floats := s.float64s(n)
+	return primitive(arrow.PrimitiveTypes.Float64, floats, valid, fillParam(floats, valid, vals, r.policies, &takes, lo, r.reps))
+}
+
+// fillParam fills dst with rows [lo, lo+len(dst)) of a parameter whose
+// values per point are vals, setting valid where the point's algorithm
+// takes it (takes) and 0 elsewhere; it returns the nulls.
+func fillParam[T int8 | int64 | float64](dst []T, valid []byte, vals []float64, policies []model.Policy, takes *[256]bool, lo, reps int) (nulls int) {
+	pt, rep := lo/reps, lo%reps
+	for i := range dst {
+		if takes[policies[pt].Algorithm] {
 			bitutil.SetBit(valid, i)
-			v = r.paramVals[pt*np+j]
+			dst[i] = T(vals[pt])
 		} else {
+			dst[i] = 0
 			nulls++
 		}
-		switch {
-		case enums != nil:
-			enums[i] = int8(v)
-		case ints != nil:
-			ints[i] = int64(v)
-		default:
-			floats[i] = v
+		if rep++; rep == reps {
+			rep, pt = 0, pt+1
 		}
 	}
-	switch {
-	case enums != nil:
-		return r.dictArray(dictInt8, primitive(arrow.PrimitiveTypes.Int8, enums, valid, nulls), prm.Values)
-	case ints != nil:
-		return primitive(arrow.PrimitiveTypes.Int64, ints, valid, nulls)
-	}
-	return primitive(arrow.PrimitiveTypes.Float64, floats, valid, nulls)
+	return nulls
 }
 
 // clientsBatch builds clients rows [lo, hi) of the part.
