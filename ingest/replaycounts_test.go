@@ -12,8 +12,8 @@ import (
 
 // TestReplayCountsEqualsReplay: on random logs (keys of every label, keys
 // mixing labels by a request rule, bursts within a second, gaps of minutes,
-// every spread), ReplayCounts gives, at every limit, the rows and metrics
-// Replay gives with the policy's own Decider.
+// every spread, window origins), ReplayCounts gives, at every limit, the
+// rows and metrics Replay gives with the policy's own Decider.
 func TestReplayCountsEqualsReplay(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 5))
 	rules := []Rule{
@@ -49,7 +49,11 @@ func TestReplayCountsEqualsReplay(t *testing.T) {
 			p.PhaseS = rng.IntN(p.WindowS)
 		}
 		limits := []int64{0, 1, 2, int64(rng.IntN(10)), int64(rng.IntN(500)), 1 << 40}
-		count, ok := model.CountFunc(p)
+		origin := tr.StartUnix*1e9 + rng.Int64N(1e12) // windows from an origin off the log's start
+		if n%3 == 1 {
+			origin = WindowOrigin(rng.IntN(2)).OriginNs(tr)
+		}
+		count, ok := model.CountFunc(p, origin)
 		if !ok {
 			t.Fatal(p)
 		}
@@ -60,7 +64,7 @@ func TestReplayCountsEqualsReplay(t *testing.T) {
 		for k, L := range limits {
 			q := p
 			q.Limit = L
-			d, err := model.NewDecider(q)
+			d, err := model.NewDeciderAt(q, origin)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,14 +15,17 @@ package model
 //     hits open, which depends on the times alone.
 //   - sliding_log: attempts logged in (t − window, t] before this one.
 //
-// The windows are the Deciders' own (advance, expire), so the counts follow
-// them exactly; p's limit is ignored.
-func CountFunc(p Policy) (count func(ts []int64, c []int32, cap int64), ok bool) {
+// The windows are the Deciders' own (advance, expire), placed as
+// NewDeciderAt(p, originNs) places them, so the counts follow them exactly;
+// p's limit is ignored.
+func CountFunc(p Policy, originNs int64) (count func(ts []int64, c []int32, cap int64), ok bool) {
 	switch p.Algorithm {
 	case FixedWindow:
 		var d fixedWindowLimiter
+		d.configure(p)
+		atOrigin(&d, originNs)
 		return func(ts []int64, c []int32, cap int64) {
-			d.configure(p)
+			d.Reset()
 			for j, t := range ts {
 				d.advance(t)
 				c[j] = int32(min(d.count, cap))
@@ -31,8 +34,10 @@ func CountFunc(p Policy) (count func(ts []int64, c []int32, cap int64), ok bool)
 		}, true
 	case FixedWindowAnchored:
 		var d anchoredWindowLimiter
+		d.configure(p)
+		atOrigin(&d, originNs)
 		return func(ts []int64, c []int32, cap int64) {
-			d.configure(p)
+			d.Reset()
 			for j, t := range ts {
 				d.advance(t)
 				c[j] = int32(min(d.hits, cap))
@@ -41,8 +46,10 @@ func CountFunc(p Policy) (count func(ts []int64, c []int32, cap int64), ok bool)
 		}, true
 	case SlidingLog:
 		var d slidingLogLimiter
+		d.configure(p)
+		atOrigin(&d, originNs)
 		return func(ts []int64, c []int32, cap int64) {
-			d.configure(p)
+			d.Reset()
 			for j, t := range ts {
 				d.log.expire(t - d.windowNs)
 				c[j] = int32(min(d.log.total, cap))

@@ -6,7 +6,8 @@ import (
 )
 
 // TestCountFuncMatchesDeciders: on random event traces (bursts at one time,
-// gaps longer than windows), the Decider of a count-based policy admits
+// gaps longer than windows, random window origins), the Decider of a
+// count-based policy (NewDeciderAt) admits
 // request j at limit L iff the count is below L, for every L.
 func TestCountFuncMatchesDeciders(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 4))
@@ -28,7 +29,12 @@ func TestCountFuncMatchesDeciders(t *testing.T) {
 		if alg == FixedWindow && rng.IntN(2) == 0 {
 			p.PhaseS = rng.IntN(p.WindowS)
 		}
-		count, ok := CountFunc(p)
+		// Windows from a random Unix origin, as a log replay places them.
+		origin := rng.Int64N(1 << 62)
+		if n%4 == 0 {
+			origin = 0
+		}
+		count, ok := CountFunc(p, origin)
 		if !ok {
 			t.Fatalf("%v: no count function", p)
 		}
@@ -40,7 +46,7 @@ func TestCountFuncMatchesDeciders(t *testing.T) {
 				continue
 			}
 			p.Limit = limit
-			d, err := NewDecider(p)
+			d, err := NewDeciderAt(p, origin)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +59,7 @@ func TestCountFuncMatchesDeciders(t *testing.T) {
 		}
 	}
 	for _, alg := range []Algorithm{SlidingWindow, TokenBucket, GCRA, SlidingCounter, Nginx, Concurrency} {
-		if _, ok := CountFunc(Policy{Algorithm: alg}); ok {
+		if _, ok := CountFunc(Policy{Algorithm: alg}, 0); ok {
 			t.Errorf("%v has a count function; its state depends on its decisions", alg)
 		}
 	}

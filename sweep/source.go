@@ -161,7 +161,7 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 		s.ranges = keyRanges(tr, runtime.GOMAXPROCS(0))
 	}
 	n := 1
-	if count, ok := model.CountFunc(ps[0]); ok {
+	if count, ok := model.CountFunc(ps[0], s.origin()); ok {
 		same := func(p model.Policy) bool {
 			p.Limit = ps[0].Limit
 			return p == ps[0]
@@ -178,7 +178,7 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 		tr.ReplayCounts(s.times, count, s.limits, s.src.grouping, s.rows, s.metrics, &s.counts)
 	} else {
 		for n < len(ps) && n < maxMany {
-			if _, ok := model.CountFunc(ps[n]); ok {
+			if _, ok := model.CountFunc(ps[n], 0); ok {
 				break
 			}
 			n++
@@ -186,7 +186,7 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 		ds := make([][]ingest.Decider, len(s.ranges)-1)
 		for r := range ds {
 			for _, p := range ps[:n] {
-				d, err := model.NewDecider(p)
+				d, err := model.NewDeciderAt(p, s.origin())
 				if err != nil {
 					// The spec's corners were validated; a point inside them is valid.
 					panic(fmt.Sprintf("sweep: invalid policy %v: %v", p, err))
@@ -204,13 +204,16 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 	return n
 }
 
+// origin is the Unix time (ns) the replay's windows are placed from.
+func (s *trafficSim) origin() int64 { return s.src.cfg.WindowOrigin.OriginNs(s.src.tr) }
+
 func (s *trafficSim) setReplicate(seed uint64, rep int) {
 	s.times = s.src.tr.Realise(s.src.cfg.Spread, seed, rep, s.times)
 }
 
 func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Metrics {
 	decider := func() model.Decider {
-		d, err := model.NewDecider(p)
+		d, err := model.NewDeciderAt(p, s.origin())
 		if err != nil {
 			// The spec's corners were validated; a point inside them is valid.
 			panic(fmt.Sprintf("sweep: invalid policy %v: %v", p, err))
