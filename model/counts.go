@@ -59,3 +59,70 @@ func CountFunc(p Policy, originNs int64) (count func(ts []int64, c []int32, cap 
 	}
 	return nil, false
 }
+
+// RunLimits runs policies that differ only in their limit, of a count-based
+// algorithm (CountFunc), on the selected realisation of an event workload in
+// one pass over its requests: each request's count is taken once, and every
+// limit is read off a histogram per client. outs[k] receives what Run(ps[k])
+// gives. It reports false, doing nothing, where Run must run the policies one
+// by one: other algorithms, policies differing in more than the limit, fluid
+// arrivals (whose closed forms already cost little per point), keyed
+// scenarios and distributed policies.
+func (s *Simulator) RunLimits(ps []Policy, outs []Outcome) bool {
+	w := s.w
+	if len(ps) == 0 || w.Scenario.Arrivals.Process == Fluid || s.keyedScenario || ps[0].Distributed() {
+		return false
+	}
+	count, ok := CountFunc(ps[0], 0)
+	if !ok {
+		return false
+	}
+	var maxL int64
+	for _, p := range ps {
+		q := p
+		q.Limit = ps[0].Limit
+		if q != ps[0] || p.Limit < 0 {
+			return false
+		}
+		maxL = max(maxL, p.Limit)
+	}
+	for k := range outs[:len(ps)] {
+		if cap(outs[k].Clients) < len(w.series) {
+			outs[k].Clients = make([]ClientResult, len(w.series))
+		}
+		outs[k].Clients = outs[k].Clients[:len(w.series)]
+	}
+	for i, ts := range s.events[:len(w.series)] {
+		n := len(ts)
+		h := int(min(maxL, int64(n))) + 1 // buckets 0 … h-1; h-1 = "at least h-1"
+		s.counts = growInt32(s.counts, n)
+		count(ts, s.counts, int64(h-1))
+		s.hist = growInt64(s.hist, h)
+		hist := s.hist
+		clear(hist)
+		for _, c := range s.counts {
+			hist[c]++
+		}
+		for v := 1; v < h; v++ { // hist[v] = requests with a count <= v
+			hist[v] += hist[v-1]
+		}
+		for k, p := range ps {
+			var adm int64
+			if p.Limit > 0 {
+				adm = hist[min(p.Limit, int64(h))-1]
+			}
+			outs[k].Clients[i] = ClientResult{Offered: int64(n), Admitted: adm}
+		}
+	}
+	for k := range ps {
+		outs[k].Metrics = w.Metrics(outs[k].Clients)
+	}
+	return true
+}
+
+func growInt32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}

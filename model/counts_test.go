@@ -2,6 +2,7 @@ package model
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -63,4 +64,67 @@ func TestCountFuncMatchesDeciders(t *testing.T) {
 			t.Errorf("%v has a count function; its state depends on its decisions", alg)
 		}
 	}
+}
+
+// RunLimits gives what Run gives, point by point, on random event workloads
+// (uniform, Poisson and clustered arrivals) for count-based policies.
+func TestRunLimitsEqualsRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 6))
+	checked := 0
+	for n := range 100 {
+		w := randomWorkload(t, rng)
+		sc := *w.Scenario
+		sc.Arrivals = Arrivals{Process: []ArrivalProcess{Uniform, Poisson, Clustered}[n%3]}
+		if sc.Arrivals.Process == Clustered {
+			sc.Arrivals.BurstSize, sc.Arrivals.SpreadS = 1+rng.IntN(8), rng.Float64()*3
+		}
+		w, err := NewWorkload(&sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim, ref := w.NewSimulator(), w.NewSimulator()
+		sim.SetReplicate(uint64(n), 1)
+		ref.SetReplicate(uint64(n), 1)
+		alg := []Algorithm{FixedWindow, FixedWindowAnchored, SlidingLog}[rng.IntN(3)]
+		base := Policy{Algorithm: alg, WindowS: 1 + rng.IntN(60)}
+		if alg == FixedWindow && rng.IntN(2) == 0 {
+			base.PhaseS = rng.IntN(base.WindowS)
+		}
+		var ps []Policy
+		for _, l := range []int64{0, 1, 2, int64(rng.IntN(20)), int64(rng.IntN(500)), 1 << 40} {
+			p := base
+			p.Limit = l
+			ps = append(ps, p)
+		}
+		outs := make([]Outcome, len(ps))
+		if !sim.RunLimits(ps, outs) {
+			t.Fatalf("%v: RunLimits declined", base)
+		}
+		for k, p := range ps {
+			var want Outcome
+			ref.Run(p, &want)
+			if !slices.Equal(outs[k].Clients, want.Clients) || outs[k].Metrics != want.Metrics {
+				t.Fatalf("workload %d %v %v: RunLimits %+v, Run %+v", n, sc.Arrivals, p, outs[k], want)
+			}
+			checked++
+		}
+	}
+	// Declined: fluid arrivals, other algorithms, policies that differ in more
+	// than the limit.
+	w := randomWorkload(t, rng)
+	if w.NewSimulator().RunLimits([]Policy{{Algorithm: SlidingLog, WindowS: 5, Limit: 3}}, make([]Outcome, 1)) {
+		t.Error("RunLimits on fluid arrivals")
+	}
+	sc := *w.Scenario
+	sc.Arrivals = Arrivals{Process: Uniform}
+	w, _ = NewWorkload(&sc)
+	for _, ps := range [][]Policy{
+		{{Algorithm: SlidingWindow, WindowS: 5, Limit: 3}},
+		{{Algorithm: SlidingLog, WindowS: 5, Limit: 3}, {Algorithm: SlidingLog, WindowS: 6, Limit: 3}},
+	} {
+		if w.NewSimulator().RunLimits(ps, make([]Outcome, len(ps))) {
+			t.Errorf("RunLimits ran %v", ps)
+		}
+	}
+	t.Logf("%d points checked", checked)
 }

@@ -76,8 +76,40 @@ func (s scenarioSource) rows() ([]string, []model.Class, []model.Stage) {
 func (s scenarioSource) newSim() pointSim { return &scenarioSim{sim: s.wl.NewSimulator()} }
 
 type scenarioSim struct {
-	sim *model.Simulator
-	out model.Outcome
+	sim  *model.Simulator
+	out  model.Outcome
+	outs []model.Outcome // runBatch
+}
+
+// runBatch runs the leading points of ps that differ only in their limit
+// in one pass over an event workload's requests, when the algorithm is
+// count-based (Simulator.RunLimits); otherwise it declines.
+func (s *scenarioSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int {
+	if noBatch {
+		return 0
+	}
+	n := 1
+	for n < len(ps) && n < maxBatch && ps[n].Algorithm == ps[0].Algorithm {
+		q := ps[n]
+		q.Limit = ps[0].Limit
+		if q != ps[0] {
+			break
+		}
+		n++
+	}
+	if n < 2 {
+		return 0
+	}
+	if len(s.outs) < n {
+		s.outs = append(s.outs, make([]model.Outcome, n-len(s.outs))...)
+	}
+	if !s.sim.RunLimits(ps[:n], s.outs[:n]) {
+		return 0
+	}
+	for k := range n {
+		put(k, s.outs[k].Clients, s.outs[k].Metrics)
+	}
+	return n
 }
 
 func (s *scenarioSim) setReplicate(seed uint64, rep int) { s.sim.SetReplicate(seed, rep) }
