@@ -19,6 +19,9 @@ package model
 // NewDeciderAt(p, originNs) places them, so the counts follow them exactly;
 // p's limit is ignored.
 func CountFunc(p Policy, originNs int64) (count func(ts []int64, c []int32, cap int64), ok bool) {
+	if !CountBased(p.Algorithm) {
+		return nil, false
+	}
 	switch p.Algorithm {
 	case FixedWindow:
 		var d fixedWindowLimiter
@@ -60,6 +63,18 @@ func CountFunc(p Policy, originNs int64) (count func(ts []int64, c []int32, cap 
 	return nil, false
 }
 
+// CountBased reports whether a's decisions compare a count that does not
+// depend on the limit with the limit (CountFunc).
+func CountBased(a Algorithm) bool {
+	return a == FixedWindow || a == FixedWindowAnchored || a == SlidingLog
+}
+
+// CanRunLimits reports whether RunLimits runs p and other limits of it: a
+// count-based algorithm, local to each client, on event arrivals.
+func (s *Simulator) CanRunLimits(p Policy) bool {
+	return CountBased(p.Algorithm) && s.w.Scenario.Arrivals.Process != Fluid && !s.keyedScenario && !p.Distributed()
+}
+
 // RunLimits runs policies that differ only in their limit, of a count-based
 // algorithm (CountFunc), on the selected realisation of an event workload in
 // one pass over its requests: each request's count is taken once, and every
@@ -70,13 +85,10 @@ func CountFunc(p Policy, originNs int64) (count func(ts []int64, c []int32, cap 
 // scenarios and distributed policies.
 func (s *Simulator) RunLimits(ps []Policy, outs []Outcome) bool {
 	w := s.w
-	if len(ps) == 0 || w.Scenario.Arrivals.Process == Fluid || s.keyedScenario || ps[0].Distributed() {
+	if len(ps) == 0 || !s.CanRunLimits(ps[0]) {
 		return false
 	}
-	count, ok := CountFunc(ps[0], 0)
-	if !ok {
-		return false
-	}
+	count, _ := CountFunc(ps[0], 0)
 	var maxL int64
 	for _, p := range ps {
 		q := p

@@ -85,7 +85,7 @@ type scenarioSim struct {
 // in one pass over an event workload's requests, when the algorithm is
 // count-based (Simulator.RunLimits); otherwise it declines.
 func (s *scenarioSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int {
-	if noBatch {
+	if noBatch || !s.sim.CanRunLimits(ps[0]) {
 		return 0
 	}
 	n := 1
@@ -209,10 +209,7 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 		s.metrics = grow(s.metrics, n)
 		tr.ReplayCounts(s.times, count, s.limits, s.src.grouping, s.rows, s.metrics, &s.counts)
 	} else {
-		for n < len(ps) && n < maxMany {
-			if _, ok := model.CountFunc(ps[n], 0); ok {
-				break
-			}
+		for n < len(ps) && n < maxMany && !model.CountBased(ps[n].Algorithm) {
 			n++
 		}
 		ds := make([][]ingest.Decider, len(s.ranges)-1)
