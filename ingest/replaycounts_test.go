@@ -78,3 +78,69 @@ func TestReplayCountsEqualsReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayManyEqualsReplay: ReplayMany (Deciders key by key, busy keys in
+// chunks, key ranges at once) gives each policy's Replay, on random logs.
+func TestReplayManyEqualsReplay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 7))
+	defer func(c int) { replayChunk = c }(replayChunk)
+	for n := range 100 {
+		replayChunk = 1 + rng.IntN(40)
+		var b strings.Builder
+		sec := 0
+		for range 1 + rng.IntN(600) {
+			if rng.IntN(4) == 0 {
+				sec += rng.IntN(20)
+			}
+			status := 200
+			if rng.IntN(6) == 0 {
+				status = 500
+			}
+			fmt.Fprintf(&b, "k%d - - [01/Jan/2020:%02d:%02d:%02d +0000] \"GET / HTTP/1.1\" %d 1 \"-\" \"ua\"\n",
+				rng.IntN(1+rng.IntN(6)), sec/3600%24, sec/60%60, sec%60, status)
+		}
+		tr, err := build(t, b.String(), Options{Rules: []Rule{{Name: "errors", Stage: model.StageNone, Scope: ScopeRequest, Statuses: []StatusRange{{500, 599}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		times := tr.Realise(Spread(rng.IntN(3)), uint64(n), 0, nil)
+		rows := tr.Rows(rng.IntN(3))
+		origin := tr.StartUnix * 1e9
+		ps := []model.Policy{
+			{Algorithm: model.SlidingWindow, WindowS: 1 + rng.IntN(30), Limit: int64(rng.IntN(20))},
+			{Algorithm: model.TokenBucket, Rate: 0.1 + rng.Float64()*5, Capacity: 1 + int64(rng.IntN(20))},
+			{Algorithm: model.GCRA, Rate: 0.1 + rng.Float64()*5, Capacity: 1 + int64(rng.IntN(20))},
+			{Algorithm: model.SlidingCounter, WindowS: 1 + rng.IntN(30), Limit: int64(rng.IntN(20))},
+			{Algorithm: model.Nginx, Rate: 1, Burst: int64(rng.IntN(5)), Delay: int64(rng.IntN(5))},
+			{Algorithm: model.FixedWindow, WindowS: 1 + rng.IntN(30), Limit: int64(rng.IntN(20))},
+		}
+		ranges := []int{0, len(tr.Keys)}
+		if len(tr.Keys) > 1 {
+			ranges = []int{0, rng.IntN(len(tr.Keys)-1) + 1, len(tr.Keys)}
+		}
+		ds := make([][]Decider, len(ranges)-1)
+		for r := range ds {
+			for _, p := range ps {
+				d, err := model.NewDeciderAt(p, origin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ds[r] = append(ds[r], d)
+			}
+		}
+		got := make([]model.ClientResult, len(ps)*len(rows.Names))
+		gotM := make([]model.Metrics, len(ps))
+		var s CountReplay
+		tr.ReplayMany(times, ds, ranges, rows, got, gotM, &s)
+		for k, p := range ps {
+			d, _ := model.NewDeciderAt(p, origin)
+			var out Replay
+			tr.Replay(times, d, &out)
+			want := rows.Aggregate(out.Totals(nil), nil)
+			if !reflect.DeepEqual(got[k*len(rows.Names):(k+1)*len(rows.Names)], want) || gotM[k] != out.Metrics {
+				t.Fatalf("log %d %v (chunk %d, ranges %v): rows %v metrics %+v; Replay: rows %v metrics %+v",
+					n, p, replayChunk, ranges, got[k*len(rows.Names):(k+1)*len(rows.Names)], gotM[k], want, out.Metrics)
+			}
+		}
+	}
+}
