@@ -44,7 +44,7 @@ duckdb: build
 	cd scripts/duckdb && npm ci --no-audit --no-fund --loglevel=error
 	rm -rf $(CURDIR)/out/.duckdb-lesson
 	./$(BIN) run configs/lesson-sweep.yaml --out $(CURDIR)/out/.duckdb-lesson --quiet
-	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson
+	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson $(CURDIR)/configs/baselines/lesson
 
 test: vet unit duckdb check
 

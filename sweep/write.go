@@ -54,7 +54,14 @@ type partResult struct {
 	classes  []model.Class        // per client
 	stages   []model.Stage        // per client
 	scratch  columnScratch        // reused between batches
-	mem      memory.Allocator
+
+	// The points' policy labels in Arrow string layout, built on first use
+	// for part labelsOf.
+	labelOffsets []int32
+	labelData    []byte
+	labelsOf     Part
+	labelsValid  bool
+	mem          memory.Allocator
 }
 
 func (r *partResult) rows() int { return len(r.metrics) }
