@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events test-redis test-browser clean test-crash test-slurm
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events test-redis test-browser clean test-crash test-slurm test-proxies
 
 all: build
 
@@ -70,6 +70,12 @@ bench-ingest:
 # if missing, starts it on a free loopback port, stops it by PID.
 test-redis:
 	bash scripts/test-redis.sh
+
+# export for real (docs/deploy.md): nginx and HAProxy started on free
+# loopback ports with exported configs agree with the model decision by
+# decision on a replayed trace; installs nginx and haproxy if missing.
+test-proxies:
+	bash scripts/test-proxies.sh
 
 # The report page in a real browser (installs Debian's chromium if missing).
 test-browser: build
