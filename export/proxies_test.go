@@ -199,7 +199,7 @@ func agreement(t *testing.T, name string, p model.Policy, got [][]sent, admitted
 		}
 		var rel []int64
 		var slowest time.Duration // the longest response time so far
-		debt := 0 // admitted by the proxy − admitted by the model, since the last boundary case
+		debt := 0                 // admitted by the proxy − admitted by the model, since the last boundary case
 		for i, r := range reqs {
 			tr := int64(r.at - reqs[0].at)
 			proxy, err := admitted(r)
