@@ -96,8 +96,8 @@ func writeNginx(r *Result, o Options) {
 limit_req_zone %[2]s zone=%[1]s:10m rate=%[3]s;
 limit_req_status 429;
 # Shadow mode: log what the limit would do without rejecting anything
-# (ratesweep inspect/run read $limit_req_status back; docs/deploy.md).
-log_format %[1]s '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $limit_req_status';
+# (ratesweep shadow reads $limit_req_status and $msec back; docs/deploy.md).
+log_format %[1]s '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $limit_req_status $msec';
 
 # in the server { } or location { } to protect:
 #   limit_req %[4]s;

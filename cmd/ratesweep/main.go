@@ -67,6 +67,7 @@ func commands() []command {
 		{"check", "--baseline DIR RUN_DIR", "compare a run with a baseline run (exit 1 on a regression)", cmdCheck},
 		{"recommend", "RUN_DIR... --max-false-cut X", "choose the policy that best meets constraints on false cuts and missed abuse", cmdRecommend},
 		{"export", "--to TARGET POLICY", "write a policy in nginx, HAProxy, envoy, Kong, Traefik, Go or Redis configuration", cmdExport},
+		{"shadow", "LOG POLICY", "compare an nginx dry-run log ($limit_req_status) with the model's decisions", cmdShadow},
 		{"inspect", "LOG | --spec SPEC", "profile an access log (requests, keys, peak rates) to help choose a grid", cmdInspect},
 		{"tables", "[SCENARIO.yaml]", "print the lesson's tables (default: the lesson's scenario)", cmdTables},
 		{"version", "", "print the version", cmdVersion},
