@@ -49,3 +49,16 @@ func TestExportCLI(t *testing.T) {
 		}
 	}
 }
+
+// check joins points on the policy label, enumerated parameters included:
+// points that differ only in key, lb or state are distinct points.
+func TestCheckJoinsOnEnumeratedParams(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := runCLI(t, "run", "../../configs/nodes-sweep.yaml", "--out", dir, "--quiet"); code != 0 {
+		t.Fatalf("run: %s", errOut)
+	}
+	code, out, errOut := runCLI(t, "check", "--baseline", dir, dir)
+	if code != 0 || !strings.Contains(out, "40 points compared") || strings.Contains(out+errOut, "same parameters") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
