@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -195,5 +196,40 @@ sweep:
 		if target == "nginx" {
 			golden(t, filepath.Join("testdata", "nearest_nginx.txt"), b.Bytes())
 		}
+	}
+}
+
+// --nodes with a run that swept nodes states the over-admission from it.
+func TestNodesFromRun(t *testing.T) {
+	spec, err := sweep.LoadSpec("embedded:nodes-sweep.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := sweep.Run(context.Background(), spec, sweep.Options{OutDir: dir, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := ReadRun(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var many *Point
+	for _, p := range run {
+		if p.Label == "fixed_window window_s=60 limit=600 nodes=4" {
+			many = p
+		}
+	}
+	if many == nil {
+		t.Fatal("no nodes=4 point in the run")
+	}
+	p, _ := model.ParseLabel("fixed_window window_s=60 limit=600")
+	res, _, _, err := NearestIn(p, "kong", run, Options{Nodes: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	want := fmt.Sprintf("%s (4 replicas each enforcing the whole limit: the over-admission): false cut %.2f%%", many.Label, many.LegitCutPct())
+	if !strings.Contains(notes, want) || !strings.Contains(notes, "minute: 150") && !strings.Contains(res.Config, "minute: 150") {
+		t.Errorf("notes:\n%s\nconfig:\n%s", notes, res.Config)
 	}
 }

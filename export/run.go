@@ -126,7 +126,37 @@ func NearestIn(p model.Policy, target string, run []*Point, o Options) (res *Res
 		exported = byLabel[q.Canonical()]
 	}
 	res, err = Render(p, q, fit, why, target, o)
+	if err == nil && o.Nodes > 1 {
+		res.Notes = append(res.Notes, nodesEffect(p, o.Nodes, byLabel)...)
+	}
 	return res, asked, exported, err
+}
+
+// nodesEffect states, from the run's nodes/state points, what n replicas
+// counting alone do to p: the whole limit on each (over-admission) and the
+// limit divided by n.
+func nodesEffect(p model.Policy, n int, byLabel map[string]*Point) []string {
+	one := limitOnly(p)
+	base := byLabel[one.Canonical()]
+	if base == nil {
+		return nil
+	}
+	var out []string
+	say := func(what string, q model.Policy) {
+		q.Nodes, q.State = n, model.Local
+		m := byLabel[q.Canonical()]
+		if m == nil {
+			out = append(out, fmt.Sprintf("the run has no %s (sweep nodes: %d, state: local to measure %s)", q.Canonical(), n, what))
+			return
+		}
+		out = append(out, fmt.Sprintf("in the run, %s (%s): false cut %.2f%% (%+.2f pp), missed %.2f%% (%+.2f pp) against one node",
+			q.Canonical(), what, m.LegitCutPct(), m.LegitCutPct()-base.LegitCutPct(), m.MissedPct(), m.MissedPct()-base.MissedPct()))
+	}
+	say(fmt.Sprintf("%d replicas each enforcing the whole limit: the over-admission", n), one)
+	if div := perNode(one, n); div.Canonical() != one.Canonical() {
+		say(fmt.Sprintf("the limit divided over %d replicas", n), div)
+	}
+	return out
 }
 
 // Write prints a result: a comment header (what was asked and exported,
