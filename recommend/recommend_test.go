@@ -258,3 +258,51 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (go test ./recommend -update after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
+
+// recommend on the default run and the three real-log examples: a choice
+// that meets the constraint and is the brute-force optimum, per algorithm too.
+func TestDefaultAndRealLogs(t *testing.T) {
+	for _, name := range []string{"embedded:default.yaml", "../configs/examples/antlr-org.yaml",
+		"../configs/examples/elastic-apache.yaml", "../configs/examples/nasa-ksc.yaml"} {
+		spec, err := sweep.LoadSpec(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if _, err := sweep.Run(context.Background(), spec, sweep.Options{OutDir: dir, Workers: 2}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := ReadRun(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Recommend([]*Run{r}, Options{MaxFalseCut: bound("1%")})
+		if err != nil || res.Overall == nil {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		best := map[string]string{}
+		for _, l := range r.Labels {
+			m, alg := r.Measures[l], algorithmOf(l)
+			if m.LegitCutPct.Mean > 1 {
+				continue
+			}
+			b, ok := best[alg]
+			if !ok || better(m.MissedPct.Mean, m.LegitCutPct.Mean, r.Measures[b].MissedPct.Mean, r.Measures[b].LegitCutPct.Mean) {
+				best[alg] = l
+			}
+		}
+		if len(res.ByAlgorithm) != len(best) {
+			t.Errorf("%s: %d algorithms chosen, %d have a feasible policy", name, len(res.ByAlgorithm), len(best))
+		}
+		for _, c := range res.ByAlgorithm {
+			if c.Label != best[c.Algorithm] {
+				t.Errorf("%s: %s: chose %s, brute force %s", name, c.Algorithm, c.Label, best[c.Algorithm])
+			}
+		}
+		var b bytes.Buffer
+		if err := Write(&b, res, "text"); err != nil || !strings.Contains(b.String(), "best overall: "+res.Overall.Label) {
+			t.Errorf("%s: %v\n%s", name, err, b.String())
+		}
+		t.Logf("%s: %s", name, strings.SplitN(b.String(), "\n", 2)[0])
+	}
+}
