@@ -13,12 +13,52 @@ import (
 // parameters left out where they hold their default. It is the points
 // column `policy`, the label `check` prints and the key that joins runs.
 func (p Policy) Canonical() string {
-	return PolicyLabel(p.Algorithm.String(), func(name string) (float64, bool) {
-		if !p.Algorithm.Takes(name) {
-			return 0, false
+	return string(p.AppendCanonical(nil))
+}
+
+// AppendCanonical appends Canonical's label to b (the writer calls it for
+// every point: no allocation beyond b's growth).
+func (p Policy) AppendCanonical(b []byte) []byte {
+	if p.Algorithm >= algorithmEnd || p.Algorithm == 0 {
+		return append(b, p.Algorithm.String()...)
+	}
+	b = append(b, algorithmNames[p.Algorithm]...)
+	for _, lp := range labelParams[p.Algorithm] {
+		v := p.Value(lp.prm.Name)
+		if lp.optional && v == lp.prm.Default {
+			continue
 		}
-		return p.Value(name), true
-	})
+		b = appendParam(b, lp.prm, v)
+	}
+	return b
+}
+
+// labelParams lists, per algorithm, the parameters it takes in column order
+// and whether each is optional.
+var labelParams = func() (t [algorithmEnd][]labelParam) {
+	for _, a := range Algorithms {
+		for _, prm := range Params {
+			if a.Takes(prm.Name) {
+				t[a] = append(t[a], labelParam{prm, !slices.Contains(a.Params(), prm.Name)})
+			}
+		}
+	}
+	return t
+}()
+
+type labelParam struct {
+	prm      Param
+	optional bool
+}
+
+func appendParam(b []byte, prm Param, v float64) []byte {
+	b = append(b, ' ')
+	b = append(b, prm.Name...)
+	b = append(b, '=')
+	if n := prm.ParamName(v); n != "" {
+		return append(b, n...)
+	}
+	return strconv.AppendFloat(b, v, 'f', -1, 64)
 }
 
 // PolicyLabel is Canonical for a policy given by its algorithm name and its
@@ -27,25 +67,17 @@ func (p Policy) Canonical() string {
 // written in the shortest decimal form that reads back exactly ("0.5",
 // "1000000"), names of enumerated parameters as names.
 func PolicyLabel(algorithm string, value func(name string) (float64, bool)) string {
-	b := []byte(algorithm)
-	alg, known := ParseAlgorithm(algorithm)
 	var optional []string
-	if known {
+	if alg, known := ParseAlgorithm(algorithm); known {
 		optional = alg.OptionalParams()
 	}
+	b := []byte(algorithm)
 	for _, prm := range Params {
 		v, ok := value(prm.Name)
 		if !ok || (v == prm.Default && slices.Contains(optional, prm.Name)) {
 			continue
 		}
-		b = append(b, ' ')
-		b = append(b, prm.Name...)
-		b = append(b, '=')
-		if n := prm.ParamName(v); n != "" {
-			b = append(b, n...)
-		} else {
-			b = strconv.AppendFloat(b, v, 'f', -1, 64)
-		}
+		b = appendParam(b, prm, v)
 	}
 	return string(b)
 }

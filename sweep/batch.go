@@ -166,7 +166,7 @@ func (r *partResult) policyArray(lo, n int) arrow.Array {
 	if !r.labelsValid || r.labelsOf != r.part {
 		r.labelOffsets, r.labelData = append(r.labelOffsets[:0], 0), r.labelData[:0]
 		for _, p := range r.policies {
-			r.labelData = append(r.labelData, p.Canonical()...)
+			r.labelData = p.AppendCanonical(r.labelData)
 			r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
 		}
 		r.labelsOf, r.labelsValid = r.part, true

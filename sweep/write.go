@@ -40,6 +40,8 @@ func writerProps() *parquet.WriterProperties {
 	for _, c := range deltaColumns() {
 		opts = append(opts, parquet.WithEncodingFor(c, parquet.Encodings.DeltaBinaryPacked))
 	}
+	// Labels of neighbouring points share long prefixes.
+	opts = append(opts, parquet.WithEncodingFor(PolicyColumn, parquet.Encodings.DeltaByteArray))
 	return parquet.NewWriterProperties(opts...)
 }
 
