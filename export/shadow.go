@@ -134,7 +134,7 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 			spreadSeconds(reqs)
 		}
 		sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].t < reqs[j].t })
-		d, _ := model.NewDecider(p)
+		d, _ := model.NewDeciderAt(p, first) // windows on the wall clock, as deployed
 		ka := KeyAgreement{Key: k, Requests: int64(len(reqs))}
 		for _, q := range reqs {
 			m := d.Allow(q.t)
