@@ -128,7 +128,7 @@ func writeHAProxy(r *Result, o Options) {
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("gpc0_rate(%ds) is the previous period's count weighted by its share still inside the window, plus the current period's: the model's sliding_counter", p.WindowS),
 		"only admitted requests increment gpc0 (the deny comes first), as in the model; http_req_rate(period) would also count the denied requests, which locks a client out while it keeps retrying over the limit",
-		"HAProxy starts a key's periods at its first request and again after two idle periods; the model aligns them to the start of the traffic")
+		"HAProxy starts a key's periods at its first request and again after two idle periods; ratesweep's log replay puts them on the epoch (Cloudflare's), so decisions near a period's end may differ")
 	r.Config = fmt.Sprintf(`# in the frontend (HAProxy 2.x)
     stick-table type %[1]s size 1m expire %[2]ds store gpc0,gpc0_rate(%[3]ds)
     http-request track-sc0 %[4]s
@@ -153,7 +153,7 @@ func writeEnvoy(r *Result, o Options) {
 		action = fmt.Sprintf("- request_headers: {header_name: %s, descriptor_key: client_key}", header(r.Key))
 	}
 	r.Notes = append(r.Notes,
-		fmt.Sprintf("a fixed window of one %s aligned to the epoch (the model's fixed_window aligns to the start of the traffic, phase_s 0)", strings.ToLower(u.name)),
+		fmt.Sprintf("a fixed window of one %s aligned to the epoch, as the model's fixed_window in log replay (phase_s 0)", strings.ToLower(u.name)),
 		"envoy's ratelimit counts over-limit requests too; with one limit per request that changes nothing admitted",
 		"shadow_mode: true on the descriptor (or SHADOW_MODE=true) counts without rejecting: the service's stats then say what it would have done")
 	r.Config = fmt.Sprintf(`# envoyproxy/ratelimit service config (config/%[1]s.yaml)
