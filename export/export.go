@@ -125,9 +125,6 @@ func resolveKey(p model.Policy, k string) (string, error) {
 	return "", fmt.Errorf("--key: %q is not ip, global or header:NAME", k)
 }
 
-// header returns the header name of a "header:NAME" key.
-func header(key string) string { return strings.TrimPrefix(key, "header:") }
-
 // limitOnly strips the distribution parameters, which no config expresses
 // (nodes are Options.Nodes; the key is Options.Key).
 func limitOnly(p model.Policy) model.Policy {

@@ -147,14 +147,7 @@ sweep:
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	if _, err := sweep.Run(context.Background(), spec, sweep.Options{OutDir: dir, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	run, err := ReadRun(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := runSpec(t, spec)
 	p, _ := model.ParseLabel("sliding_window window_s=60 limit=600")
 	for _, target := range Targets {
 		res, asked, exported, err := NearestIn(p, target, run, Options{})
@@ -205,14 +198,7 @@ func TestNodesFromRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	if _, err := sweep.Run(context.Background(), spec, sweep.Options{OutDir: dir, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	run, err := ReadRun(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := runSpec(t, spec)
 	var many *Point
 	for _, p := range run {
 		if p.Label == "fixed_window window_s=60 limit=600 nodes=4" {
@@ -232,4 +218,18 @@ func TestNodesFromRun(t *testing.T) {
 	if !strings.Contains(notes, want) || !strings.Contains(notes, "minute: 150") && !strings.Contains(res.Config, "minute: 150") {
 		t.Errorf("notes:\n%s\nconfig:\n%s", notes, res.Config)
 	}
+}
+
+// runSpec runs spec into a temporary directory and reads its points back.
+func runSpec(t *testing.T, spec *sweep.Spec) []*Point {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := sweep.Run(context.Background(), spec, sweep.Options{OutDir: dir, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := ReadRun(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
 }

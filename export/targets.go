@@ -9,6 +9,18 @@ import (
 	"github.com/ratesweep/ratesweep/model"
 )
 
+// byKey is ip, global or hdr(NAME) for a resolved key (ip, global or
+// header:NAME): each target's spelling of what the limit hangs on.
+func byKey[T any](key string, ip, global T, hdr func(name string) T) T {
+	switch {
+	case key == "global":
+		return global
+	case strings.HasPrefix(key, "header:"):
+		return hdr(strings.TrimPrefix(key, "header:"))
+	}
+	return ip
+}
+
 // perNode divides a policy over n replicas with their own state: each gets
 // 1/n of the rate and of the requests admitted at once (at least 1).
 func perNode(p model.Policy, n int) model.Policy {
@@ -62,13 +74,9 @@ func writeNginx(r *Result, o Options) {
 		rate = fmt.Sprintf("%dr/m", int64(m))
 		r.Notes = append(r.Notes, fmt.Sprintf("the per-replica rate %g r/s is rounded to %s", p.Rate, rate))
 	}
-	key := "$binary_remote_addr"
-	switch {
-	case r.Key == "global":
-		key = "$server_name"
-	case strings.HasPrefix(r.Key, "header:"):
-		key = "$http_" + strings.ReplaceAll(strings.ToLower(header(r.Key)), "-", "_")
-	}
+	key := byKey(r.Key, "$binary_remote_addr", "$server_name", func(h string) string {
+		return "$http_" + strings.ReplaceAll(strings.ToLower(h), "-", "_")
+	})
 	mode := "nodelay"
 	switch {
 	case p.Burst == 0:
@@ -118,13 +126,10 @@ func interval(rate float64) string {
 // only, so the decision is the model's sliding_counter.
 func writeHAProxy(r *Result, o Options) {
 	p := localNodes(r, o, "stick table (tables are not summed across peers)")
-	fetch, typ := "src", "ip"
-	switch {
-	case r.Key == "global":
-		fetch, typ = "str(all)", "string len 8"
-	case strings.HasPrefix(r.Key, "header:"):
-		fetch, typ = fmt.Sprintf("req.hdr(%s)", header(r.Key)), "string len 64"
-	}
+	k := byKey(r.Key, [2]string{"src", "ip"}, [2]string{"str(all)", "string len 8"}, func(h string) [2]string {
+		return [2]string{fmt.Sprintf("req.hdr(%s)", h), "string len 64"}
+	})
+	fetch, typ := k[0], k[1]
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("gpc0_rate(%ds) is the previous period's count weighted by its share still inside the window, plus the current period's: the model's sliding_counter", p.WindowS),
 		"only admitted requests increment gpc0 (the deny comes first), as in the model; http_req_rate(period) would also count the denied requests, which locks a client out while it keeps retrying over the limit",
@@ -143,15 +148,11 @@ func writeEnvoy(r *Result, o Options) {
 	sharedNodes(r, o, "ratelimit service (Redis)")
 	p := r.Exported
 	u, _ := unitOf(envoyUnits, p.WindowS)
-	key := "remote_address"
-	action := "- remote_address: {}"
-	switch {
-	case r.Key == "global":
-		key, action = "generic_key", "- generic_key: {descriptor_value: all}"
-	case strings.HasPrefix(r.Key, "header:"):
-		key = "client_key"
-		action = fmt.Sprintf("- request_headers: {header_name: %s, descriptor_key: client_key}", header(r.Key))
-	}
+	k := byKey(r.Key, [2]string{"remote_address", "- remote_address: {}"},
+		[2]string{"generic_key", "- generic_key: {descriptor_value: all}"}, func(h string) [2]string {
+			return [2]string{"client_key", fmt.Sprintf("- request_headers: {header_name: %s, descriptor_key: client_key}", h)}
+		})
+	key, action := k[0], k[1]
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("a fixed window of one %s aligned to the epoch, as the model's fixed_window in log replay (phase_s 0)", strings.ToLower(u.name)),
 		"envoy's ratelimit counts over-limit requests too; with one limit per request that changes nothing admitted",
@@ -176,15 +177,10 @@ descriptors:
 func writeKong(r *Result, o Options) {
 	p := localNodes(r, o, "Kong node (policy local)")
 	u, _ := unitOf(kongUnits, p.WindowS)
-	limitBy := "ip"
-	extra := ""
-	switch {
-	case r.Key == "global":
-		limitBy = "service"
-	case strings.HasPrefix(r.Key, "header:"):
-		limitBy = "header"
-		extra = fmt.Sprintf("\n      header_name: %s", header(r.Key))
-	}
+	k := byKey(r.Key, [2]string{"ip", ""}, [2]string{"service", ""}, func(h string) [2]string {
+		return [2]string{"header", fmt.Sprintf("\n      header_name: %s", h)}
+	})
+	limitBy, extra := k[0], k[1]
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("a calendar-aligned fixed window of one %s (Kong's clock has whole seconds)", u.name),
 		"policy local counts admitted requests only, incremented asynchronously: concurrent requests can pass a few over the limit; policy redis counts rejected requests too",
@@ -208,13 +204,8 @@ func writeTraefik(r *Result, o Options) {
 		avg, per = max(1, int64(math.Round(p.Rate))), 1
 		r.Notes = append(r.Notes, fmt.Sprintf("the per-replica rate %g r/s is rounded to %d per second", p.Rate, avg))
 	}
-	src := "          ipStrategy:\n            depth: 0"
-	switch {
-	case r.Key == "global":
-		src = "          requestHost: true"
-	case strings.HasPrefix(r.Key, "header:"):
-		src = "          requestHeaderName: " + header(r.Key)
-	}
+	src := byKey(r.Key, "          ipStrategy:\n            depth: 0", "          requestHost: true",
+		func(h string) string { return "          requestHeaderName: " + h })
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("Traefik's rateLimit is golang.org/x/time/rate: %d per %d s (%g r/s) refill, burst %d at once from idle", avg, per, p.Rate, p.Capacity),
 		"each Traefik replica keeps its own buckets: three replicas admit three times the rate (--nodes divides it)",
@@ -234,14 +225,8 @@ http:
 
 func writeGo(r *Result, o Options) {
 	p := localNodes(r, o, "process")
-	keyExpr := `host, _, _ := net.SplitHostPort(r.RemoteAddr)
-		key := host`
-	switch {
-	case r.Key == "global":
-		keyExpr = `key := ""`
-	case strings.HasPrefix(r.Key, "header:"):
-		keyExpr = fmt.Sprintf("key := r.Header.Get(%q)", header(r.Key))
-	}
+	keyExpr := byKey(r.Key, "host, _, _ := net.SplitHostPort(r.RemoteAddr)\n\t\tkey := host", `key := ""`,
+		func(h string) string { return fmt.Sprintf("key := r.Header.Get(%q)", h) })
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("rate.NewLimiter(%g, %d): a token bucket that starts full, %d at once then %g per second; Allow consumes a token only when it admits (the model's token_bucket, checked decision by decision in go test ./model -run Oracle)", p.Rate, p.Capacity, p.Capacity, p.Rate),
 		"the map of limiters grows with the keys: evict idle ones in production")

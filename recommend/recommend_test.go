@@ -203,18 +203,8 @@ func TestInterval(t *testing.T) {
 // The real thing: the lesson baseline grid, written to Parquet and read
 // back; golden text output, and the choice is the brute-force optimum.
 func TestGoldenLessonGrid(t *testing.T) {
-	spec, err := sweep.LoadSpec("embedded:baseline-lesson.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if _, err := sweep.Run(context.Background(), spec, sweep.Options{OutDir: dir, Workers: 2}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := ReadRun(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runSpec(t, "embedded:baseline-lesson.yaml")
+	dir := r.Dir
 	o := Options{MaxFalseCut: bound("1%"), MaxClientCut: bound("2%")}
 	res, err := Recommend([]*Run{r}, o)
 	if err != nil {
@@ -264,18 +254,7 @@ func golden(t *testing.T, path string, got []byte) {
 func TestDefaultAndRealLogs(t *testing.T) {
 	for _, name := range []string{"embedded:default.yaml", "../configs/examples/antlr-org.yaml",
 		"../configs/examples/elastic-apache.yaml", "../configs/examples/nasa-ksc.yaml"} {
-		spec, err := sweep.LoadSpec(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir := t.TempDir()
-		if _, err := sweep.Run(context.Background(), spec, sweep.Options{OutDir: dir, Workers: 2}); err != nil {
-			t.Fatal(err)
-		}
-		r, err := ReadRun(context.Background(), dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := runSpec(t, name)
 		res, err := Recommend([]*Run{r}, Options{MaxFalseCut: bound("1%")})
 		if err != nil || res.Overall == nil {
 			t.Fatalf("%s: %v %+v", name, err, res)
@@ -305,4 +284,22 @@ func TestDefaultAndRealLogs(t *testing.T) {
 		}
 		t.Logf("%s: %s", name, strings.SplitN(b.String(), "\n", 2)[0])
 	}
+}
+
+// runSpec runs the spec at path into a temporary directory and reads it.
+func runSpec(t *testing.T, path string) *Run {
+	t.Helper()
+	spec, err := sweep.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := sweep.Run(context.Background(), spec, sweep.Options{OutDir: dir, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadRun(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
