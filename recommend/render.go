@@ -33,7 +33,7 @@ func Write(w io.Writer, r *Result, format string) error {
 	}
 	if r.Overall == nil {
 		fmt.Fprintf(&b, "\nno policy meets the constraints; the nearest miss:\n")
-		detail(&b, r.NearestMiss, md)
+		detail(&b, r.NearestMiss, r.Objective, md)
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -56,7 +56,7 @@ func Write(w io.Writer, r *Result, format string) error {
 	}
 	table(&b, rows, md)
 	fmt.Fprintf(&b, "\nbest overall: %s\n", r.Overall.Label)
-	detail(&b, r.Overall, md)
+	detail(&b, r.Overall, r.Objective, md)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -72,7 +72,7 @@ func worstRun(c *Choice, objective string) RunFit {
 	return c.Runs[k]
 }
 
-func detail(b *strings.Builder, c *Choice, md bool) {
+func detail(b *strings.Builder, c *Choice, objective string, md bool) {
 	for _, f := range c.Runs {
 		m := f.Measure
 		fmt.Fprintf(b, "  run %s: false cut %s (%s), missed %s (%s), caught %s (%s)\n", f.Dir,
@@ -112,7 +112,7 @@ func detail(b *strings.Builder, c *Choice, md bool) {
 	for _, e := range c.Edges {
 		fmt.Fprintf(b, "  warning: on the edge of the swept range: %s\n", e)
 	}
-	f := c.Runs[0]
+	f := worstRun(c, objective)
 	if len(f.Measure.Clients) == 0 {
 		fmt.Fprintf(b, "  legitimate clients cut in %s: none\n", f.Dir)
 		return
