@@ -116,6 +116,10 @@ type ClientCut struct {
 	Offered float64 `json:"offered"`
 	Cut     float64 `json:"cut"`
 	Pct     float64 `json:"cut_pct"`
+	// Why is the client's traffic against the policy's bound (scenario
+	// runs): its most requests in one window, or its largest burst above
+	// the rate.
+	Why string `json:"why,omitempty"`
 }
 
 // Measure is one policy in one run.
@@ -152,6 +156,79 @@ type Run struct {
 	Dir      string
 	Labels   []string // in point_id order
 	Measures map[string]*Measure
+	// Offered is each client's requests per second, for scenario runs
+	// (from the spec in the files' metadata; nil for log runs).
+	Offered map[string][]float64
+}
+
+// scenarioOffered reads the scenario of a run from its metadata and
+// returns each client's requests per second (nil for a log run).
+func scenarioOffered(dir string) map[string][]float64 {
+	files, err := sweep.PartFiles(dir, "points")
+	if err != nil {
+		return nil
+	}
+	md, err := sweep.FileMetadata(files[0])
+	if err != nil {
+		return nil
+	}
+	spec, err := sweep.ParseSpec([]byte(md[sweep.MetaSpec]), nil)
+	if err != nil || spec.Scenario == nil {
+		return nil
+	}
+	out := map[string][]float64{}
+	for _, c := range spec.Scenario.Clients {
+		a := make([]float64, spec.Scenario.DurationS)
+		for _, sg := range c.Segments {
+			for t := sg.T0; t < sg.T1 && t < len(a); t++ {
+				a[t] += sg.Rate
+			}
+		}
+		out[c.Name] = a
+	}
+	return out
+}
+
+// clientWhy states a client's traffic against policy p's bound: its most
+// requests in one window (window algorithms; aligned windows for
+// fixed_window) or its largest burst above the rate (buckets).
+func clientWhy(p model.Policy, a []float64) string {
+	switch p.Algorithm {
+	case model.FixedWindow, model.SlidingWindow, model.SlidingLog, model.SlidingCounter, model.FixedWindowAnchored:
+		w := p.WindowS
+		var peak, sum float64
+		if p.Algorithm == model.FixedWindow {
+			for t := 0; t < len(a); {
+				end := t + w - ((t-p.PhaseS)%w+w)%w
+				sum = 0
+				for ; t < end && t < len(a); t++ {
+					sum += a[t]
+				}
+				peak = max(peak, sum)
+			}
+		} else {
+			for t := range a {
+				sum += a[t]
+				if t >= w {
+					sum -= a[t-w]
+				}
+				peak = max(peak, sum)
+			}
+		}
+		return fmt.Sprintf("up to %s requests in %d s against %d", num(math.Round(peak)), w, p.Limit)
+	case model.TokenBucket, model.GCRA, model.Nginx:
+		capacity := p.Capacity
+		if p.Algorithm == model.Nginx {
+			capacity = p.Burst + 1
+		}
+		var best, run float64 // largest sum of (a[t] − rate) over a run of seconds
+		for _, x := range a {
+			run = max(0, run+x-p.Rate)
+			best = max(best, run)
+		}
+		return fmt.Sprintf("a burst of %s requests above %s/s against a capacity of %d", num(math.Round(best)), num(p.Rate), capacity)
+	}
+	return ""
 }
 
 // ReadRun reads a run directory's points and clients.
@@ -168,7 +245,7 @@ func ReadRun(ctx context.Context, dir string) (*Run, error) {
 		fc, mi, ca, lp, mp, cp []float64
 		m                      *Measure
 	}
-	run := &Run{Dir: dir, Measures: map[string]*Measure{}}
+	run := &Run{Dir: dir, Measures: map[string]*Measure{}, Offered: scenarioOffered(dir)}
 	byID := map[int64]*acc{}
 	var order []*acc
 	var labels []string
@@ -465,6 +542,15 @@ func Recommend(runs []*Run, o Options) (*Result, error) {
 		}
 		neighbors(ch, labels, pols, runs, &o)
 		ch.Why = why(ch.Label)
+		if p, err := model.ParseLabel(ch.Label); err == nil {
+			for _, f := range ch.Runs {
+				for i := range f.Measure.Clients {
+					if a := runs[indexOfRun(runs, f.Dir)].Offered[f.Measure.Clients[i].Client]; a != nil {
+						f.Measure.Clients[i].Why = clientWhy(p, a)
+					}
+				}
+			}
+		}
 		return ch
 	}
 	if overall < 0 {
@@ -484,6 +570,15 @@ func Recommend(runs []*Run, o Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+func indexOfRun(runs []*Run, dir string) int {
+	for i, r := range runs {
+		if r.Dir == dir {
+			return i
+		}
+	}
+	return 0
 }
 
 func feasible(cs []Check) bool {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
 
@@ -221,6 +222,11 @@ func TestGoldenLessonGrid(t *testing.T) {
 	if res.Overall.Label != best {
 		t.Errorf("chose %s, brute force %s", res.Overall.Label, best)
 	}
+	for _, c := range res.Overall.Runs[0].Measure.Clients {
+		if c.Why == "" { // a scenario run: the client's traffic against the bound
+			t.Errorf("no why for %s", c.Client)
+		}
+	}
 	for _, format := range []string{"text", "markdown"} {
 		var b bytes.Buffer
 		if err := Write(&b, res, format); err != nil {
@@ -302,4 +308,24 @@ func runSpec(t *testing.T, path string) *Run {
 		t.Fatal(err)
 	}
 	return r
+}
+
+func TestClientWhy(t *testing.T) {
+	a := []float64{0, 0, 10, 10, 10, 0, 1}
+	cases := map[string]string{
+		"sliding_window window_s=2 limit=5":         "up to 20 requests in 2 s against 5",
+		"fixed_window window_s=3 limit=5":           "up to 20 requests in 3 s against 5", // windows [0,3) [3,6) [6,7)
+		"fixed_window window_s=3 limit=5 phase_s=2": "up to 30 requests in 3 s against 5", // [0,2) [2,5) [5,7)
+		"token_bucket rate=5 capacity=3":            "a burst of 15 requests above 5/s against a capacity of 3",
+		"nginx rate=1 burst=3":                      "a burst of 27 requests above 1/s against a capacity of 4",
+	}
+	for label, want := range cases {
+		p, err := model.ParseLabel(label)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := clientWhy(p, a); got != want {
+			t.Errorf("%s: %q, want %q", label, got, want)
+		}
+	}
 }

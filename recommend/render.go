@@ -118,13 +118,13 @@ func detail(b *strings.Builder, c *Choice, objective string, md bool) {
 		return
 	}
 	fmt.Fprintf(b, "  legitimate clients cut in %s (%s):\n", f.Dir, c.Why)
-	rows := [][]string{{"client", "offered", "cut", "cut %"}}
+	rows := [][]string{{"client", "offered", "cut", "cut %", "why"}}
 	for i, cl := range f.Measure.Clients {
 		if i == 10 {
-			rows = append(rows, []string{fmt.Sprintf("… %d more", len(f.Measure.Clients)-10), "", "", ""})
+			rows = append(rows, []string{fmt.Sprintf("… %d more", len(f.Measure.Clients)-10), "", "", "", ""})
 			break
 		}
-		rows = append(rows, []string{cl.Client, count(cl.Offered), count(cl.Cut), fmt.Sprintf("%.2f%%", cl.Pct)})
+		rows = append(rows, []string{cl.Client, count(cl.Offered), count(cl.Cut), fmt.Sprintf("%.2f%%", cl.Pct), cl.Why})
 	}
 	var t strings.Builder
 	table(&t, rows, md)
