@@ -156,6 +156,7 @@ func estimateScenario(e *Estimate, spec *Spec, w, maxMemory int64, add func(int6
 	}
 	if !fluid {
 		add(w*sat(reqs*8), "request times (%s arrivals): %s × %s", sc.Arrivals.Process, workersText(w), drive)
+		add(w*maxBatch*c*16, "batched outcomes (many limits in one pass): %s × %d points × %d clients", workersText(w), maxBatch, c)
 	}
 	if sc.Keyed() || specDistributed(spec) {
 		per := int64(unsafe.Sizeof(keyedReqSize{})) + 8
