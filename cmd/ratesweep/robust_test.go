@@ -24,13 +24,7 @@ func runCLIEnv(t testing.TB, vars map[string]string, args ...string) (int, strin
 // large is refused with exit 2 and the file's name, before it is read.
 func TestInputFilesBounded(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeSpec(t, dir, name, text) }
 	fifo := filepath.Join(dir, "pipe.yaml")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
