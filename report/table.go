@@ -7,6 +7,7 @@ import (
 	"html"
 	"io"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -165,12 +166,19 @@ func cell(tag, s string, right bool) string {
 func mdEscape(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
-	alnum := func(i int) bool {
-		if i < 0 || i >= len(s) {
+	// alnum reports whether a letter or digit ends s[:i] (before) or starts
+	// s[i:]; invalid UTF-8 and punctuation are not.
+	alnum := func(i int, before bool) bool {
+		var r rune
+		switch {
+		case before && i > 0:
+			r, _ = utf8.DecodeLastRuneInString(s[:i])
+		case !before && i < len(s):
+			r, _ = utf8.DecodeRuneInString(s[i:])
+		default:
 			return false
 		}
-		c := s[i]
-		return c >= 0x80 || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
 	}
 	lead := len(s) - len(strings.TrimLeft(s, " \t"))
 	// blank reports whether s ends or has a space or tab at i (after a
@@ -196,9 +204,9 @@ func mdEscape(s string) string {
 		case '\\', '`', '*', '[', ']', '|', '~', '@':
 			esc = true
 		case '_':
-			esc = !alnum(i-1) || !alnum(i+1)
+			esc = !alnum(i, true) || !alnum(i+1, false)
 		case '&':
-			esc = alnum(i+1) || i+1 < len(s) && s[i+1] == '#'
+			esc = alnum(i+1, false) || i+1 < len(s) && s[i+1] == '#'
 		case ':':
 			esc = strings.HasPrefix(s[i:], "://")
 		case '.':
