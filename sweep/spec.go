@@ -114,68 +114,67 @@ func parseSpec(data []byte, resolve func(string) (string, []byte, error), dir st
 	if err != nil {
 		return nil, err
 	}
+	// Every field is decoded even after an error, so that the user sees all
+	// of a spec's errors at once.
+	var c yamlx.Collector
 	m, err := yamlx.Mapping(root, "", specKeys...)
-	if err != nil {
-		return nil, err
+	c.Add(err)
+	if m == nil {
+		return nil, c.Err()
 	}
 	s := &Spec{Replicates: 1}
-	if s.Name, err = m.String("name"); err != nil {
-		return nil, err
-	}
-	if strings.ContainsAny(s.Name, "/\\") || s.Name == "." || s.Name == ".." {
-		return nil, yamlx.Errorf(m.Get("name"), "name", "must not contain path separators (it names the output directory)")
+	if s.Name, err = m.String("name"); !c.Add(err) {
+		if strings.ContainsAny(s.Name, "/\\") || s.Name == "." || s.Name == ".." {
+			c.Errorf(m.Get("name"), "name", "must not contain path separators (it names the output directory)")
+		}
 	}
 	if n := m.Get("seed"); n != nil {
 		v, err := yamlx.Int(n, "seed")
-		if err != nil {
-			return nil, err
+		switch {
+		case c.Add(err):
+		case v < 0:
+			c.Errorf(n, "seed", "must be >= 0, got %d", v)
+		default:
+			s.Seed = uint64(v)
 		}
-		if v < 0 {
-			return nil, yamlx.Errorf(n, "seed", "must be >= 0, got %d", v)
-		}
-		s.Seed = uint64(v)
 	}
 	if n := m.Get("replicates"); n != nil {
 		v, err := yamlx.Int(n, "replicates")
-		if err != nil {
-			return nil, err
+		switch {
+		case c.Add(err):
+		case v < 1 || v > 1_000_000:
+			c.Errorf(n, "replicates", "must be between 1 and 1000000, got %d", v)
+		default:
+			s.Replicates = int(v)
 		}
-		if v < 1 || v > 1_000_000 {
-			return nil, yamlx.Errorf(n, "replicates", "must be between 1 and 1000000, got %d", v)
-		}
-		s.Replicates = int(v)
 	}
 	switch scn, tr := m.Get("scenario"), m.Get("traffic"); {
 	case scn != nil && tr != nil:
-		return nil, yamlx.Errorf(tr, "traffic", "give either scenario or traffic, not both")
+		c.Errorf(tr, "traffic", "give either scenario or traffic, not both")
 	case tr != nil:
-		if s.Traffic, err = ingest.DecodeConfig(tr, "traffic", dir); err != nil {
-			return nil, err
-		}
+		s.Traffic, err = ingest.DecodeConfig(tr, "traffic", dir)
+		c.Add(err)
 	case scn != nil:
-		if s.Scenario, err = decodeScenarioRef(scn, resolve); err != nil {
-			return nil, err
-		}
+		s.Scenario, err = decodeScenarioRef(scn, resolve)
+		c.Add(err)
 	default:
-		return nil, yamlx.Errorf(root, "scenario", "missing: a spec needs a scenario (a file or a mapping) or a traffic section (an access log)")
+		c.Errorf(root, "scenario", "missing: a spec needs a scenario (a file or a mapping) or a traffic section (an access log)")
 	}
-	sw, err := m.Require("sweep")
-	if err != nil {
-		return nil, err
-	}
-	items, err := yamlx.Seq(sw, "sweep")
-	if err != nil {
-		return nil, err
-	}
-	if len(items) == 0 {
-		return nil, yamlx.Errorf(sw, "sweep", "at least one entry (algorithm and parameters) is needed")
-	}
-	for i, it := range items {
-		e, err := decodeEntry(it, fmt.Sprintf("sweep[%d]", i))
-		if err != nil {
-			return nil, err
+	if sw, err := m.Require("sweep"); !c.Add(err) {
+		items, err := yamlx.Seq(sw, "sweep")
+		c.Add(err)
+		if err == nil && len(items) == 0 {
+			c.Errorf(sw, "sweep", "at least one entry (algorithm and parameters) is needed")
 		}
-		s.Entries = append(s.Entries, e)
+		for i, it := range items {
+			e, err := decodeEntry(it, fmt.Sprintf("sweep[%d]", i))
+			if !c.Add(err) {
+				s.Entries = append(s.Entries, e)
+			}
+		}
+	}
+	if err := c.Err(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -204,17 +203,19 @@ func decodeScenarioRef(n *yaml.Node, resolve func(string) (string, []byte, error
 
 func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 	var e Entry
+	var c yamlx.Collector
 	allowed := []string{"algorithm"}
 	for _, prm := range model.Params {
 		allowed = append(allowed, prm.Name)
 	}
 	m, err := yamlx.Mapping(n, p, allowed...)
-	if err != nil {
-		return e, err
+	c.Add(err)
+	if m == nil {
+		return e, c.Err()
 	}
 	name, err := m.String("algorithm")
-	if err != nil {
-		return e, err
+	if c.Add(err) {
+		return e, c.Err() // its parameters depend on it
 	}
 	alg, ok := model.ParseAlgorithm(name)
 	if !ok {
@@ -222,36 +223,39 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 		for _, a := range model.Algorithms {
 			names = append(names, a.String())
 		}
-		return e, yamlx.Errorf(m.Get("algorithm"), m.FieldPath("algorithm"), "unknown algorithm %q (known: %s)", name, strings.Join(names, ", "))
+		c.Errorf(m.Get("algorithm"), m.FieldPath("algorithm"), "unknown algorithm %q%s (known: %s)", name, yamlx.DidYouMean(name, names), strings.Join(names, ", "))
+		return e, c.Err()
 	}
 	e.Algorithm = alg
 	takes := alg.Params()
+	all := append(slices.Clone(takes), alg.OptionalParams()...)
 	// Axes in the order the spec writes them.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key := n.Content[i].Value
-		if key == "algorithm" {
-			continue
+		prm, known := model.LookupParam(key)
+		if key == "algorithm" || !known || m.Get(key) != n.Content[i+1] {
+			continue // unknown and repeated keys are reported by Mapping
 		}
 		if !alg.Takes(key) {
-			all := append(slices.Clone(takes), alg.OptionalParams()...)
-			return e, yamlx.Errorf(n.Content[i], m.FieldPath(key), "%s takes no parameter %q (it takes %s)", alg, key, strings.Join(all, ", "))
+			c.Errorf(n.Content[i], m.FieldPath(key), "%s takes no parameter %q%s (it takes %s)", alg, key, yamlx.DidYouMean(key, all), strings.Join(all, ", "))
+			continue
 		}
-		prm, _ := model.LookupParam(key)
 		ax, err := decodeAxis(n.Content[i+1], m.FieldPath(key), prm)
-		if err != nil {
-			return e, err
+		if !c.Add(err) {
+			e.Axes = append(e.Axes, ax)
 		}
-		e.Axes = append(e.Axes, ax)
 	}
 	for _, want := range takes {
 		if !m.Has(want) {
-			return e, yamlx.Errorf(n, m.FieldPath(want), "missing: %s needs %s", alg, strings.Join(takes, " and "))
+			c.Errorf(n, m.FieldPath(want), "missing: %s needs %s", alg, strings.Join(takes, " and "))
 		}
 	}
-	if err := e.checkCorners(); err != nil {
-		return e, yamlx.Errorf(n, p, "%v", err)
+	if c.Len() == 0 {
+		if err := e.checkCorners(); err != nil {
+			c.Errorf(n, p, "%v", err)
+		}
 	}
-	return e, nil
+	return e, c.Err()
 }
 
 // checkCorners validates the policies at every corner of the entry's grid

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -130,7 +131,14 @@ func exitCode(e *env, err error) int {
 	if errors.Is(err, pflag.ErrHelp) {
 		return exitOK
 	}
-	fmt.Fprintf(e.stderr, "ratesweep: %v\n", err)
+	var all *yamlx.Errors
+	if errors.As(err, &all) {
+		for _, l := range strings.Split(all.Error(), "\n") {
+			fmt.Fprintf(e.stderr, "ratesweep: %s\n", l)
+		}
+	} else {
+		fmt.Fprintf(e.stderr, "ratesweep: %v\n", err)
+	}
 	var ee *exitError
 	var ue *usageError
 	var ye *yamlx.Error
