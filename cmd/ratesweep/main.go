@@ -114,6 +114,9 @@ func run(e *env, args []string) int {
 		usage(e.stdout)
 		return exitOK
 	}
+	if name == "--version" || name == "-V" {
+		return exitCode(e, printVersion(e.stdout))
+	}
 	for _, c := range commands() {
 		if c.name == name {
 			return exitCode(e, c.run(e, args[1:]))
