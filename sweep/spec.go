@@ -62,30 +62,38 @@ const MaxAxisValues = 10_000_000
 var specKeys = []string{"name", "scenario", "traffic", "seed", "replicates", "sweep"}
 
 // LoadSpec reads a sweep spec file. A relative scenario path is resolved
-// against the spec's directory. path "" is the embedded default spec.
-func LoadSpec(file string) (*Spec, error) {
+// against the spec's directory. path "" is the embedded default spec. sets
+// are --set overrides "path=value" applied before decoding (see
+// applyOverrides).
+func LoadSpec(file string, sets ...string) (*Spec, error) {
 	if file == "" {
-		return loadEmbedded("default.yaml")
+		return loadEmbedded("default.yaml", sets)
 	}
 	if name, ok := strings.CutPrefix(file, "embedded:"); ok {
-		return loadEmbedded(name)
+		return loadEmbedded(name, sets)
 	}
 	data, err := ReadInput(file)
 	if err != nil {
 		return nil, err
 	}
+	return ReadSpec(data, file, filepath.Dir(file), sets...)
+}
+
+// ReadSpec decodes a spec read already (e.g. from standard input), naming it
+// file in errors; relative file names in it are resolved against dir.
+func ReadSpec(data []byte, file, dir string, sets ...string) (*Spec, error) {
 	resolve := func(p string) (string, []byte, error) {
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(filepath.Dir(file), p)
+			p = filepath.Join(dir, p)
 		}
 		b, err := ReadInput(p)
 		return p, b, err
 	}
-	s, err := parseSpec(data, resolve, filepath.Dir(file))
+	s, err := parseSpec(data, resolve, dir, sets)
 	return s, yamlx.InFile(err, file)
 }
 
-func loadEmbedded(name string) (*Spec, error) {
+func loadEmbedded(name string, sets []string) (*Spec, error) {
 	data, err := fs.ReadFile(configs.FS, name)
 	if err != nil {
 		return nil, &yamlx.Error{File: "embedded:" + name, Msg: "no such embedded spec"}
@@ -97,7 +105,7 @@ func loadEmbedded(name string) (*Spec, error) {
 		}
 		return "embedded:" + p, b, nil
 	}
-	s, err := ParseSpec(data, resolve)
+	s, err := parseSpec(data, resolve, "", sets)
 	return s, yamlx.InFile(err, "embedded:"+name)
 }
 
@@ -105,15 +113,27 @@ func loadEmbedded(name string) (*Spec, error) {
 // scenario file named in the spec; it may be nil when scenarios are inline.
 // A relative log path of a traffic section is taken as it is.
 func ParseSpec(data []byte, resolve func(string) (string, []byte, error)) (*Spec, error) {
-	return parseSpec(data, resolve, "")
+	return parseSpec(data, resolve, "", nil)
 }
 
 // parseSpec is ParseSpec with the directory that relative log paths start from.
-func parseSpec(data []byte, resolve func(string) (string, []byte, error), dir string) (*Spec, error) {
+func parseSpec(data []byte, resolve func(string) (string, []byte, error), dir string, sets []string) (*Spec, error) {
 	root, err := yamlx.Parse(data)
 	if err != nil {
 		return nil, err
 	}
+	var c yamlx.Collector
+	c.Add(applyOverrides(root, sets, resolve))
+	s, err := decodeSpec(root, resolve, dir)
+	c.Add(nameOverrides(err, sets))
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), dir string) (*Spec, error) {
+	var err error
 	// Every field is decoded even after an error, so that the user sees all
 	// of a spec's errors at once.
 	var c yamlx.Collector

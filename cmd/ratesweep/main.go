@@ -51,6 +51,7 @@ type env struct {
 	ctx    context.Context
 	stdout io.Writer
 	stderr io.Writer
+	stdin  io.Reader // nil: none
 	getenv func(string) string
 	signal func() string // the signal that cancelled ctx ("interrupt", "terminated"), or ""
 }
@@ -87,7 +88,7 @@ func main() {
 		}
 		os.Exit(130)
 	}()
-	e := &env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv,
+	e := &env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, getenv: os.Getenv,
 		signal: func() string { return got.Load().(string) }}
 	code := run(e, os.Args[1:])
 	cancel()

@@ -36,6 +36,7 @@ func cmdRun(e *env, args []string) error {
 	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids larger than this")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	noOutput := fs.Bool("no-output", false, "simulate only and write nothing (for benchmarks)")
+	sets := fs.StringArray("set", nil, "override a spec field, PATH=VALUE with a YAML value (repeatable): seed=2, sweep[0].limit=[100, 200], scenario.duration_s=600")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -50,7 +51,7 @@ func cmdRun(e *env, args []string) error {
 	if len(rest) == 1 {
 		specPath = rest[0]
 	}
-	spec, err := sweep.LoadSpec(specPath)
+	spec, err := loadSpec(e, specPath, *sets)
 	if err != nil {
 		return err
 	}
@@ -143,6 +144,23 @@ func cmdRun(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "wrote %s/points/*.parquet, %s/clients/*.parquet and %s\n", dir, dir, res.Manifest)
 	}
 	return nil
+}
+
+// loadSpec loads the spec named on the command line: a file, "" for the
+// embedded default, or "-" for standard input (relative file names in it
+// are taken from the working directory); sets are --set overrides.
+func loadSpec(e *env, path string, sets []string) (*sweep.Spec, error) {
+	if path != "-" {
+		return sweep.LoadSpec(path, sets...)
+	}
+	if e.stdin == nil {
+		return nil, usagef("no standard input to read the spec from")
+	}
+	data, err := io.ReadAll(e.stdin)
+	if err != nil {
+		return nil, &badInput{fmt.Errorf("reading the spec from standard input: %w", err)}
+	}
+	return sweep.ReadSpec(data, "<stdin>", ".", sets...)
 }
 
 func specArg(p string) string {
