@@ -53,7 +53,8 @@ type env struct {
 	stderr io.Writer
 	stdin  io.Reader // nil: none
 	getenv func(string) string
-	signal func() string // the signal that cancelled ctx ("interrupt", "terminated"), or ""
+	flags  *pflag.FlagSet // the command's flags, once it registered them
+	signal func() string  // the signal that cancelled ctx ("interrupt", "terminated"), or ""
 }
 
 type command struct {
@@ -63,13 +64,16 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "[SPEC.yaml]", "run a sweep (default: the embedded default spec) and write Parquet", cmdRun},
+		{"init", "[--from-log LOG]", "write a commented starter spec (from a log: grid ranges from its profile)", cmdInit},
+		{"run", "[SPEC.yaml | -]", "run a sweep (default: the embedded default spec) and write Parquet", cmdRun},
 		{"merge", "RUN_DIR", "check that every shard finished and combine their manifests (--compact: fewer files)", cmdMerge},
 		{"report", "[RUN_DIR]", "tables and trade-off plots from a run directory", cmdReport},
 		{"check", "--baseline DIR RUN_DIR", "compare a run with a baseline run (exit 1 on a regression)", cmdCheck},
 		{"inspect", "LOG | --spec SPEC", "profile an access log (requests, keys, peak rates) to help choose a grid", cmdInspect},
 		{"tables", "[SCENARIO.yaml]", "print the lesson's tables (default: the lesson's scenario)", cmdTables},
 		{"version", "", "print the version", cmdVersion},
+		{"schema", "[spec | scenario]", "print the JSON Schema of specs or scenarios (for editors)", cmdSchema},
+		{"completion", "bash | zsh | fish", "print a shell completion script", cmdCompletion},
 	}
 }
 
@@ -98,10 +102,19 @@ func main() {
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "ratesweep chooses a rate-limit policy from evidence: caught, missed and falsely cut requests.\n\n")
 	fmt.Fprintf(w, "Usage:\n")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  ratesweep %-8s %-24s %s\n", c.name, c.args, c.short)
+	rows := append(commands(), command{name: "--version", short: "print the version and the commit it was built from"})
+	nw, aw := 0, 0
+	for _, c := range rows {
+		nw, aw = max(nw, len(c.name)), max(aw, len(c.args))
 	}
-	fmt.Fprintf(w, "\nRun 'ratesweep COMMAND --help' for a command's flags.\n")
+	for _, c := range rows {
+		fmt.Fprintf(w, "  ratesweep %-*s %-*s  %s\n", nw, c.name, aw, c.args, c.short)
+	}
+	fmt.Fprintf(w, "\nExamples:\n")
+	for _, l := range topExamples {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	fmt.Fprintf(w, "\nRun 'ratesweep COMMAND --help' for a command's flags and examples.\n")
 }
 
 // run executes one command line and returns the exit code.
@@ -156,22 +169,27 @@ func exitCode(e *env, err error) int {
 	return exitFailure
 }
 
-// newFlags returns a flag set for a command whose errors are usage errors.
+// newFlags returns a flag set for a command whose errors are usage errors;
+// --help prints the command's help (usage, examples, flags) to stdout.
 func newFlags(e *env, name, args, short string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: ratesweep %s %s\n\n%s\n\nFlags:\n%s", name, args, short, fs.FlagUsages())
-	}
+	fs.SetOutput(io.Discard) // parseFlags reports errors and help
+	fs.Usage = func() {}
+	flagSets.Store(fs, &helpState{e: e, name: name, args: args, sh: short})
+	e.flags = fs
 	return fs
 }
 
 func parseFlags(fs *pflag.FlagSet, args []string, maxArgs int) ([]string, error) {
+	st, _ := flagSets.LoadAndDelete(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
+			if h, ok := st.(*helpState); ok {
+				writeHelp(h.e.stdout, fs, h.name, h.args, h.sh)
+			}
 			return nil, err
 		}
-		return nil, usagef("%s: %v", fs.Name(), err)
+		return nil, usagef("%s: %v (see ratesweep %s --help)", fs.Name(), err, fs.Name())
 	}
 	if fs.NArg() > maxArgs {
 		return nil, usagef("%s: too many arguments: %v", fs.Name(), fs.Args()[maxArgs:])

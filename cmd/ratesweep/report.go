@@ -17,7 +17,7 @@ func cmdReport(e *env, args []string) error {
 	out := fs.String("out", "", "output directory (default RUN_DIR/report)")
 	curves := fs.Int("curves", 4, "curves per algorithm on the trade-off plot (values of its second parameter)")
 	knees := fs.Int("knees", 2, "frontier knees to show per client and over time")
-	quiet := fs.Bool("quiet", false, "print nothing but errors")
+	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err

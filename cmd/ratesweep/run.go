@@ -25,9 +25,10 @@ const (
 )
 
 func cmdRun(e *env, args []string) error {
-	fs := newFlags(e, "run", "[SPEC.yaml]", "Run a sweep and write Parquet (no argument: the embedded default spec).")
+	fs := newFlags(e, "run", "[SPEC.yaml | -]", "Run a sweep and write Parquet (no argument: the embedded default spec; -: the spec from standard input).")
 	out := fs.String("out", "", "run directory (default out/<spec name>)")
-	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines simulating and writing")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines simulating and writing (default: all cores)")
+	fs.Lookup("workers").DefValue = "0" // help says "all cores", the same on every machine
 	shardFlag := fs.String("shard", "", "run shard I/N of the grid (default from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX, else 0/1)")
 	shards := fs.Int("shards", 0, "shard count N for JOB_COMPLETION_INDEX (Kubernetes indexed jobs; or RATESWEEP_SHARDS)")
 	resume := fs.Bool("resume", false, "keep the verified parts of an interrupted run and compute only what is missing")
@@ -36,7 +37,7 @@ func cmdRun(e *env, args []string) error {
 	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids larger than this")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	noOutput := fs.Bool("no-output", false, "simulate only and write nothing (for benchmarks)")
-	sets := fs.StringArray("set", nil, "override a spec field, PATH=VALUE with a YAML value (repeatable): seed=2, sweep[0].limit=[100, 200], scenario.duration_s=600")
+	sets := fs.StringArray("set", nil, "override a spec field, `PATH=VALUE` with a YAML value (repeatable): seed=2, sweep[0].limit=[100, 200], scenario.duration_s=600")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err

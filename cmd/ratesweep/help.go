@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/spf13/pflag"
+)
+
+// examples are shown by each command's --help (the golden texts under
+// testdata/help keep them in view). A command without examples gets a test
+// failure, not a silent gap.
+var examples = map[string][]string{
+	"run": {
+		"ratesweep run                                      # the embedded default spec into out/default",
+		"ratesweep run configs/lesson-sweep.yaml --out out/lesson --force",
+		"ratesweep run spec.yaml --set seed=2 --set 'sweep[0].limit=[100, 200]'",
+		"ratesweep run spec.yaml --dry-run                  # points, rows and bytes, nothing run",
+		"cat spec.yaml | ratesweep run - --quiet            # the spec from standard input",
+		"ratesweep run spec.yaml --out /shared/run --shard 3/16 --resume",
+	},
+	"merge": {
+		"ratesweep merge out/big                # every shard finished? then write manifest.json",
+		"ratesweep merge out/big --sha256       # also hash every file",
+		"ratesweep merge out/big --compact      # fewer, larger Parquet files",
+	},
+	"report": {
+		"ratesweep report out/lesson            # plots, tables and index.html under out/lesson/report",
+		"ratesweep report out/lesson --curves 6 --knees 3 --out /tmp/lesson-report",
+	},
+	"check": {
+		"ratesweep check --baseline configs/baselines/lesson out/check-baseline-lesson",
+		"ratesweep check --baseline base/ out/pr --tol-rel 1% --format markdown >> \"$GITHUB_STEP_SUMMARY\"",
+		"ratesweep check --baseline base/ out/pr --update   # accept the run as the new baseline",
+	},
+	"inspect": {
+		"ratesweep inspect configs/examples/logs/nasa_ksc_19950801/nasa_19950801.tsv.gz",
+		"ratesweep inspect --spec configs/examples/antlr-org.yaml --top 20",
+		"ratesweep inspect access.csv --format csv --csv-time ts --csv-column ip=client",
+	},
+	"tables": {
+		"ratesweep tables                       # the lesson's Tables 1-3",
+		"ratesweep tables configs/next-step.yaml",
+	},
+	"version": {
+		"ratesweep version",
+		"ratesweep --version",
+	},
+	"init": {
+		"ratesweep init > spec.yaml             # a commented starter spec",
+		"ratesweep init --out spec.yaml --from-log access.log.gz",
+	},
+	"schema": {
+		"ratesweep schema > ratesweep.schema.json",
+		"# then, first line of a spec: # yaml-language-server: $schema=ratesweep.schema.json",
+	},
+	"completion": {
+		"source <(ratesweep completion bash)                          # bash, this shell",
+		"ratesweep completion zsh > \"${fpath[1]}/_ratesweep\"         # zsh",
+		"ratesweep completion fish > ~/.config/fish/completions/ratesweep.fish",
+	},
+}
+
+// topExamples are shown by ratesweep --help: a first session.
+var topExamples = []string{
+	"ratesweep init --out my.yaml                   # a commented starter spec",
+	"ratesweep run my.yaml && ratesweep report out/my-sweep",
+	"ratesweep check --baseline configs/baselines/lesson out/check-baseline-lesson",
+}
+
+// flagSets remembers which command's env a flag set belongs to, so that
+// parseFlags can send --help to standard output and errors to standard error.
+var flagSets sync.Map // *pflag.FlagSet → *helpState
+
+type helpState struct {
+	e              *env
+	name, args, sh string
+}
+
+// writeHelp prints a command's help: usage, description, examples, flags.
+func writeHelp(w io.Writer, fs *pflag.FlagSet, name, args, short string) {
+	fmt.Fprintf(w, "Usage: ratesweep %s", name)
+	if args != "" {
+		fmt.Fprintf(w, " %s", args)
+	}
+	fmt.Fprintf(w, " [flags]\n\n%s\n", short)
+	if ex := examples[name]; len(ex) > 0 {
+		fmt.Fprintf(w, "\nExamples:\n")
+		for _, l := range ex {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+	fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
+}
+
+// commandFlags returns the flags a command registers, by asking it for its
+// help with its output discarded (so flags added by anyone appear in
+// completion without edits here).
+func commandFlags(c command) *pflag.FlagSet {
+	e := &env{ctx: context.Background(), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+	_ = c.run(e, []string{"--help"})
+	got := e.flags
+	if got == nil {
+		got = pflag.NewFlagSet(c.name, pflag.ContinueOnError)
+	}
+	got.BoolP("help", "h", false, "show this help")
+	return got
+}
+
+// completionFlag is one flag for a completion script.
+type completionFlag struct {
+	long, short, usage string
+	takesValue         bool
+}
+
+func flagsForCompletion(c command) []completionFlag {
+	var out []completionFlag
+	commandFlags(c).VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		usage := strings.SplitN(f.Usage, "\n", 2)[0]
+		out = append(out, completionFlag{f.Name, f.Shorthand, usage, f.Value.Type() != "bool"})
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].long < out[j].long })
+	return out
+}
+
+func cmdCompletion(e *env, args []string) error {
+	fs := newFlags(e, "completion", "bash | zsh | fish", "Print a shell completion script for ratesweep's commands and flags.")
+	rest, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return usagef("completion: name the shell: bash, zsh or fish")
+	}
+	var b bytes.Buffer
+	switch rest[0] {
+	case "bash":
+		completionBash(&b)
+	case "zsh":
+		completionZsh(&b)
+	case "fish":
+		completionFish(&b)
+	default:
+		return usagef("completion: unknown shell %q (bash, zsh or fish)", rest[0])
+	}
+	_, err = e.stdout.Write(b.Bytes())
+	return err
+}
+
+func completionBash(w io.Writer) {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(w, "# bash completion for ratesweep (ratesweep completion bash)\n")
+	fmt.Fprintf(w, "_ratesweep() {\n")
+	fmt.Fprintf(w, "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd=${COMP_WORDS[1]}\n")
+	fmt.Fprintf(w, "  if [ \"$COMP_CWORD\" -eq 1 ]; then\n")
+	fmt.Fprintf(w, "    COMPREPLY=($(compgen -W '%s --help --version' -- \"$cur\"))\n    return\n  fi\n", strings.Join(names, " "))
+	fmt.Fprintf(w, "  local flags= valued=\n  case $cmd in\n")
+	for _, c := range commands() {
+		var all, valued []string
+		for _, f := range flagsForCompletion(c) {
+			all = append(all, "--"+f.long)
+			if f.short != "" {
+				all = append(all, "-"+f.short)
+			}
+			if f.takesValue {
+				valued = append(valued, "--"+f.long)
+				if f.short != "" {
+					valued = append(valued, "-"+f.short)
+				}
+			}
+		}
+		fmt.Fprintf(w, "    %s) flags='%s' valued='%s' ;;\n", c.name, strings.Join(all, " "), strings.Join(valued, " "))
+	}
+	fmt.Fprintf(w, "  esac\n")
+	fmt.Fprintf(w, "  case \" $valued \" in *\" $prev \"*) COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac\n")
+	fmt.Fprintf(w, "  if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\")); return; fi\n")
+	fmt.Fprintf(w, "  if [ \"$cmd\" = completion ]; then COMPREPLY=($(compgen -W 'bash zsh fish' -- \"$cur\")); return; fi\n")
+	fmt.Fprintf(w, "  COMPREPLY=($(compgen -f -- \"$cur\"))\n}\n")
+	fmt.Fprintf(w, "complete -o filenames -o bashdefault -F _ratesweep ratesweep\n")
+}
+
+// zshQuote escapes a description for _arguments and _describe.
+func zshQuote(s string) string {
+	return strings.NewReplacer("'", "'\\''", "[", "\\[", "]", "\\]", ":", "\\:").Replace(s)
+}
+
+func completionZsh(w io.Writer) {
+	fmt.Fprintf(w, "#compdef ratesweep\n# zsh completion for ratesweep (ratesweep completion zsh)\n\n")
+	fmt.Fprintf(w, "_ratesweep() {\n  local -a commands\n  commands=(\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "    '%s:%s'\n", c.name, zshQuote(c.short))
+	}
+	fmt.Fprintf(w, "  )\n  if (( CURRENT == 2 )); then\n    _describe -t commands 'ratesweep command' commands\n    return\n  fi\n")
+	fmt.Fprintf(w, "  local cmd=${words[2]}\n  shift words\n  (( CURRENT-- ))\n  case $cmd in\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "    %s)\n      _arguments -s \\\n", c.name)
+		for _, f := range flagsForCompletion(c) {
+			val := ""
+			if f.takesValue {
+				val = ":value:_files"
+			}
+			names := "--" + f.long
+			if f.short != "" {
+				names = fmt.Sprintf("'(-%s --%s)'{-%s,--%s}", f.short, f.long, f.short, f.long)
+				fmt.Fprintf(w, "        %s'[%s]%s' \\\n", names, zshQuote(f.usage), val)
+				continue
+			}
+			fmt.Fprintf(w, "        '%s[%s]%s' \\\n", names, zshQuote(f.usage), val)
+		}
+		if c.name == "completion" {
+			fmt.Fprintf(w, "        '1:shell:(bash zsh fish)'\n      ;;\n")
+			continue
+		}
+		fmt.Fprintf(w, "        '*:file:_files'\n      ;;\n")
+	}
+	fmt.Fprintf(w, "  esac\n}\n\n_ratesweep \"$@\"\n")
+}
+
+// fishQuote quotes s for fish.
+func fishQuote(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s) + "'"
+}
+
+func completionFish(w io.Writer) {
+	fmt.Fprintf(w, "# fish completion for ratesweep (ratesweep completion fish)\n")
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(w, "complete -c ratesweep -f -n 'not __fish_seen_subcommand_from %s' -l version -d 'print the version'\n", strings.Join(names, " "))
+	for _, c := range commands() {
+		fmt.Fprintf(w, "complete -c ratesweep -f -n 'not __fish_seen_subcommand_from %s' -a %s -d %s\n",
+			strings.Join(names, " "), c.name, fishQuote(c.short))
+	}
+	for _, c := range commands() {
+		cond := fishQuote("__fish_seen_subcommand_from " + c.name)
+		if c.name == "completion" {
+			fmt.Fprintf(w, "complete -c ratesweep -f -n %s -a 'bash zsh fish'\n", cond)
+		}
+		for _, f := range flagsForCompletion(c) {
+			fmt.Fprintf(w, "complete -c ratesweep -n %s -l %s", cond, f.long)
+			if f.short != "" {
+				fmt.Fprintf(w, " -s %s", f.short)
+			}
+			if f.takesValue {
+				fmt.Fprintf(w, " -r -F")
+			}
+			fmt.Fprintf(w, " -d %s\n", fishQuote(f.usage))
+		}
+	}
+}
