@@ -53,8 +53,9 @@ type env struct {
 	stderr io.Writer
 	stdin  io.Reader // nil: none
 	getenv func(string) string
-	flags  *pflag.FlagSet // the command's flags, once it registered them
-	signal func() string  // the signal that cancelled ctx ("interrupt", "terminated"), or ""
+	signal func() string // the signal that cancelled ctx ("interrupt", "terminated"), or ""
+	// flags are the command's flags once it registered them (help, completion).
+	flags *pflag.FlagSet
 }
 
 type command struct {
