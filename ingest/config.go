@@ -107,7 +107,7 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 		s, err := yamlx.Str(v, m.FieldPath("format"))
 		if !ec.Add(err) {
 			if o.Reader.Format, err = ParseFormat(s); err != nil {
-				ec.Errorf(v, m.FieldPath("format"), "%v", err)
+				ec.Errorf(v, m.FieldPath("format"), "%v%s", err, yamlx.DidYouMean(s, formatNames))
 			}
 		}
 		formatOK = err == nil
@@ -148,7 +148,7 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 		s, err := yamlx.Str(v, m.FieldPath("spread"))
 		if !ec.Add(err) {
 			if c.Spread, err = ParseSpread(s); err != nil {
-				ec.Errorf(v, m.FieldPath("spread"), "%v", err)
+				ec.Errorf(v, m.FieldPath("spread"), "%v%s", err, yamlx.DidYouMean(s, spreadNames))
 			}
 		}
 	}
@@ -270,7 +270,7 @@ func decodeKey(n *yaml.Node, path string, ro ReaderOptions) ([]Field, error) {
 		}
 		f, err := ParseField(s)
 		if err != nil {
-			return nil, yamlx.Errorf(it, p, "%v", err)
+			return nil, yamlx.Errorf(it, p, "%v%s", err, yamlx.DidYouMean(s, FieldNames))
 		}
 		if ro.Format == FormatCSV || ro.Format == FormatParquet {
 			col := map[Field]string{FieldIP: "ip", FieldUser: "user", FieldMethod: "method", FieldPath: "path", FieldPathPrefix: "path",
@@ -329,24 +329,30 @@ func decodeRules(n *yaml.Node, path, dir string) ([]Rule, error) {
 		return nil, yamlx.Errorf(n, path, "at most %d rules, got %d", MaxRules, len(items))
 	}
 	var rules []Rule
+	var c yamlx.Collector // every rule's errors at once
 	names := map[string]int{}
 	rates := 0
 	for i, it := range items {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		r, err := decodeRule(it, p, dir)
-		if err != nil {
-			return nil, err
+		if c.Add(err) {
+			continue
 		}
 		if j, dup := names[r.Name]; dup {
-			return nil, yamlx.Errorf(it, p+".name", "duplicate rule name %q (also %s[%d])", r.Name, path, j)
+			c.Errorf(it, p+".name", "duplicate rule name %q (also %s[%d])", r.Name, path, j)
+			continue
 		}
 		names[r.Name] = i
 		if r.Rate != nil {
 			if rates++; rates > MaxRateRules {
-				return nil, yamlx.Errorf(it, p+".rate", "at most %d rules with a rate condition", MaxRateRules)
+				c.Errorf(it, p+".rate", "at most %d rules with a rate condition", MaxRateRules)
+				continue
 			}
 		}
 		rules = append(rules, r)
+	}
+	if err := c.Err(); err != nil {
+		return nil, err
 	}
 	return rules, nil
 }

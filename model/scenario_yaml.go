@@ -109,7 +109,7 @@ func decodeArrivals(n *yaml.Node, path string) (Arrivals, error) {
 	}
 	var ok bool
 	if a.Process, ok = ParseArrivalProcess(name); !ok {
-		return a, yamlx.Errorf(pn, pp, "unknown arrival process %q (fluid | uniform | poisson | clustered)", name)
+		return a, yamlx.Errorf(pn, pp, "unknown arrival process %q (fluid | uniform | poisson | clustered)%s", name, yamlx.DidYouMean(name, arrivalNames))
 	}
 	if m == nil {
 		if a.Process == Clustered {

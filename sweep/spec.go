@@ -362,7 +362,7 @@ func decodeEnumAxis(n *yaml.Node, p string, prm model.Param) (Axis, error) {
 		}
 		v, ok := prm.ParamValue(s)
 		if !ok {
-			return yamlx.Errorf(it, ip, "unknown %s %q (one of %s)", prm.Name, s, strings.Join(prm.Values, ", "))
+			return yamlx.Errorf(it, ip, "unknown %s %q (one of %s)%s", prm.Name, s, strings.Join(prm.Values, ", "), yamlx.DidYouMean(s, prm.Values))
 		}
 		ax.Values = append(ax.Values, v)
 		return nil

@@ -30,6 +30,9 @@ func TestHelpGolden(t *testing.T) {
 			t.Errorf("%s --help has no examples (add them to examples in help.go)", c.name)
 		}
 		golden(t, filepath.Join("help", c.name+".txt"), out)
+		if code, out2, _ := runCLI(t, "help", c.name); code != 0 || out2 != out {
+			t.Errorf("help %s differs from %s --help", c.name, c.name)
+		}
 	}
 }
 

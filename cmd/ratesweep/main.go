@@ -125,6 +125,9 @@ func run(e *env, args []string) int {
 		return exitUsage
 	}
 	name := args[0]
+	if name == "help" && len(args) == 2 {
+		return run(e, []string{args[1], "--help"}) // ratesweep help run
+	}
 	if name == "-h" || name == "--help" || name == "help" {
 		usage(e.stdout)
 		return exitOK
