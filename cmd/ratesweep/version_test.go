@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +48,18 @@ func TestVersionNamesCommitOfClone(t *testing.T) {
 	want := regexp.MustCompile(`(?m)^ratesweep \S+\+` + commit[:12] + `\ncommit +` + commit + `\n`)
 	if !want.Match(out) {
 		t.Errorf("--version of a clean clone at %s:\n%s", commit, out)
+	}
+	// The files of a run record that version.
+	runDir := filepath.Join(t.TempDir(), "run")
+	if out, err := exec.Command(filepath.Join(clone, "bin", "ratesweep"), "run", filepath.Join(clone, "configs", "lesson-sweep.yaml"),
+		"--out", runDir, "-q").CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	var m struct {
+		Version string `json:"version"`
+	}
+	if b, err := os.ReadFile(filepath.Join(runDir, "manifest.json")); err != nil || json.Unmarshal(b, &m) != nil || !strings.HasSuffix(m.Version, "+"+commit[:12]) {
+		t.Errorf("manifest.json of the clone's run records version %q, want ...+%s (%v)", m.Version, commit[:12], err)
 	}
 	// The same text from the version command.
 	out2, _ := exec.Command(filepath.Join(clone, "bin", "ratesweep"), "version").CombinedOutput()
