@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ratesweep/ratesweep/check"
+	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/spf13/pflag"
 )
 
@@ -112,10 +115,28 @@ func commandFlags(c command) *pflag.FlagSet {
 	return got
 }
 
+// flagChoices are the values offered for a flag's argument ("command
+// --flag"); other flags complete file names.
+func flagChoices() map[string][]string {
+	var formats []string
+	for f := ingest.FormatAuto; f <= ingest.FormatParquet; f++ {
+		formats = append(formats, f.String())
+	}
+	return map[string][]string{
+		"check --format":            check.Formats,
+		"inspect --format":          formats,
+		"inspect --csv-time-format": {"unix", "unix_ms", "rfc3339", "clf"},
+		"inspect --key":             ingest.FieldNames,
+		"schema":                    sweep.SchemaKinds, // the argument
+		"completion":                {"bash", "zsh", "fish"},
+	}
+}
+
 // completionFlag is one flag for a completion script.
 type completionFlag struct {
 	long, short, usage string
 	takesValue         bool
+	choices            []string
 }
 
 func flagsForCompletion(c command) []completionFlag {
@@ -125,7 +146,7 @@ func flagsForCompletion(c command) []completionFlag {
 			return
 		}
 		usage := strings.SplitN(f.Usage, "\n", 2)[0]
-		out = append(out, completionFlag{f.Name, f.Shorthand, usage, f.Value.Type() != "bool"})
+		out = append(out, completionFlag{f.Name, f.Shorthand, usage, f.Value.Type() != "bool", flagChoices()[c.name+" --"+f.Name]})
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].long < out[j].long })
 	return out
@@ -165,6 +186,15 @@ func completionBash(w io.Writer) {
 	fmt.Fprintf(w, "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd=${COMP_WORDS[1]}\n")
 	fmt.Fprintf(w, "  if [ \"$COMP_CWORD\" -eq 1 ]; then\n")
 	fmt.Fprintf(w, "    COMPREPLY=($(compgen -W '%s --help --version' -- \"$cur\"))\n    return\n  fi\n", strings.Join(names, " "))
+	fmt.Fprintf(w, "  case \"$cmd $prev\" in\n")
+	for _, c := range commands() {
+		for _, f := range flagsForCompletion(c) {
+			if len(f.choices) > 0 {
+				fmt.Fprintf(w, "    '%s --%s') COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return ;;\n", c.name, f.long, strings.Join(f.choices, " "))
+			}
+		}
+	}
+	fmt.Fprintf(w, "  esac\n")
 	fmt.Fprintf(w, "  local flags= valued=\n  case $cmd in\n")
 	for _, c := range commands() {
 		var all, valued []string
@@ -185,7 +215,11 @@ func completionBash(w io.Writer) {
 	fmt.Fprintf(w, "  esac\n")
 	fmt.Fprintf(w, "  case \" $valued \" in *\" $prev \"*) COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac\n")
 	fmt.Fprintf(w, "  if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\")); return; fi\n")
-	fmt.Fprintf(w, "  if [ \"$cmd\" = completion ]; then COMPREPLY=($(compgen -W 'bash zsh fish' -- \"$cur\")); return; fi\n")
+	for _, c := range commands() {
+		if args := flagChoices()[c.name]; args != nil {
+			fmt.Fprintf(w, "  if [ \"$cmd\" = %s ]; then COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return; fi\n", c.name, strings.Join(args, " "))
+		}
+	}
 	fmt.Fprintf(w, "  COMPREPLY=($(compgen -f -- \"$cur\"))\n}\n")
 	fmt.Fprintf(w, "complete -o filenames -o bashdefault -F _ratesweep ratesweep\n")
 }
@@ -207,7 +241,10 @@ func completionZsh(w io.Writer) {
 		fmt.Fprintf(w, "    %s)\n      _arguments -s \\\n", c.name)
 		for _, f := range flagsForCompletion(c) {
 			val := ""
-			if f.takesValue {
+			switch {
+			case len(f.choices) > 0:
+				val = ":value:(" + strings.Join(f.choices, " ") + ")"
+			case f.takesValue:
 				val = ":value:_files"
 			}
 			names := "--" + f.long
@@ -218,8 +255,8 @@ func completionZsh(w io.Writer) {
 			}
 			fmt.Fprintf(w, "        '%s[%s]%s' \\\n", names, zshQuote(f.usage), val)
 		}
-		if c.name == "completion" {
-			fmt.Fprintf(w, "        '1:shell:(bash zsh fish)'\n      ;;\n")
+		if args := flagChoices()[c.name]; args != nil {
+			fmt.Fprintf(w, "        '1:argument:(%s)'\n      ;;\n", strings.Join(args, " "))
 			continue
 		}
 		fmt.Fprintf(w, "        '*:file:_files'\n      ;;\n")
@@ -245,15 +282,18 @@ func completionFish(w io.Writer) {
 	}
 	for _, c := range commands() {
 		cond := fishQuote("__fish_seen_subcommand_from " + c.name)
-		if c.name == "completion" {
-			fmt.Fprintf(w, "complete -c ratesweep -f -n %s -a 'bash zsh fish'\n", cond)
+		if args := flagChoices()[c.name]; args != nil {
+			fmt.Fprintf(w, "complete -c ratesweep -f -n %s -a %s\n", cond, fishQuote(strings.Join(args, " ")))
 		}
 		for _, f := range flagsForCompletion(c) {
 			fmt.Fprintf(w, "complete -c ratesweep -n %s -l %s", cond, f.long)
 			if f.short != "" {
 				fmt.Fprintf(w, " -s %s", f.short)
 			}
-			if f.takesValue {
+			switch {
+			case len(f.choices) > 0:
+				fmt.Fprintf(w, " -x -a %s", fishQuote(strings.Join(f.choices, " ")))
+			case f.takesValue:
 				fmt.Fprintf(w, " -r -F")
 			}
 			fmt.Fprintf(w, " -d %s\n", fishQuote(f.usage))

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,6 +129,21 @@ words=(ratesweep '`+strings.Join(words, "' '")+`'); CURRENT=${#words}; _rateswee
 					t.Errorf("commands: %q missing from %v", n, got)
 				}
 			}
+			// Values of enumerated flags and arguments.
+			for words, want := range map[string][]string{
+				"check --format ":            {"text", "markdown", "json"},
+				"inspect --csv-time-format ": {"unix", "unix_ms", "rfc3339", "clf"},
+				"schema ":                    {"spec", "scenario"},
+				"completion ":                {"bash", "zsh", "fish"},
+			} {
+				got := complete[shell](t, script, append(strings.Fields(words), "")...)
+				if shell == "zsh" {
+					got = zshChoices(t, script, strings.Fields(words))
+				}
+				if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+					t.Errorf("%q completes to %v, want %v", words, got, want)
+				}
+			}
 			for _, c := range commands() {
 				got := complete[shell](t, script, c.name, "--")
 				commandFlags(c).VisitAll(func(f *pflagFlag) {
@@ -152,3 +168,25 @@ func containsStr(xs []string, s string) bool {
 type pflagFlag = pflag.Flag
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// zshChoices returns the values zsh's _arguments is told to offer after
+// words (a command and maybe a flag): "--flag[...]:value:(a b)" or
+// "1:argument:(a b)".
+func zshChoices(t *testing.T, script string, words []string) []string {
+	t.Helper()
+	out := shellOut(t, "zsh", `_arguments() { local a; for a in "$@"; do print -r -- "$a"; done; }
+_describe() { :; }
+_files() { :; }
+source `+script+`
+words=(ratesweep `+words[0]+` ''); CURRENT=3; _ratesweep`)
+	for _, l := range strings.Split(out, "\n") {
+		open := strings.Index(l, ":(")
+		if open < 0 || !strings.HasSuffix(l, ")") {
+			continue
+		}
+		if (len(words) == 1 && strings.HasPrefix(l, "1:")) || (len(words) == 2 && strings.Contains(l, words[1]+"[")) {
+			return strings.Fields(l[open+2 : len(l)-1])
+		}
+	}
+	return nil
+}
