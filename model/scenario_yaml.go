@@ -35,15 +35,34 @@ func DecodeScenario(n *yaml.Node, path string) (*Scenario, error) {
 		return nil, err
 	}
 	if err := sc.Validate(); err != nil {
-		var fe *FieldError
-		if errors.As(err, &fe) {
+		locate := func(err error) error {
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				return err
+			}
 			full := fe.Path
 			if path != "" {
 				full = path + "." + fe.Path
 			}
-			return nil, yamlx.Errorf(yamlx.Locate(n, fe.Path), full, "%s", fe.Msg)
+			return yamlx.Errorf(yamlx.Locate(n, fe.Path), full, "%s", fe.Msg)
 		}
-		return nil, err
+		// Each client alone, so that every client's errors show at once;
+		// then the whole scenario (names, shared pools, totals).
+		var c yamlx.Collector
+		for i, cl := range sc.Clients {
+			one := Scenario{Name: sc.Name, DurationS: sc.DurationS, Arrivals: sc.Arrivals, Clients: []Client{cl}}
+			var fe *FieldError
+			if err := one.Validate(); errors.As(err, &fe) {
+				if rest, ok := strings.CutPrefix(fe.Path, "clients[0]"); ok { // the client's own
+					fe.Path = fmt.Sprintf("clients[%d]%s", i, rest)
+					c.Add(locate(fe))
+				}
+			}
+		}
+		if c.Len() == 0 {
+			c.Add(locate(err))
+		}
+		return nil, c.Err()
 	}
 	return sc, nil
 }

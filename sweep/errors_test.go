@@ -88,3 +88,27 @@ func TestSpecErrorLimit(t *testing.T) {
 		t.Fatalf("want %d errors and 10 more, got %v", yamlx.MaxErrors, err)
 	}
 }
+
+// Scenario checks that need the decoded values (overlaps, stages, fluid
+// rates) come for every client at once too.
+func TestScenarioValidationEveryClient(t *testing.T) {
+	spec := "name: x\nscenario:\n  name: s\n  duration_s: 60\n  clients:\n" +
+		"    - {name: a, class: legit, segments: [[0, 30, 4], [20, 40, 4]]}\n" +
+		"    - {name: b, class: abusive, segments: [[0, 60, 4]]}\n" +
+		"    - {name: c, class: legit, segments: [[0, 60, 1.5]]}\n" +
+		"sweep: [{algorithm: token_bucket, rate: 1, capacity: 5}]\n"
+	_, err := ParseSpec([]byte(spec), nil)
+	var es *yamlx.Errors
+	if !errors.As(err, &es) || len(es.List) != 3 {
+		t.Fatalf("want 3 errors, got %v", err)
+	}
+	for i, want := range []string{
+		"line 6: scenario.clients[0].segments[1]: [20, 40) overlaps segments[0]",
+		"line 7: scenario.clients[1].stage: missing for an abusive client",
+		"line 8: scenario.clients[2].segments[0]: rate must be a whole number",
+	} {
+		if !strings.HasPrefix(es.List[i].Error(), want) {
+			t.Errorf("error %d = %q, want %q", i, es.List[i].Error(), want)
+		}
+	}
+}
