@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,6 +125,9 @@ func cmdRun(e *env, args []string) error {
 			if shard.Count > 1 {
 				hint += " --shard " + shard.String()
 			}
+			for _, set := range *sets { // the same spec, or resume refuses
+				hint += " --set " + shellQuote(set)
+			}
 			return &exitError{code, fmt.Errorf("%s: completed parts are kept in %s; resume with: %s --resume", sig, dir, hint)}
 		}
 		var ie *sweep.InputError
@@ -162,6 +166,14 @@ func loadSpec(e *env, path string, sets []string) (*sweep.Spec, error) {
 		return nil, &badInput{fmt.Errorf("reading the spec from standard input: %w", err)}
 	}
 	return sweep.ReadSpec(data, "<stdin>", ".", sets...)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.=/:,@%+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func specArg(p string) string {

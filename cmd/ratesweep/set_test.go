@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,5 +98,36 @@ func TestRunSpecFromStdin(t *testing.T) {
 	e.stderr = &errb
 	if code := run(e, []string{"run", "-", "--dry-run"}); code != exitUsage || !strings.Contains(errb.String(), "<stdin>:2: sweep: expected a list") {
 		t.Errorf("bad piped spec: exit %d, %s", code, errb.String())
+	}
+}
+
+// An interrupted run with --set names its overrides in the resume command
+// (without them the spec differs and resume refuses), and that command works.
+func TestResumeHintKeepsSets(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	args := []string{"run", "../../configs/lesson-sweep.yaml", "--out", dir, "-q", "--set", "seed=3", "--set", "sweep[1].limit=[100, 200]"}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	e := &env{ctx: ctx, stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	if code := run(e, args); code != 130 {
+		t.Fatalf("exit %d, want 130: %s", code, errb.String())
+	}
+	_, hint, ok := strings.Cut(errb.String(), "resume with: ratesweep ")
+	if !ok || !strings.Contains(hint, `--set seed=3 --set 'sweep[1].limit=[100, 200]' --resume`) {
+		t.Fatalf("resume hint: %s", errb.String())
+	}
+	// The hint's words, unquoted as a shell would.
+	words := strings.Fields(strings.ReplaceAll(strings.TrimSpace(hint), "'sweep[1].limit=[100, 200]'", "SET"))
+	for i, w := range words {
+		if w == "SET" {
+			words[i] = "sweep[1].limit=[100, 200]"
+		}
+		if u, err := strconv.Unquote(w); err == nil {
+			words[i] = u
+		}
+	}
+	if code, _, stderr := runCLI(t, words...); code != 0 {
+		t.Fatalf("the hinted resume %v: exit %d: %s", words, code, stderr)
 	}
 }
