@@ -53,8 +53,12 @@ func TestQuietEverywhere(t *testing.T) {
 		{"merge", dir, "-q"},
 		{"report", dir, "-q", "--out", filepath.Join(t.TempDir(), "rep")},
 		{"init", "-q", "--out", filepath.Join(t.TempDir(), "s.yaml")},
+		{"inspect", "-q", "../../configs/examples/logs/antlr_org_20030902/access.log.gz", "--scenario-out", filepath.Join(t.TempDir(), "s.yaml")},
 	} {
 		code, out, stderr := runCLI(t, args...)
+		if args[0] == "inspect" {
+			out = "" // the profile is the result, not progress
+		}
 		if code != 0 || out != "" || stderr != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, stderr)
 		}
@@ -113,7 +117,7 @@ func TestCompletion(t *testing.T) {
 		// _arguments print what the script hands them.
 		"zsh": func(t *testing.T, script string, words ...string) []string {
 			out := shellOut(t, "zsh", `_describe() { print -l -- "${(@P)4}" | cut -d: -f1; }
-_arguments() { local a; for a in "$@"; do print -r -- "$a"; done | sed -n 's/^(.*)//; s/^\([-a-z0-9]*\)\[.*/\1/p; s/^{\(-.\),\(--[a-z0-9-]*\)}.*/\1 \2/p'; }
+_arguments() { local a; for a in "$@"; do print -r -- "$a"; done | sed -n 's/^([^)]*)//; s/^\([-a-z0-9]*\)\[.*/\1/p; s/^{\(-.\),\(--[a-z0-9-]*\)}.*/\1 \2/p'; }
 _files() { :; }
 source `+script+`
 words=(ratesweep '`+strings.Join(words, "' '")+`'); CURRENT=${#words}; _ratesweep`)
