@@ -60,7 +60,7 @@ func cmdInit(e *env, args []string) error {
 			"ranges come from the log's profile (the keys' observed peak requests per window, as inspect prints them).\n"+
 			"With --out, the JSON Schema for editors is written beside it (ratesweep.schema.json) unless one is there.")
 	out := fs.String("out", "", "write the spec to this file (default: standard output)")
-	fromLog := fs.String("from-log", "", "an access log (any format inspect reads) to replay; its profile sets the grid")
+	fromLog := fs.String("from-log", "", "an access log to replay (Common/Combined Log Format or the NASA TSV, plain or gzip); its profile sets the grid")
 	name := fs.String("name", "", "the spec's name (default my-sweep, or the log's file name)")
 	force := fs.Bool("force", false, "replace an existing --out file")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
