@@ -67,7 +67,7 @@ func TestSchemaFilesCurrent(t *testing.T) {
 		want, _ := Schema(kind)
 		got, err := os.ReadFile(filepath.Join("..", "configs", file))
 		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("configs/%s is not the generated schema (%v): ratesweep schema %s > configs/%s", file, err, kind, file)
+			t.Errorf("configs/%s is not the generated schema (%v): go run ./cmd/ratesweep schema %s > configs/%s", file, err, kind, file)
 		}
 	}
 }
@@ -318,7 +318,7 @@ func TestSchemaFieldsAreTheDecoders(t *testing.T) {
 		slices.Sort(props)
 		names := slices.Sorted(slices.Values(d.PropertyNames.Enum))
 		if !slices.Equal(props, names) {
-			t.Errorf("$defs/%s: properties %v, decoder's fields %v", name, props, names)
+			t.Errorf("$defs/%s: properties %v, decoder's fields %v: give the new field a schema in model/, ingest/ or sweep/schema.go, then go run ./cmd/ratesweep schema > configs/ratesweep.schema.json (and schema scenario > configs/scenario.schema.json)", name, props, names)
 		}
 	}
 	var params []string
