@@ -158,11 +158,10 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 	}
 	if v := m.Get("window_origin"); v != nil {
 		s, err := yamlx.Str(v, m.FieldPath("window_origin"))
-		if err != nil {
-			return nil, err
-		}
-		if c.WindowOrigin, err = ParseWindowOrigin(s); err != nil {
-			return nil, yamlx.Errorf(v, m.FieldPath("window_origin"), "%v", err)
+		if !ec.Add(err) {
+			if c.WindowOrigin, err = ParseWindowOrigin(s); err != nil {
+				ec.Errorf(v, m.FieldPath("window_origin"), "%v%s", err, yamlx.DidYouMean(s, windowOriginNames))
+			}
 		}
 	}
 	if v := m.Get("strict"); v != nil {

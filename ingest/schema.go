@@ -46,6 +46,7 @@ func SchemaDefs() map[string]any {
 				"strict":         map[string]any{"type": "boolean"},
 				"max_line_bytes": map[string]any{"type": "integer", "minimum": 256, "maximum": 64 << 20},
 				"top_keys":       map[string]any{"type": "integer", "minimum": 0, "maximum": 100_000},
+				"window_origin":  map[string]any{"enum": windowOriginNames, "description": "where windows start: on the Unix epoch (default) or at the log's first second"},
 				"rules": map[string]any{"oneOf": []any{
 					str, map[string]any{"type": "array", "maxItems": MaxRules, "items": map[string]any{"$ref": "#/$defs/rule"}},
 				}, "description": "labelling rules, or a YAML file with rules: [...]"},

@@ -243,6 +243,8 @@ func TestSchemaAgreesWithDecoder(t *testing.T) {
 		{sets: []string{"traffic.csv={columns: {time: ts}}"}},
 		{sets: []string{"traffic.rules=[{name: x, stage: later}]"}},
 		{sets: []string{"traffic.rules=[{name: x, stage: none, statuses: 404}]"}},
+		{sets: []string{"traffic.window_origin=start"}},
+		{sets: []string{"traffic.window_origin=log_start"}, valid: true},
 		{sets: []string{"traffic.top_keys=5", "traffic.spread=none"}, valid: true},
 		{sets: []string{"traffic.rules=[{name: x, stage: none, status: [404, 5xx]}]"}, valid: true},
 	}
