@@ -7,7 +7,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/ratesweep/ratesweep/check"
 	"github.com/ratesweep/ratesweep/ingest"
@@ -74,15 +73,6 @@ var topExamples = []string{
 	"ratesweep init --out my.yaml                   # a commented starter spec",
 	"ratesweep run my.yaml && ratesweep report out/my-sweep",
 	"ratesweep check --baseline configs/baselines/lesson out/check-baseline-lesson",
-}
-
-// flagSets remembers which command's env a flag set belongs to, so that
-// parseFlags can send --help to standard output and errors to standard error.
-var flagSets sync.Map // *pflag.FlagSet → *helpState
-
-type helpState struct {
-	e              *env
-	name, args, sh string
 }
 
 // writeHelp prints a command's help: usage, description, examples, flags.

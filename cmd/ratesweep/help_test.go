@@ -194,3 +194,89 @@ words=(ratesweep `+words[0]+` ''); CURRENT=3; _ratesweep`)
 	}
 	return nil
 }
+
+// exampleCommands returns the ratesweep command lines in a help example,
+// split into words as a shell would (quotes, pipes, comments, &&).
+func exampleCommands(line string) [][]string {
+	var cmds [][]string
+	var words []string
+	var word strings.Builder
+	inWord := false
+	flush := func() {
+		if inWord {
+			words = append(words, word.String())
+		}
+		word.Reset()
+		inWord = false
+	}
+	end := func() {
+		flush()
+		if len(words) > 0 && words[0] == "ratesweep" {
+			cmds = append(cmds, words)
+		}
+		words = nil
+	}
+	for i := 0; i < len(line); i++ {
+		switch ch := line[i]; {
+		case ch == '\'' || ch == '"':
+			j := strings.IndexByte(line[i+1:], ch)
+			if j < 0 {
+				j = len(line) - i - 1
+			}
+			word.WriteString(line[i+1 : i+1+j])
+			inWord = true
+			i += j + 1
+		case ch == '#' && !inWord:
+			end()
+			return cmds
+		case ch == '|' || ch == '>' || ch == '&' || ch == ')' || ch == ';':
+			end()
+		case ch == '(' || ch == '<':
+			flush()
+			words = nil
+		case ch == ' ':
+			flush()
+		default:
+			word.WriteByte(ch)
+			inWord = true
+		}
+	}
+	end()
+	return cmds
+}
+
+// Every command line in an example of --help (and of ratesweep --help) names
+// a real command and parses with that command's flags.
+func TestHelpExamplesParse(t *testing.T) {
+	byName := map[string]command{}
+	for _, c := range commands() {
+		byName[c.name] = c
+	}
+	lines := slices.Clone(topExamples)
+	for _, ex := range examples {
+		lines = append(lines, ex...)
+	}
+	n := 0
+	for _, l := range lines {
+		for _, words := range exampleCommands(l) {
+			n++
+			if len(words) < 2 || words[1] == "--version" {
+				continue
+			}
+			c, ok := byName[words[1]]
+			if !ok {
+				t.Errorf("%q: no command %q", l, words[1])
+				continue
+			}
+			if err := commandFlags(c).Parse(words[2:]); err != nil {
+				t.Errorf("%q: %v", l, err)
+			}
+		}
+	}
+	if n < 25 {
+		t.Errorf("only %d example commands found", n)
+	}
+	if got := exampleCommands(`cat s.yaml | ratesweep run - --set 'a=[1, 2]' -q  # x`); len(got) != 1 || !slices.Equal(got[0], []string{"ratesweep", "run", "-", "--set", "a=[1, 2]", "-q"}) {
+		t.Errorf("exampleCommands: %q", got)
+	}
+}

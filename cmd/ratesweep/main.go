@@ -177,20 +177,16 @@ func exitCode(e *env, err error) int {
 // --help prints the command's help (usage, examples, flags) to stdout.
 func newFlags(e *env, name, args, short string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(io.Discard) // parseFlags reports errors and help
-	fs.Usage = func() {}
-	flagSets.Store(fs, &helpState{e: e, name: name, args: args, sh: short})
+	fs.SetOutput(io.Discard) // parseFlags reports errors
+	// pflag calls Usage for --help only (ContinueOnError).
+	fs.Usage = func() { writeHelp(e.stdout, fs, name, args, short) }
 	e.flags = fs
 	return fs
 }
 
 func parseFlags(fs *pflag.FlagSet, args []string, maxArgs int) ([]string, error) {
-	st, _ := flagSets.LoadAndDelete(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			if h, ok := st.(*helpState); ok {
-				writeHelp(h.e.stdout, fs, h.name, h.args, h.sh)
-			}
 			return nil, err
 		}
 		return nil, usagef("%s: %v (see ratesweep %s --help)", fs.Name(), err, fs.Name())
