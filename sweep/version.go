@@ -18,36 +18,40 @@ var commit, modified string
 // Version is ratesweep's version, written into every Parquet file and
 // manifest: the release, then "+" and the commit's first 12 hex digits, then
 // ".dirty" when the tree had uncommitted changes ("0.1.0+3f82339abcde.dirty").
-var Version = buildVersion()
+// Commit is the full commit hash the binary was built from, or ""; Dirty
+// reports uncommitted changes in its tree.
+var Version, Commit, Dirty = buildVersion()
 
-// Commit is the full commit hash the binary was built from, or "".
-var Commit string
+func buildVersion() (string, string, bool) {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return versionOf("", commit, modified, nil)
+	}
+	return versionOf(info.Main.Version, commit, modified, info.Settings)
+}
 
-// Dirty reports whether the build's tree had uncommitted changes.
-var Dirty bool
-
-func buildVersion() string {
-	v := release
-	Commit, Dirty = commit, modified == "true"
-	if info, ok := debug.ReadBuildInfo(); ok {
-		if mv := info.Main.Version; mv != "" && mv != "(devel)" {
-			v = strings.TrimPrefix(mv, "v") // a tag or pseudo-version names the commit
+// versionOf derives the version from the main module's version, the
+// Makefile's stamps and the build info's settings (stamps win).
+func versionOf(mainVersion, stampCommit, stampModified string, settings []debug.BuildSetting) (version, commit string, dirty bool) {
+	version, commit, dirty = release, stampCommit, stampModified == "true"
+	if mainVersion != "" && mainVersion != "(devel)" {
+		version = strings.TrimPrefix(mainVersion, "v") // a tag or pseudo-version names the commit
+	}
+	for _, s := range settings {
+		switch {
+		case s.Key == "vcs.revision" && stampCommit == "":
+			commit = s.Value
+		case s.Key == "vcs.modified" && stampCommit == "": // the stamps come as a pair
+			dirty = s.Value == "true"
 		}
-		for _, s := range info.Settings {
-			switch {
-			case s.Key == "vcs.revision" && Commit == "":
-				Commit = s.Value
-			case s.Key == "vcs.modified" && modified == "":
-				Dirty = s.Value == "true"
-			}
-		}
 	}
-	if Commit == "" || strings.Contains(v, "+") || strings.Contains(v, Commit[:min(12, len(Commit))]) {
-		return v
+	short := commit[:min(12, len(commit))]
+	if commit == "" || strings.Contains(version, "+") || strings.Contains(version, short) {
+		return version, commit, dirty
 	}
-	v += "+" + Commit[:min(12, len(Commit))]
-	if Dirty {
-		v += ".dirty"
+	version += "+" + short
+	if dirty {
+		version += ".dirty"
 	}
-	return v
+	return version, commit, dirty
 }
