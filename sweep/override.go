@@ -15,7 +15,9 @@ import (
 // traffic.top_keys) and a YAML value (3, [10, 20], {from: 1, to: 9, step: 2},
 // poisson), to the spec's tree before it is decoded, so the decoder checks
 // them like the file's own fields. A missing mapping key is added; a
-// scenario given as a file is inlined first. resolve loads that file.
+// scenario given as a file is inlined first; index len(list) appends an
+// entry (sweep[3]={algorithm: gcra, ...} to a three-entry sweep). resolve
+// loads the scenario file.
 func applyOverrides(root *yaml.Node, sets []string, resolve func(string) (string, []byte, error)) error {
 	var c yamlx.Collector
 	for _, set := range sets {
@@ -78,10 +80,13 @@ func applyOverride(root *yaml.Node, set string, resolve func(string) (string, []
 		if n.Kind != yaml.SequenceNode {
 			return fail("%s is not a list", orRoot(at))
 		}
-		if st.index >= len(n.Content) {
-			return fail("%s has %d entries, no [%d]", at, len(n.Content), st.index)
+		if st.index > len(n.Content) {
+			return fail("%s has %d entries, no [%d] (the next one, [%d], appends)", at, len(n.Content), st.index, len(n.Content))
 		}
 		at = fmt.Sprintf("%s[%d]", at, st.index)
+		if st.index == len(n.Content) { // append
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"})
+		}
 		n = n.Content[st.index]
 		if last {
 			*n = *val

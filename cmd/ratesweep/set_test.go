@@ -22,7 +22,8 @@ func TestRunSet(t *testing.T) {
 		"--set", "sweep[1].limit={from: 500, to: 700, step: 100}",
 		"--set", "sweep[2].capacity=[300, 900]",
 		"--set", "scenario.arrivals=poisson",
-		"--set", "scenario.clients[0].segments[0]=[0, 120, 30]")
+		"--set", "scenario.clients[0].segments[0]=[0, 120, 30]",
+		"--set", "sweep[3]={algorithm: gcra, rate: 5, capacity: [10, 20]}")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -31,7 +32,7 @@ func TestRunSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`name: "lesson-set"`, "seed: 7", "limit: {from: 500, to: 700, step: 100}",
-		"capacity: [300, 900]", "arrivals: poisson", "segments: [[0, 120, 30]"} {
+		"capacity: [300, 900]", "arrivals: poisson", "segments: [[0, 120, 30]", "algorithm: gcra"} {
 		if !strings.Contains(string(rec), want) {
 			t.Errorf("spec.yaml lacks %q:\n%s", want, rec)
 		}
@@ -44,7 +45,7 @@ func TestRunSet(t *testing.T) {
 	if string(got.YAML()) != string(rec) {
 		t.Errorf("spec.yaml does not round-trip:\n%s\n---\n%s", got.YAML(), rec)
 	}
-	if got.Seed != 7 || got.Points() != 1+3+2 || got.Scenario.Clients[0].Segments[0].Rate != 30 {
+	if got.Seed != 7 || got.Points() != 1+3+2+2 || got.Scenario.Clients[0].Segments[0].Rate != 30 {
 		t.Errorf("overrides not applied: seed %d, %d points, %+v", got.Seed, got.Points(), got.Scenario.Clients[0].Segments)
 	}
 }
@@ -69,7 +70,7 @@ func TestRunSetErrors(t *testing.T) {
 		`ratesweep: --set seed=abc: seed: expected a number, got "abc"`,
 		`ratesweep: --set replicates=[1, 2]: replicates: expected a number, got a list`,
 		`ratesweep: --set sweep[0].limt=5: sweep[0].limt: unknown field; did you mean "limit"?`,
-		`ratesweep: --set sweep[9].limit=1: sweep has 3 entries, no [9]`,
+		`ratesweep: --set sweep[9].limit=1: sweep has 3 entries, no [9] (the next one, [3], appends)`,
 		`ratesweep: --set seed.x=1: seed is not a mapping`,
 		`ratesweep: --set colour=red: colour: unknown field`,
 		`ratesweep: --set sweep[1].window_s=-60: sweep[1].window_s: must be > 0`,
