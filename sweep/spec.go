@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"math"
@@ -126,10 +127,25 @@ func parseSpec(data []byte, resolve func(string) (string, []byte, error), dir st
 	c.Add(applyOverrides(root, sets, resolve))
 	s, err := decodeSpec(root, resolve, dir)
 	c.Add(nameOverrides(err, sets))
-	if err := c.Err(); err != nil {
+	switch err := c.Err().(type) {
+	case nil:
+		return s, nil
+	case *yamlx.Errors: // the file's errors first, then the --set ones
+		slices.SortStableFunc(err.List, func(a, b *yamlx.Error) int {
+			return cmp.Compare(setLast(a), setLast(b))
+		})
+		return nil, err
+	default:
 		return nil, err
 	}
-	return s, nil
+}
+
+// setLast orders the errors of --set overrides after those of the file.
+func setLast(e *yamlx.Error) int {
+	if strings.HasPrefix(e.File, "--set ") {
+		return 1
+	}
+	return 0
 }
 
 func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), dir string) (*Spec, error) {
