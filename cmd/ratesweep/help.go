@@ -34,6 +34,7 @@ var examples = map[string][]string{
 	"report": {
 		"ratesweep report out/lesson            # plots, tables and index.html under out/lesson/report",
 		"ratesweep report out/lesson --curves 6 --knees 3 --out /tmp/lesson-report",
+		"ratesweep report out/big --target 'missed<=5%' --allow-incomplete   # a run still in progress",
 	},
 	"check": {
 		"ratesweep check --baseline configs/baselines/lesson out/check-baseline-lesson",
