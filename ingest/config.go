@@ -24,7 +24,7 @@ type Config struct {
 	TopKeys int // keys with their own clients row (others are grouped)
 }
 
-var trafficKeys = []string{"log", "format", "csv", "parquet", "key", "path_depth", "spread", "strict", "max_line_bytes", "top_keys", "rules"}
+var trafficKeys = []string{"log", "format", "csv", "parquet", "jsonl", "key", "path_depth", "spread", "strict", "max_line_bytes", "top_keys", "rules"}
 var csvKeys = []string{"delimiter", "time_format", "columns"}
 var ruleKeys = []string{"name", "stage", "scope", "path", "method", "status", "user_agent", "keys", "keys_file", "rate"}
 var rateKeys = []string{"requests", "window_s"}
@@ -82,6 +82,7 @@ func readFile(file string) ([]byte, error) {
 //	format: combined            # auto (default) | clf | combined | nasa-tsv | csv | parquet
 //	csv: {delimiter: ",", time_format: unix, columns: {time: ts, ip: client, label: label}}
 //	parquet: {time_format: unix, columns: {time: ts, ip: client}}  # timestamp columns need no format
+//	jsonl: {time_format: auto, columns: {time: ts, ip: req.ip}}     # JSON field paths; optional with a preset
 //	key: ip                     # a field or a list joined by a space: ip, user, logname,
 //	                            # method, path, path_prefix, status, user_agent, referer
 //	path_depth: 1               # segments kept by path_prefix
@@ -114,12 +115,17 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 	for _, sec := range []struct {
 		name string
 		f    Format
-	}{{"csv", FormatCSV}, {"parquet", FormatParquet}} {
+	}{{"csv", FormatCSV}, {"parquet", FormatParquet}, {"jsonl", FormatJSONL}} {
+		preset := sec.f == FormatJSONL && o.Reader.Format.IsJSON() && o.Reader.Format != FormatJSONL
 		if v := m.Get(sec.name); v != nil {
-			if o.Reader.Format != sec.f {
-				return nil, yamlx.Errorf(v, m.FieldPath(sec.name), "only with format: %s", sec.name)
+			if o.Reader.Format != sec.f && !preset {
+				what := sec.name
+				if sec.f == FormatJSONL {
+					what = "jsonl or a JSON lines preset (envoy, caddy, traefik, cloudflare, gcp-lb)"
+				}
+				return nil, yamlx.Errorf(v, m.FieldPath(sec.name), "only with format: %s", what)
 			}
-			if o.Reader.CSV, err = decodeCSV(v, m.FieldPath(sec.name), sec.f == FormatCSV); err != nil {
+			if o.Reader.CSV, err = decodeCSV(v, m.FieldPath(sec.name), sec.f, preset); err != nil {
 				return nil, err
 			}
 		} else if o.Reader.Format == sec.f {
@@ -191,11 +197,13 @@ func resolve(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-func decodeCSV(n *yaml.Node, path string, csv bool) (CSVOptions, error) {
+// decodeCSV decodes a csv:, parquet: or jsonl: section (columns are JSON
+// field paths for jsonl; a preset needs no time path).
+func decodeCSV(n *yaml.Node, path string, f Format, preset bool) (CSVOptions, error) {
 	var o CSVOptions
 	keys := csvKeys
-	if !csv {
-		keys = csvKeys[1:] // Parquet has no delimiter
+	if f != FormatCSV {
+		keys = csvKeys[1:] // Parquet and JSON lines have no delimiter
 	}
 	m, err := yamlx.Mapping(n, path, keys...)
 	if err != nil {
@@ -222,6 +230,10 @@ func decodeCSV(n *yaml.Node, path string, csv bool) (CSVOptions, error) {
 		if o.TimeFormat, err = ParseTimeFormat(s); err != nil {
 			return o, yamlx.Errorf(v, m.FieldPath("time_format"), "%v", err)
 		}
+		o.TimeSet = true
+	}
+	if preset && !m.Has("columns") {
+		return o, nil
 	}
 	cn, err := m.Require("columns")
 	if err != nil {
@@ -239,7 +251,14 @@ func decodeCSV(n *yaml.Node, path string, csv bool) (CSVOptions, error) {
 			}
 		}
 	}
-	if o.Columns["time"] == "" {
+	if f == FormatJSONL {
+		for k, p := range o.Columns {
+			if _, err := parseJSONPath(p); err != nil {
+				return o, yamlx.Errorf(cm.Get(k), cm.FieldPath(k), "%v", err)
+			}
+		}
+	}
+	if o.Columns["time"] == "" && !preset {
 		return o, yamlx.Errorf(cn, cm.FieldPath("time"), "missing: the CSV time column")
 	}
 	return o, nil
@@ -267,10 +286,14 @@ func decodeKey(n *yaml.Node, path string, ro ReaderOptions) ([]Field, error) {
 		if err != nil {
 			return nil, yamlx.Errorf(it, p, "%v", err)
 		}
-		if ro.Format == FormatCSV || ro.Format == FormatParquet {
+		if ro.Format.Columnar() {
 			col := map[Field]string{FieldIP: "ip", FieldUser: "user", FieldMethod: "method", FieldPath: "path", FieldPathPrefix: "path",
 				FieldStatus: "status", FieldUserAgent: "user_agent", FieldReferer: "referer"}[f]
-			if col == "" || ro.CSV.Columns[col] == "" {
+			cols := ro.CSV.Columns
+			if ro.Format.IsJSON() {
+				cols = jsonOptions(ro.Format, ro.CSV).Columns
+			}
+			if col == "" || cols[col] == "" {
 				return nil, yamlx.Errorf(it, p, "key field %s needs %s.columns.%s", s, ro.Format, cmpOr(col, s))
 			}
 		}

@@ -22,6 +22,21 @@ func (c *Config) YAML() []byte {
 	}
 	fmt.Fprintf(&b, "  log: %s\n", q(log))
 	fmt.Fprintf(&b, "  format: %s\n", o.Reader.Format)
+	if f := o.Reader.Format; f.IsJSON() && (f == FormatJSONL || o.Reader.CSV.Columns != nil || o.Reader.CSV.TimeSet) {
+		cs := o.Reader.CSV
+		b.WriteString("  jsonl:\n")
+		if cs.TimeSet {
+			fmt.Fprintf(&b, "    time_format: %s\n", cs.TimeFormat)
+		}
+		if cs.Columns != nil {
+			b.WriteString("    columns:\n")
+			for _, f := range CSVColumnFields {
+				if col, ok := cs.Columns[f]; ok {
+					fmt.Fprintf(&b, "      %s: %s\n", f, q(col))
+				}
+			}
+		}
+	}
 	if f := o.Reader.Format; f == FormatCSV || f == FormatParquet {
 		cs := o.Reader.CSV
 		fmt.Fprintf(&b, "  %s:\n", f)

@@ -73,7 +73,16 @@ type Stats struct {
 	Lines       int64 // lines read, header and blank lines included
 	Requests    int64
 	Malformed   int64
-	Samples     []LineError // the first malformed lines
+	Reasons     map[string]int64 // malformed lines by reason (values in the message elided)
+	Filtered    int64            // lines that are not requests by design: headers, # directives
+	Blank       int64            // empty lines
+	Samples     []LineError      // the first malformed lines
+	// FieldsChanges counts W3C #Fields: headers that differ from the first
+	// (the new columns apply to the lines after each).
+	FieldsChanges int
+	// MissingFields counts, per configured JSON field path, the requests
+	// without it.
+	MissingFields map[string]int64
 	InvalidUTF8 int64       // accepted lines that are not valid UTF-8
 	OutOfOrder  int64       // requests earlier than one before them (sorted anyway)
 	MaxBackS    int64       // the largest step back in time, s

@@ -1,0 +1,158 @@
+package ingest
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// reasonTooLong is the reason of a line longer than max_line_bytes.
+const reasonTooLong = "line exceeds max_line_bytes"
+
+// maxReasons bounds the distinct reasons kept; others count as "other".
+const maxReasons = 32
+
+// countReason adds one malformed line to its reason: the message with quoted
+// values and numbers elided, so that lines failing the same way share one
+// count ("time \"…\" is not RFC 3339").
+func countReason(m map[string]int64, msg string) map[string]int64 {
+	if m == nil {
+		m = map[string]int64{}
+	}
+	r := reasonOf(msg)
+	if _, ok := m[r]; !ok && len(m) >= maxReasons {
+		r = "other"
+	}
+	m[r]++
+	return m
+}
+
+func reasonOf(msg string) string {
+	var b strings.Builder
+	inQuote, inDigits := false, false
+	for i := 0; i < len(msg); i++ {
+		c := msg[i]
+		switch {
+		case inQuote:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inQuote = false
+				b.WriteString("…\"")
+			}
+			continue
+		case c == '"':
+			inQuote = true
+			b.WriteByte('"')
+			continue
+		case c >= '0' && c <= '9':
+			if !inDigits {
+				b.WriteByte('N')
+			}
+			inDigits = true
+			continue
+		}
+		inDigits = false
+		b.WriteByte(c)
+	}
+	if inQuote {
+		b.WriteString("…\"")
+	}
+	r := b.String()
+	if len(r) > 100 {
+		r = r[:100]
+	}
+	return strings.ToValidUTF8(r, "")
+}
+
+// MalformedLimit is the --max-malformed bound: a count, or a fraction of
+// the lines that hold requests or are malformed.
+type MalformedLimit struct {
+	Count    int64   // used when Fraction < 0
+	Fraction float64 // 0..1; < 0 when Count applies
+}
+
+// DefaultMalformedLimit is 1% of the lines.
+var DefaultMalformedLimit = MalformedLimit{Fraction: 0.01}
+
+// ParseMalformedLimit parses "N" (lines) or "P%" (a percentage of lines).
+func ParseMalformedLimit(s string) (MalformedLimit, error) {
+	s = strings.TrimSpace(s)
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || v < 0 || v > 100 || v != v {
+			return MalformedLimit{}, fmt.Errorf("max-malformed %q: want N or P%% with 0 <= P <= 100", s)
+		}
+		return MalformedLimit{Fraction: v / 100}, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return MalformedLimit{}, fmt.Errorf("max-malformed %q: want N (lines) or P%% (of the lines)", s)
+	}
+	return MalformedLimit{Count: n, Fraction: -1}, nil
+}
+
+func (l MalformedLimit) String() string {
+	if l.Fraction >= 0 {
+		return strconv.FormatFloat(l.Fraction*100, 'f', -1, 64) + "%"
+	}
+	return strconv.FormatInt(l.Count, 10)
+}
+
+// Exceeded reports whether the stats' malformed lines are more than the
+// limit allows: a fraction applies to the lines that are requests or
+// malformed (not headers or blank lines).
+func (l MalformedLimit) Exceeded(s *Stats) bool {
+	if l.Fraction < 0 {
+		return s.Malformed > l.Count
+	}
+	n := s.Requests + s.Malformed
+	return n > 0 && float64(s.Malformed) > l.Fraction*float64(n)
+}
+
+// MalformedError says that a log has more malformed lines than allowed,
+// naming the first ones with their line numbers.
+func (l MalformedLimit) MalformedError(s *Stats) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d lines are malformed, more than --max-malformed %s allows", s.Malformed, s.Requests+s.Malformed, l)
+	for _, e := range s.Samples {
+		fmt.Fprintf(&b, "\n  line %d: %s: %s", e.Line, e.Msg, e.Excerpt)
+	}
+	b.WriteString("\n  (raise --max-malformed, or fix the format or field mapping)")
+	return b.String()
+}
+
+// Summary is the stats in one line for stderr: lines read, used, malformed
+// by reason and filtered.
+func (s *Stats) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d lines read: %d used, %d malformed, %d filtered (headers, directives), %d blank",
+		s.Lines, s.Requests, s.Malformed, s.Filtered, s.Blank)
+	if len(s.Reasons) > 0 {
+		b.WriteString("; malformed by reason: ")
+		for i, r := range s.ReasonsSorted() {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "%d %s", s.Reasons[r], r)
+		}
+	}
+	return b.String()
+}
+
+// ReasonsSorted lists the reasons by count, descending, then name.
+func (s *Stats) ReasonsSorted() []string {
+	rs := slices.Collect(maps.Keys(s.Reasons))
+	slices.SortFunc(rs, func(a, b string) int {
+		if s.Reasons[a] != s.Reasons[b] {
+			if s.Reasons[a] > s.Reasons[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return rs
+}
