@@ -143,11 +143,6 @@ func (p *jsonParser) parse(line []byte, rec *Record) error {
 	if s.i != len(s.b) {
 		return jsonError("text after the JSON object")
 	}
-	for i := range p.paths {
-		if p.paths[i] != nil && !p.found[i] {
-			p.missing[i]++
-		}
-	}
 	if !p.found[0] || len(p.vals[0]) == 0 {
 		return fmt.Errorf("no time at %s", p.paths[0])
 	}
@@ -173,6 +168,11 @@ func (p *jsonParser) parse(line []byte, rec *Record) error {
 		}
 	}
 	rec.UserAgent, rec.Referer, rec.Label = p.vals[6], p.vals[7], p.vals[8]
+	for i := range p.paths {
+		if p.paths[i] != nil && !p.found[i] {
+			p.missing[i]++ // counted over accepted lines only
+		}
+	}
 	return nil
 }
 

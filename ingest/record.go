@@ -9,20 +9,20 @@ import (
 type Format uint8
 
 const (
-	FormatAuto     Format = iota // detect from the first line
-	FormatCLF                    // Common Log Format
-	FormatCombined               // Combined Log Format (CLF + referer and user agent)
-	FormatNASATSV                // the NASA KSC TSV: host, logname, time (epoch s), method, url, response, bytes, referer, useragent
-	FormatCSV                    // CSV with a header and configured columns
-	FormatParquet                // Parquet with configured columns
-	FormatJSONL                  // JSON lines with configured field paths
-	FormatEnvoy                  // Envoy / Istio JSON access log (JSON lines preset)
-	FormatCaddy                  // Caddy's JSON access log (JSON lines preset)
-	FormatTraefik                // Traefik's JSON access log (JSON lines preset)
-	FormatCloudflare             // Cloudflare Logpush, HTTP requests dataset (JSON lines preset)
-	FormatGCPLB                  // Google Cloud HTTP(S) load balancer, Cloud Logging export (JSON lines preset)
-	FormatALB                    // AWS Application Load Balancer access log
-	FormatW3C                    // W3C extended log format (#Fields: header; CloudFront, IIS)
+	FormatAuto       Format = iota // detect from the first line
+	FormatCLF                      // Common Log Format
+	FormatCombined                 // Combined Log Format (CLF + referer and user agent)
+	FormatNASATSV                  // the NASA KSC TSV: host, logname, time (epoch s), method, url, response, bytes, referer, useragent
+	FormatCSV                      // CSV with a header and configured columns
+	FormatParquet                  // Parquet with configured columns
+	FormatJSONL                    // JSON lines with configured field paths
+	FormatEnvoy                    // Envoy / Istio JSON access log (JSON lines preset)
+	FormatCaddy                    // Caddy's JSON access log (JSON lines preset)
+	FormatTraefik                  // Traefik's JSON access log (JSON lines preset)
+	FormatCloudflare               // Cloudflare Logpush, HTTP requests dataset (JSON lines preset)
+	FormatGCPLB                    // Google Cloud HTTP(S) load balancer, Cloud Logging export (JSON lines preset)
+	FormatALB                      // AWS Application Load Balancer access log
+	FormatW3C                      // W3C extended log format (#Fields: header; CloudFront, IIS)
 )
 
 var formatNames = []string{"auto", "clf", "combined", "nasa-tsv", "csv", "parquet",

@@ -1,8 +1,10 @@
 package ingest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -122,17 +124,26 @@ func unitScale(f TimeFormat) int {
 	return 0
 }
 
-// guessScale picks the unit of a bare Unix number by its magnitude (digits
-// before any decimal point): up to 11 digits seconds (until year 5138), 12–14
-// milliseconds, 15–17 microseconds, more nanoseconds.
+// guessScale picks the unit of a bare Unix number by its magnitude (the
+// digits of its whole part, exponent applied): up to 11 digits seconds
+// (until year 5138), 12–14 milliseconds, 15–17 microseconds, more
+// nanoseconds.
 func guessScale(b []byte) int {
-	n := 0
-	for _, c := range b {
-		if c == '.' || c == 'e' || c == 'E' {
-			break
-		}
-		if c >= '0' && c <= '9' && (n > 0 || c != '0') {
+	n, i := 0, 0
+	for ; i < len(b) && b[i] != '.' && b[i] != 'e' && b[i] != 'E'; i++ {
+		if b[i] >= '0' && b[i] <= '9' && (n > 0 || b[i] != '0') {
 			n++
+		}
+	}
+	if j := bytes.IndexAny(b, "eE"); j >= 0 {
+		if n == 0 { // 0.00123e9: count the fraction's leading zeros
+			for k := i + 1; k < j && b[k] == '0'; k++ {
+				n--
+			}
+		}
+		e, err := strconv.Atoi(string(b[j+1:]))
+		if err == nil {
+			n += e
 		}
 	}
 	switch {

@@ -70,24 +70,24 @@ type Traffic struct {
 
 // Stats describe the reading of a log.
 type Stats struct {
-	Lines       int64 // lines read, header and blank lines included
-	Requests    int64
-	Malformed   int64
-	Reasons     map[string]int64 // malformed lines by reason (values in the message elided)
-	Filtered    int64            // lines that are not requests by design: headers, # directives
-	Blank       int64            // empty lines
-	Samples     []LineError      // the first malformed lines
+	Lines     int64 // lines read, header and blank lines included
+	Requests  int64
+	Malformed int64
+	Reasons   map[string]int64 // malformed lines by reason (values in the message elided)
+	Filtered  int64            // lines that are not requests by design: headers, # directives
+	Blank     int64            // empty lines
+	Samples   []LineError      // the first malformed lines
 	// FieldsChanges counts W3C #Fields: headers that differ from the first
 	// (the new columns apply to the lines after each).
 	FieldsChanges int
 	// MissingFields counts, per configured JSON field path, the requests
 	// without it.
 	MissingFields map[string]int64
-	InvalidUTF8 int64       // accepted lines that are not valid UTF-8
-	OutOfOrder  int64       // requests earlier than one before them (sorted anyway)
-	MaxBackS    int64       // the largest step back in time, s
-	FirstBack   int64       // line of the first out-of-order request
-	Gzipped     bool
+	InvalidUTF8   int64 // accepted lines that are not valid UTF-8
+	OutOfOrder    int64 // requests earlier than one before them (sorted anyway)
+	MaxBackS      int64 // the largest step back in time, s
+	FirstBack     int64 // line of the first out-of-order request
+	Gzipped       bool
 }
 
 // Open opens a log file for NewReader, with errors that name it.
@@ -206,6 +206,9 @@ func Build(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) {
 		}
 		return nil, err
 	}
+	if err := checkPaths(&b.stats, int64(len(b.times)), rd.Format(), opt.Key); err != nil {
+		return nil, err
+	}
 	if len(b.times) == 0 {
 		msg := "no requests in the log"
 		if b.stats.Malformed > 0 {
@@ -217,6 +220,33 @@ func Build(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) {
 	t := b.finish()
 	t.Format = rd.Format()
 	return t, nil
+}
+
+// fieldColumn is the record field (column or path name) a key field reads.
+var fieldColumn = map[Field]string{FieldIP: "ip", FieldUser: "user", FieldMethod: "method", FieldPath: "path", FieldPathPrefix: "path",
+	FieldStatus: "status", FieldUserAgent: "user_agent", FieldReferer: "referer"}
+
+// checkPaths fails when a JSON field path matched no request: any
+// configured path of a generic jsonl log, or a key field of a preset (a
+// preset's other fields may be absent from a deployment's logs).
+func checkPaths(s *Stats, requests int64, f Format, key []Field) error {
+	if requests == 0 {
+		return nil
+	}
+	for name, n := range s.MissingFields {
+		if n < requests {
+			continue
+		}
+		field, _, _ := strings.Cut(name, " ")
+		used := f == FormatJSONL
+		for _, k := range key {
+			used = used || fieldColumn[k] == field
+		}
+		if used {
+			return fmt.Errorf("the %s field path %s is in none of the %d requests (check the path against a line of the log)", field, strings.TrimSuffix(strings.TrimPrefix(name, field+" ("), ")"), requests)
+		}
+	}
+	return nil
 }
 
 // add records one request.

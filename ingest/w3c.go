@@ -27,7 +27,7 @@ type w3cParser struct {
 	scratch  []byte
 	timebuf  []byte
 	pathbuf  []byte
-	changes  int   // #Fields headers that differ from the first
+	changes  int // #Fields headers that differ from the first
 	lastSpec string
 	line     *int64
 }
