@@ -156,3 +156,28 @@ func (s *Stats) ReasonsSorted() []string {
 	})
 	return rs
 }
+
+// Accounting is a log's line accounting as written into a run's manifest
+// and Parquet metadata: every line read is used, malformed or filtered
+// (or blank).
+type Accounting struct {
+	Log         string           `json:"log"`
+	Format      string           `json:"format"`
+	Lines       int64            `json:"lines"`
+	Used        int64            `json:"used"`
+	Malformed   int64            `json:"malformed"`
+	ByReason    map[string]int64 `json:"malformed_by_reason,omitempty"`
+	Filtered    int64            `json:"filtered"`
+	Blank       int64            `json:"blank"`
+	OutOfOrder  int64            `json:"out_of_order,omitempty"`
+	InvalidUTF8 int64            `json:"invalid_utf8,omitempty"`
+	FirstBad    []LineError      `json:"first_malformed,omitempty"`
+}
+
+// Accounting returns the traffic's line accounting.
+func (t *Traffic) Accounting() Accounting {
+	s := &t.Stats
+	return Accounting{Log: t.Source, Format: t.Format.String(), Lines: s.Lines, Used: s.Requests, Malformed: s.Malformed,
+		ByReason: s.Reasons, Filtered: s.Filtered, Blank: s.Blank, OutOfOrder: s.OutOfOrder,
+		InvalidUTF8: s.InvalidUTF8, FirstBad: s.Samples}
+}

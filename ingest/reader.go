@@ -34,9 +34,9 @@ type ReaderOptions struct {
 
 // LineError is a malformed line: its number, reason and a short excerpt.
 type LineError struct {
-	Line    int64
-	Msg     string
-	Excerpt string // at most 120 bytes, quoted if not printable UTF-8
+	Line    int64  `json:"line"`
+	Msg     string `json:"reason"`
+	Excerpt string `json:"excerpt"` // at most 120 bytes, quoted if not printable UTF-8
 }
 
 func (e *LineError) Error() string {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -36,9 +37,14 @@ func cmdRun(e *env, args []string) error {
 	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids larger than this")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	noOutput := fs.Bool("no-output", false, "simulate only and write nothing (for benchmarks)")
+	maxMalformed := fs.String("max-malformed", ingest.DefaultMalformedLimit.String(), "a log with more malformed lines than N or P% (of its lines) is an error (exit 2)")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
+	}
+	malformedLimit, err := ingest.ParseMalformedLimit(*maxMalformed)
+	if err != nil {
+		return usagef("run: --max-malformed: %v", err)
 	}
 	if *resume && *force {
 		return usagef("run: --resume and --force exclude each other")
@@ -97,7 +103,7 @@ func cmdRun(e *env, args []string) error {
 
 	opts := sweep.Options{
 		OutDir: dir, Workers: *workers, Shard: shard, Resume: *resume, Force: *force,
-		NoOutput: *noOutput, MaxPoints: *maxPoints,
+		NoOutput: *noOutput, MaxPoints: *maxPoints, MaxMalformed: &malformedLimit,
 	}
 	var mine int64
 	for _, p := range sweep.ShardParts(sweep.NewGrid(spec), shard) {
@@ -108,6 +114,9 @@ func cmdRun(e *env, args []string) error {
 	start := time.Now()
 	res, err := sweep.Run(e.ctx, spec, opts)
 	prog.stop(err == nil)
+	if res != nil && res.Log != nil && (!*quiet || res.Log.Malformed > 0) {
+		printAccounting(e.stderr, res.Log)
+	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			code, sig := 130, "interrupted"
@@ -305,4 +314,18 @@ func (pr *progress) stop(ok bool) {
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// printAccounting writes a log's line accounting: lines read, used,
+// malformed by reason, filtered.
+func printAccounting(w io.Writer, a *ingest.Accounting) {
+	fmt.Fprintf(w, "log %s (%s): %s lines read: %s used, %s malformed, %s filtered (headers, directives), %s blank\n",
+		a.Log, a.Format, commas(a.Lines), commas(a.Used), commas(a.Malformed), commas(a.Filtered), commas(a.Blank))
+	s := ingest.Stats{Reasons: a.ByReason}
+	for _, r := range s.ReasonsSorted() {
+		fmt.Fprintf(w, "  malformed: %s × %s\n", commas(a.ByReason[r]), r)
+	}
+	if a.OutOfOrder > 0 {
+		fmt.Fprintf(w, "  %s requests out of time order (sorted)\n", commas(a.OutOfOrder))
+	}
 }
