@@ -24,7 +24,7 @@ type Config struct {
 	TopKeys int // keys with their own clients row (others are grouped)
 }
 
-var trafficKeys = []string{"log", "format", "csv", "parquet", "jsonl", "key", "path_depth", "spread", "strict", "max_line_bytes", "top_keys", "rules"}
+var trafficKeys = []string{"log", "format", "csv", "parquet", "jsonl", "key", "path_depth", "spread", "strict", "max_line_bytes", "max_backwards_s", "top_keys", "rules"}
 var csvKeys = []string{"delimiter", "time_format", "columns"}
 var ruleKeys = []string{"name", "stage", "scope", "path", "method", "status", "user_agent", "keys", "keys_file", "rate"}
 var rateKeys = []string{"requests", "window_s"}
@@ -89,6 +89,7 @@ func readFile(file string) ([]byte, error) {
 //	spread: even                # even (default) | random | none
 //	strict: false               # a malformed line is an error
 //	max_line_bytes: 65536
+//	max_backwards_s: 300        # a time further back than this behind an earlier line is malformed; -1 no bound
 //	top_keys: 20                # keys with their own clients row
 //	rules: [...] or rules.yaml  # labelling rules (a list, or a file with rules: [...])
 func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
@@ -171,6 +172,16 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 			return nil, yamlx.Errorf(v, m.FieldPath("max_line_bytes"), "must be between 256 and %d, got %d", 64<<20, b)
 		}
 		o.Reader.MaxLineBytes = int(b)
+	}
+	if v := m.Get("max_backwards_s"); v != nil {
+		b, err := yamlx.Int(v, m.FieldPath("max_backwards_s"))
+		if err != nil {
+			return nil, err
+		}
+		if b != -1 && (b < 1 || b > 1<<40) {
+			return nil, yamlx.Errorf(v, m.FieldPath("max_backwards_s"), "must be -1 (no bound) or between 1 and %d, got %d", int64(1<<40), b)
+		}
+		o.MaxBackS = b
 	}
 	if v := m.Get("top_keys"); v != nil {
 		k, err := yamlx.Int(v, m.FieldPath("top_keys"))

@@ -71,6 +71,9 @@ func (c *Config) YAML() []byte {
 		mlb = DefaultMaxLineBytes
 	}
 	fmt.Fprintf(&b, "  max_line_bytes: %d\n", mlb)
+	if o.MaxBackS != 0 && o.MaxBackS != DefaultMaxBackS {
+		fmt.Fprintf(&b, "  max_backwards_s: %d\n", o.MaxBackS) // only when set: older specs keep their hash
+	}
 	fmt.Fprintf(&b, "  top_keys: %d\n", c.TopKeys)
 	if len(o.Rules) == 0 {
 		return []byte(b.String())

@@ -28,7 +28,15 @@ type Options struct {
 	Key       []Field // the rate-limit key: fields joined by a space; default [ip]
 	PathDepth int     // path segments kept by path_prefix; default 1
 	Rules     []Rule
+	// MaxBackS is how far a line's time may go back behind the latest time
+	// before it, seconds (logs written at response time by several workers
+	// are a little out of order; such requests are sorted). A line further
+	// back is malformed. 0 = DefaultMaxBackS; -1 = no bound.
+	MaxBackS int64
 }
+
+// DefaultMaxBackS is the default tolerance for times going backwards, s.
+const DefaultMaxBackS = 300
 
 // Key is one rate-limit key of a log and its aggregates.
 type Key struct {
@@ -167,6 +175,9 @@ func Build(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) {
 	if opt.PathDepth <= 0 {
 		opt.PathDepth = 1
 	}
+	if opt.MaxBackS == 0 {
+		opt.MaxBackS = DefaultMaxBackS
+	}
 	if len(opt.Rules) > MaxRules {
 		return nil, fmt.Errorf("at most %d rules, got %d", MaxRules, len(opt.Rules))
 	}
@@ -264,8 +275,11 @@ func (b *builder) add(rec *Record) error {
 			rp, st = 0, s
 		}
 	}
-	// Past here the request is accepted: nothing may fail.
 	ns := rec.Time*secondNs + rec.TimeNs
+	if tol := b.opt.MaxBackS; tol >= 0 && b.maxT-ns > tol*secondNs && len(b.times) > 0 {
+		return fmt.Errorf("time goes back %d s behind an earlier line, more than max_backwards_s %d", (b.maxT-ns)/secondNs, tol)
+	}
+	// Past here the request is accepted: nothing may fail.
 	if rec.TimeNs != 0 {
 		b.subSec = true
 	}
