@@ -172,6 +172,8 @@ type Accounting struct {
 	OutOfOrder  int64            `json:"out_of_order,omitempty"`
 	InvalidUTF8 int64            `json:"invalid_utf8,omitempty"`
 	FirstBad    []LineError      `json:"first_malformed,omitempty"`
+	// OverlayRequests are the requests an overlay added to the log's.
+	OverlayRequests int64 `json:"overlay_requests,omitempty"`
 }
 
 // Accounting returns the traffic's line accounting.
@@ -179,5 +181,5 @@ func (t *Traffic) Accounting() Accounting {
 	s := &t.Stats
 	return Accounting{Log: t.Source, Format: t.Format.String(), Lines: s.Lines, Used: s.Requests, Malformed: s.Malformed,
 		ByReason: s.Reasons, Filtered: s.Filtered, Blank: s.Blank, OutOfOrder: s.OutOfOrder,
-		InvalidUTF8: s.InvalidUTF8, FirstBad: s.Samples}
+		InvalidUTF8: s.InvalidUTF8, FirstBad: s.Samples, OverlayRequests: t.OverlayRequests}
 }

@@ -22,6 +22,9 @@ type Config struct {
 	Options Options
 	Spread  Spread
 	TopKeys int // keys with their own clients row (others are grouped)
+	// Overlay is synthetic traffic placed on the log's clock (a spec's
+	// top-level overlay: section), or nil.
+	Overlay *Overlay
 }
 
 var trafficKeys = []string{"log", "format", "csv", "parquet", "jsonl", "key", "path_depth", "spread", "strict", "max_line_bytes", "max_backwards_s", "top_keys", "rules"}
@@ -42,12 +45,15 @@ func LoadConfig(file string) (*Config, error) {
 		return nil, yamlx.InFile(err, file)
 	}
 	n, path := root, ""
+	var ov *yaml.Node
 	if root.Kind == yaml.MappingNode {
 		hasLog := false
 		for i := 0; i+1 < len(root.Content); i += 2 {
 			switch root.Content[i].Value {
 			case "traffic":
 				n, path = root.Content[i+1], "traffic"
+			case "overlay":
+				ov = root.Content[i+1]
 			case "log":
 				hasLog = true
 			}
@@ -57,6 +63,9 @@ func LoadConfig(file string) (*Config, error) {
 		}
 	}
 	c, err := DecodeConfig(n, path, filepath.Dir(file))
+	if err == nil && ov != nil && path == "traffic" {
+		c.Overlay, err = DecodeOverlay(ov, "overlay")
+	}
 	return c, yamlx.InFile(err, file)
 }
 

@@ -76,7 +76,7 @@ func (c *Config) YAML() []byte {
 	}
 	fmt.Fprintf(&b, "  top_keys: %d\n", c.TopKeys)
 	if len(o.Rules) == 0 {
-		return []byte(b.String())
+		return c.withOverlay(&b)
 	}
 	b.WriteString("  rules:\n")
 	list := func(xs []string) string {
@@ -119,6 +119,14 @@ func (c *Config) YAML() []byte {
 		if r.Rate != nil {
 			fmt.Fprintf(&b, "      rate: {requests: %d, window_s: %d}\n", r.Rate.Requests, r.Rate.WindowS)
 		}
+	}
+	return c.withOverlay(&b)
+}
+
+// withOverlay appends the overlay block, if any, after the traffic block.
+func (c *Config) withOverlay(b *strings.Builder) []byte {
+	if c.Overlay != nil {
+		b.Write(c.Overlay.YAML())
 	}
 	return []byte(b.String())
 }

@@ -70,6 +70,8 @@ type Traffic struct {
 	SubSecond bool  // the log had sub-second times; Realise does not spread them
 	Keys      []Key
 	Stats     Stats
+	// OverlayRequests is how many requests an overlay added (WithOverlay).
+	OverlayRequests int64
 
 	offsets []int64       // key i's requests are [offsets[i], offsets[i+1])
 	times   []int64       // ns since StartUnix; whole seconds unless SubSecond

@@ -37,6 +37,11 @@ func newSource(ctx context.Context, spec *Spec) (source, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ov := spec.Traffic.Overlay; ov != nil {
+		if tr, err = tr.WithOverlay(ov, spec.Traffic.Spread, spec.Seed); err != nil {
+			return nil, inputErrorf("%v", err)
+		}
+	}
 	if len(tr.Keys) == 0 {
 		return nil, inputErrorf("%s: no requests to replay", spec.Traffic.Log)
 	}

@@ -59,7 +59,7 @@ type Axis struct {
 // MaxAxisValues bounds one axis (the grid itself is never materialised).
 const MaxAxisValues = 10_000_000
 
-var specKeys = []string{"name", "scenario", "traffic", "seed", "replicates", "sweep"}
+var specKeys = []string{"name", "scenario", "traffic", "overlay", "seed", "replicates", "sweep"}
 
 // LoadSpec reads a sweep spec file. A relative scenario path is resolved
 // against the spec's directory. path "" is the embedded default spec.
@@ -152,12 +152,20 @@ func parseSpec(data []byte, resolve func(string) (string, []byte, error), dir st
 		if s.Traffic, err = ingest.DecodeConfig(tr, "traffic", dir); err != nil {
 			return nil, err
 		}
+		if ov := m.Get("overlay"); ov != nil {
+			if s.Traffic.Overlay, err = ingest.DecodeOverlay(ov, "overlay"); err != nil {
+				return nil, err
+			}
+		}
 	case scn != nil:
 		if s.Scenario, err = decodeScenarioRef(scn, resolve); err != nil {
 			return nil, err
 		}
 	default:
 		return nil, yamlx.Errorf(root, "scenario", "missing: a spec needs a scenario (a file or a mapping) or a traffic section (an access log)")
+	}
+	if ov := m.Get("overlay"); ov != nil && s.Traffic == nil {
+		return nil, yamlx.Errorf(ov, "overlay", "an overlay is placed on a log: it needs a traffic section (a scenario's clients go under scenario:)")
 	}
 	sw, err := m.Require("sweep")
 	if err != nil {

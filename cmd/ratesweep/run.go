@@ -328,4 +328,7 @@ func printAccounting(w io.Writer, a *ingest.Accounting) {
 	if a.OutOfOrder > 0 {
 		fmt.Fprintf(w, "  %s requests out of time order (sorted)\n", commas(a.OutOfOrder))
 	}
+	if a.OverlayRequests > 0 {
+		fmt.Fprintf(w, "  + %s overlay requests on the log's clock\n", commas(a.OverlayRequests))
+	}
 }
