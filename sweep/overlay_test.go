@@ -52,4 +52,6 @@ func TestOverlayExamples(t *testing.T) {
 	}
 }
 
-func fmtLimit(v float64) string { return string(rune('0'+int(v)/100)) + string(rune('0'+int(v)/10%10)) + string(rune('0'+int(v)%10)) }
+func fmtLimit(v float64) string {
+	return string(rune('0'+int(v)/100)) + string(rune('0'+int(v)/10%10)) + string(rune('0'+int(v)%10))
+}
