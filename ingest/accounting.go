@@ -174,6 +174,9 @@ type Accounting struct {
 	FirstBad    []LineError      `json:"first_malformed,omitempty"`
 	// OverlayRequests are the requests an overlay added to the log's.
 	OverlayRequests int64 `json:"overlay_requests,omitempty"`
+	// Logs are each log's own accounting when a traffic section lists
+	// several logs (the fields above are their sums).
+	Logs []Accounting `json:"logs,omitempty"`
 }
 
 // Accounting returns the traffic's line accounting.
@@ -182,4 +185,37 @@ func (t *Traffic) Accounting() Accounting {
 	return Accounting{Log: t.Source, Format: t.Format.String(), Lines: s.Lines, Used: s.Requests, Malformed: s.Malformed,
 		ByReason: s.Reasons, Filtered: s.Filtered, Blank: s.Blank, OutOfOrder: s.OutOfOrder,
 		InvalidUTF8: s.InvalidUTF8, FirstBad: s.Samples, OverlayRequests: t.OverlayRequests}
+}
+
+// SumAccounting adds up the accounting of several logs (one log: itself).
+// Logs lists every log's own accounting.
+func SumAccounting(accs []Accounting) Accounting {
+	if len(accs) == 1 {
+		return accs[0]
+	}
+	var s Accounting
+	var names, formats []string
+	for _, a := range accs {
+		names = append(names, a.Log)
+		if !slices.Contains(formats, a.Format) {
+			formats = append(formats, a.Format)
+		}
+		s.Lines += a.Lines
+		s.Used += a.Used
+		s.Malformed += a.Malformed
+		s.Filtered += a.Filtered
+		s.Blank += a.Blank
+		s.OutOfOrder += a.OutOfOrder
+		s.InvalidUTF8 += a.InvalidUTF8
+		s.OverlayRequests += a.OverlayRequests
+		for r, n := range a.ByReason {
+			if s.ByReason == nil {
+				s.ByReason = map[string]int64{}
+			}
+			s.ByReason[r] += n
+		}
+	}
+	s.Log, s.Format = strings.Join(names, ", "), strings.Join(formats, ", ")
+	s.Logs = accs
+	return s
 }

@@ -18,7 +18,11 @@ import (
 // Config is a decoded traffic section: a log, how to read, key and label it,
 // how to spread its seconds and how many keys get their own output row.
 type Config struct {
-	Log     string // path to the log, resolved against the spec's directory
+	Log     string // path to the log, resolved against the spec's directory (the first of Logs)
+	// Logs are every log of the section (log: [day1, day2, ...]): the days
+	// a sweep replays as its replicates, one log per replicate. One log
+	// gives a one-element list.
+	Logs    []string
 	Options Options
 	Spread  Spread
 	TopKeys int // keys with their own clients row (others are grouped)
@@ -84,10 +88,13 @@ func readFile(file string) ([]byte, error) {
 	return data, nil
 }
 
+// MaxLogs bounds the logs of one traffic section.
+const MaxLogs = 366
+
 // DecodeConfig decodes a traffic mapping found at path (strict). Relative
 // file names (log, rules, keys_file) are resolved against dir.
 //
-//	log: access.log.gz          # required; plain or gzip
+//	log: access.log.gz          # required; plain or gzip; or a list of logs (days): one per replicate
 //	format: combined            # auto (default) | clf | combined | nasa-tsv | csv | parquet
 //	csv: {delimiter: ",", time_format: unix, columns: {time: ts, ip: client, label: label}}
 //	parquet: {time_format: unix, columns: {time: ts, ip: client}}  # timestamp columns need no format
@@ -107,11 +114,26 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 		return nil, err
 	}
 	c := &Config{TopKeys: DefaultTopKeys}
-	log, err := m.String("log")
+	ln, err := m.Require("log")
 	if err != nil {
 		return nil, err
 	}
-	c.Log = resolve(dir, log)
+	if ln.Kind == yaml.SequenceNode {
+		if len(ln.Content) < 2 || len(ln.Content) > MaxLogs {
+			return nil, yamlx.Errorf(ln, m.FieldPath("log"), "a list of 2 to %d logs (the replicates), or one log", MaxLogs)
+		}
+	}
+	logs, err := strList(ln, m.FieldPath("log"))
+	if err != nil {
+		return nil, err
+	}
+	for i, l := range logs {
+		if l == "" {
+			return nil, yamlx.Errorf(ln, m.FieldPath("log"), "empty log name (entry %d)", i)
+		}
+		c.Logs = append(c.Logs, resolve(dir, l))
+	}
+	c.Log = c.Logs[0]
 	o := &c.Options
 	if v := m.Get("format"); v != nil {
 		s, err := yamlx.Str(v, m.FieldPath("format"))

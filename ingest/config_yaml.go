@@ -16,11 +16,21 @@ func (c *Config) YAML() []byte {
 	q := strconv.Quote
 	o := &c.Options
 	b.WriteString("traffic:\n")
-	log := c.Log
-	if abs, err := filepath.Abs(log); err == nil {
-		log = abs
+	abs := func(log string) string {
+		if a, err := filepath.Abs(log); err == nil {
+			return a
+		}
+		return log
 	}
-	fmt.Fprintf(&b, "  log: %s\n", q(log))
+	if len(c.Logs) > 1 {
+		var ls []string
+		for _, l := range c.Logs {
+			ls = append(ls, q(abs(l)))
+		}
+		fmt.Fprintf(&b, "  log: [%s]\n", strings.Join(ls, ", "))
+	} else {
+		fmt.Fprintf(&b, "  log: %s\n", q(abs(c.Log)))
+	}
 	fmt.Fprintf(&b, "  format: %s\n", o.Reader.Format)
 	if f := o.Reader.Format; f.IsJSON() && (f == FormatJSONL || o.Reader.CSV.Columns != nil || o.Reader.CSV.TimeSet) {
 		cs := o.Reader.CSV

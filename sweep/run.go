@@ -145,14 +145,20 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	}
 	var logAcc *ingest.Accounting
 	if ts, ok := src.(*trafficSource); ok {
-		acc := ts.tr.Accounting()
-		logAcc = &acc
 		lim := ingest.DefaultMalformedLimit
 		if opts.MaxMalformed != nil {
 			lim = *opts.MaxMalformed
 		}
-		if lim.Exceeded(&ts.tr.Stats) {
-			return &Result{Log: logAcc}, inputErrorf("%s: %s", spec.Traffic.Log, lim.MalformedError(&ts.tr.Stats))
+		var accs []ingest.Accounting
+		for _, tr := range ts.trs {
+			accs = append(accs, tr.Accounting())
+		}
+		acc := ingest.SumAccounting(accs)
+		logAcc = &acc
+		for _, tr := range ts.trs {
+			if lim.Exceeded(&tr.Stats) {
+				return &Result{Log: logAcc}, inputErrorf("%s: %s", tr.Source, lim.MalformedError(&tr.Stats))
+			}
 		}
 	}
 	workloadSHA, err := spec.WorkloadSHA256()

@@ -33,19 +33,34 @@ func newSource(ctx context.Context, spec *Spec) (source, error) {
 		}
 		return scenarioSource{wl}, nil
 	}
-	tr, err := ingest.Load(ctx, spec.Traffic.Log, spec.Traffic.Options)
-	if err != nil {
-		return nil, err
+	logs := spec.Traffic.Logs
+	if len(logs) == 0 {
+		logs = []string{spec.Traffic.Log}
 	}
-	if ov := spec.Traffic.Overlay; ov != nil {
-		if tr, err = tr.WithOverlay(ov, spec.Traffic.Spread, spec.Seed); err != nil {
-			return nil, inputErrorf("%v", err)
+	src := &trafficSource{cfg: spec.Traffic}
+	for _, log := range logs {
+		tr, err := ingest.Load(ctx, log, spec.Traffic.Options)
+		if err != nil {
+			return nil, err
 		}
+		if ov := spec.Traffic.Overlay; ov != nil {
+			if tr, err = tr.WithOverlay(ov, spec.Traffic.Spread, spec.Seed); err != nil {
+				return nil, inputErrorf("%s: %v", log, err)
+			}
+		}
+		if len(tr.Keys) == 0 {
+			return nil, inputErrorf("%s: no requests to replay", log)
+		}
+		src.trs = append(src.trs, tr)
 	}
-	if len(tr.Keys) == 0 {
-		return nil, inputErrorf("%s: no requests to replay", spec.Traffic.Log)
+	src.tr = src.trs[0]
+	if len(src.trs) == 1 {
+		src.groupings = []*ingest.Rows{src.tr.Rows(spec.Traffic.TopKeys)}
+	} else {
+		src.groupings = ingest.LabelRows(src.trs)
 	}
-	return &trafficSource{cfg: spec.Traffic, tr: tr, grouping: tr.Rows(spec.Traffic.TopKeys)}, nil
+	src.grouping = src.groupings[0]
+	return src, nil
 }
 
 type scenarioSource struct{ wl *model.Workload }
@@ -76,11 +91,15 @@ func (s *scenarioSim) run(p model.Policy, clients []model.ClientResult) model.Me
 }
 
 // trafficSource replays a log: every key is offered its requests, and the
-// clients rows are the top keys plus "other keys" rows per label.
+// clients rows are the top keys plus "other keys" rows per label. Several
+// logs (days) are the replicates, replicate r replaying log r mod n, with
+// one clients row per label.
 type trafficSource struct {
-	cfg      *ingest.Config
-	tr       *ingest.Traffic
-	grouping *ingest.Rows
+	cfg       *ingest.Config
+	tr        *ingest.Traffic // the first log
+	grouping  *ingest.Rows    // the first log's rows
+	trs       []*ingest.Traffic
+	groupings []*ingest.Rows
 }
 
 func (s *trafficSource) rows() ([]string, []model.Class, []model.Stage) {
@@ -93,6 +112,8 @@ func (s *trafficSource) newSim() pointSim {
 
 type trafficSim struct {
 	src      *trafficSource
+	tr       *ingest.Traffic // the replicate's log
+	grouping *ingest.Rows
 	times    [][]int64
 	replay   ingest.Replay
 	perKey   []model.ClientResult
@@ -100,7 +121,9 @@ type trafficSim struct {
 }
 
 func (s *trafficSim) setReplicate(seed uint64, rep int) {
-	s.times = s.src.tr.Realise(s.src.cfg.Spread, seed, rep, s.times)
+	i := rep % len(s.src.trs)
+	s.tr, s.grouping = s.src.trs[i], s.src.groupings[i]
+	s.times = s.tr.Realise(s.src.cfg.Spread, seed, rep, s.times)
 }
 
 func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Metrics {
@@ -109,8 +132,8 @@ func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Met
 		// The spec's corners were validated; a point inside them is valid.
 		panic(fmt.Sprintf("sweep: invalid policy %v: %v", p, err))
 	}
-	s.src.tr.Replay(s.times, d, &s.replay)
+	s.tr.Replay(s.times, d, &s.replay)
 	s.perKey = s.replay.Totals(s.perKey)
-	copy(clients, s.src.grouping.Aggregate(s.perKey, clients[:0]))
+	copy(clients, s.grouping.Aggregate(s.perKey, clients[:0]))
 	return s.replay.Metrics
 }

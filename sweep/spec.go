@@ -157,6 +157,13 @@ func parseSpec(data []byte, resolve func(string) (string, []byte, error), dir st
 				return nil, err
 			}
 		}
+		if n := len(s.Traffic.Logs); n > 1 {
+			// Several logs (days) are the replicates, one each.
+			if rn := m.Get("replicates"); rn != nil && s.Replicates != n {
+				return nil, yamlx.Errorf(rn, "replicates", "the traffic section lists %d logs, one per replicate: replicates must be %d (or left out), got %d", n, n, s.Replicates)
+			}
+			s.Replicates = n
+		}
 	case scn != nil:
 		if s.Scenario, err = decodeScenarioRef(scn, resolve); err != nil {
 			return nil, err
@@ -551,11 +558,19 @@ func (s *Spec) WorkloadSHA256() (string, error) {
 	if s.Traffic == nil {
 		return s.Scenario.SHA256(), nil
 	}
-	file, err := ingest.FileSHA256(s.Traffic.Log)
-	if err != nil {
-		return "", err
+	data := s.Traffic.YAML()
+	logs := s.Traffic.Logs
+	if len(logs) == 0 {
+		logs = []string{s.Traffic.Log}
 	}
-	return sha256Hex(append(s.Traffic.YAML(), file...)), nil
+	for _, log := range logs {
+		file, err := ingest.FileSHA256(log)
+		if err != nil {
+			return "", err
+		}
+		data = append(data, file...)
+	}
+	return sha256Hex(data), nil
 }
 
 // WorkloadName names the spec's workload for people: the scenario's name or
