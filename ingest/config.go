@@ -18,7 +18,7 @@ import (
 // Config is a decoded traffic section: a log, how to read, key and label it,
 // how to spread its seconds and how many keys get their own output row.
 type Config struct {
-	Log     string // path to the log, resolved against the spec's directory (the first of Logs)
+	Log string // path to the log, resolved against the spec's directory (the first of Logs)
 	// Logs are every log of the section (log: [day1, day2, ...]): the days
 	// a sweep replays as its replicates, one log per replicate. One log
 	// gives a one-element list.

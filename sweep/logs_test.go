@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
 )
 
 // Several logs (days) are a sweep's replicates: replicate r replays log r,
