@@ -29,9 +29,12 @@ type Config struct {
 	// Overlay is synthetic traffic placed on the log's clock (a spec's
 	// top-level overlay: section), or nil.
 	Overlay *Overlay
+	// WindowOrigin places fixed_window and sliding_counter windows in the
+	// replay (default: on the Unix epoch, as deployed limiters do).
+	WindowOrigin WindowOrigin
 }
 
-var trafficKeys = []string{"log", "format", "csv", "parquet", "jsonl", "key", "path_depth", "spread", "strict", "max_line_bytes", "max_backwards_s", "top_keys", "rules"}
+var trafficKeys = []string{"log", "format", "csv", "parquet", "jsonl", "key", "path_depth", "spread", "strict", "max_line_bytes", "max_backwards_s", "top_keys", "rules", "window_origin"}
 var csvKeys = []string{"delimiter", "time_format", "columns"}
 var ruleKeys = []string{"name", "stage", "scope", "path", "method", "status", "user_agent", "keys", "keys_file", "rate"}
 var rateKeys = []string{"requests", "window_s"}
@@ -108,6 +111,7 @@ const MaxLogs = 366
 //	max_backwards_s: 300        # a time further back than this behind an earlier line is malformed; -1 no bound
 //	top_keys: 20                # keys with their own clients row
 //	rules: [...] or rules.yaml  # labelling rules (a list, or a file with rules: [...])
+//	window_origin: epoch        # epoch (default) | log_start: where windows start
 func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 	m, err := yamlx.Mapping(n, path, trafficKeys...)
 	if err != nil {
@@ -186,6 +190,15 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 		}
 		if c.Spread, err = ParseSpread(s); err != nil {
 			return nil, yamlx.Errorf(v, m.FieldPath("spread"), "%v", err)
+		}
+	}
+	if v := m.Get("window_origin"); v != nil {
+		s, err := yamlx.Str(v, m.FieldPath("window_origin"))
+		if err != nil {
+			return nil, err
+		}
+		if c.WindowOrigin, err = ParseWindowOrigin(s); err != nil {
+			return nil, yamlx.Errorf(v, m.FieldPath("window_origin"), "%v", err)
 		}
 	}
 	if v := m.Get("strict"); v != nil {

@@ -85,6 +85,9 @@ func (c *Config) YAML() []byte {
 		fmt.Fprintf(&b, "  max_backwards_s: %d\n", o.MaxBackS) // only when set: older specs keep their hash
 	}
 	fmt.Fprintf(&b, "  top_keys: %d\n", c.TopKeys)
+	if c.WindowOrigin != OriginEpoch { // the default stays out, so specs without the field read as before
+		fmt.Fprintf(&b, "  window_origin: %s\n", c.WindowOrigin)
+	}
 	if len(o.Rules) == 0 {
 		return c.withOverlay(&b)
 	}

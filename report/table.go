@@ -157,3 +157,7 @@ func cell(tag, s string, right bool) string {
 var mdReplacer = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "\n", " ")
 
 func mdEscape(s string) string { return mdReplacer.Replace(s) }
+
+// EscapeMarkdown escapes s for a Markdown paragraph or table cell, as the
+// tables' WriteMarkdown does.
+func EscapeMarkdown(s string) string { return mdEscape(s) }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ratesweep/ratesweep/report"
+	"github.com/ratesweep/ratesweep/check"
 	"github.com/ratesweep/ratesweep/sweep"
 )
 
@@ -21,7 +21,7 @@ func cmdCheck(e *env, args []string) error {
 	baseline := fs.String("baseline", "", "baseline run directory (required)")
 	tolAbs := fs.StringArray("tol-abs", nil, "absolute tolerance METRIC=V, or V for every metric (repeatable)")
 	tolRel := fs.StringArray("tol-rel", nil, "relative tolerance METRIC=V, or V for every metric; V is a fraction (0.01) or a percentage (1%) of the baseline (repeatable)")
-	alpha := fs.Float64("alpha", report.DefaultAlpha, "significance level for replicated points: Mann–Whitney U with Benjamini–Hochberg over all comparisons")
+	alpha := fs.Float64("alpha", check.DefaultAlpha, "significance level for replicated points: Mann–Whitney U with Benjamini–Hochberg over all comparisons")
 	allowScenario := fs.Bool("allow-scenario-change", false, "compare even if the scenario's hash differs (reported)")
 	failOnAdded := fs.Bool("fail-on-added", false, "fail when the run has points the baseline lacks")
 	allowRemoved := fs.Bool("allow-removed", false, "do not fail when baseline points are missing from the run")
@@ -39,7 +39,7 @@ func cmdCheck(e *env, args []string) error {
 	if *baseline == "" {
 		return usagef("check: --baseline DIR is required")
 	}
-	if !slices.Contains(report.CheckFormats, *format) {
+	if !slices.Contains(check.Formats, *format) {
 		return usagef("check: --format must be text, markdown or json, got %q", *format)
 	}
 	if !(*alpha > 0 && *alpha < 1) {
@@ -48,7 +48,7 @@ func cmdCheck(e *env, args []string) error {
 	if *maxRows < 0 {
 		return usagef("check: --max-rows must be >= 0, got %d", *maxRows)
 	}
-	opts := report.CheckOptions{Alpha: *alpha, AllowScenarioChange: *allowScenario || *update,
+	opts := check.Options{Alpha: *alpha, AllowScenarioChange: *allowScenario || *update,
 		FailOnAdded: *failOnAdded, AllowRemoved: *allowRemoved, MaxAdded: *maxRows}
 	if err := parseTolerances(&opts, *tolAbs, *tolRel); err != nil {
 		return err
@@ -57,11 +57,11 @@ func cmdCheck(e *env, args []string) error {
 	if *update {
 		return updateBaseline(e, *baseline, runDir, opts, *format, *maxRows)
 	}
-	res, err := report.Check(e.ctx, *baseline, runDir, opts)
+	res, err := check.Compare(e.ctx, *baseline, runDir, opts)
 	if err != nil {
 		return checkInputError(err)
 	}
-	if err := report.WriteCheck(e.stdout, res, *format, *maxRows); err != nil {
+	if err := check.Write(e.stdout, res, *format, *maxRows); err != nil {
 		return err
 	}
 	if res.Failed() {
@@ -72,19 +72,19 @@ func cmdCheck(e *env, args []string) error {
 
 // updateBaseline shows what the run changes (when there is a baseline) and
 // then copies the run over the baseline.
-func updateBaseline(e *env, baseDir, runDir string, opts report.CheckOptions, format string, maxRows int) error {
+func updateBaseline(e *env, baseDir, runDir string, opts check.Options, format string, maxRows int) error {
 	if _, err := sweep.PartFiles(baseDir, "points"); err == nil {
-		res, err := report.Check(e.ctx, baseDir, runDir, opts)
+		res, err := check.Compare(e.ctx, baseDir, runDir, opts)
 		if err != nil {
 			return checkInputError(err)
 		}
 		if format != "json" { // keep stdout one JSON document
-			if err := report.WriteCheck(e.stdout, res, format, maxRows); err != nil {
+			if err := check.Write(e.stdout, res, format, maxRows); err != nil {
 				return err
 			}
 		}
 	}
-	files, bytes, err := report.UpdateBaseline(runDir, baseDir)
+	files, bytes, err := check.UpdateBaseline(runDir, baseDir)
 	if err != nil {
 		return checkInputError(err)
 	}
@@ -101,7 +101,7 @@ func updateBaseline(e *env, baseDir, runDir string, opts report.CheckOptions, fo
 // checkInputError maps unreadable or incompatible inputs to exit 2.
 func checkInputError(err error) error {
 	var ie *sweep.InputError
-	var ce *report.IncompatibleError
+	var ce *check.IncompatibleError
 	if errors.As(err, &ie) || errors.As(err, &ce) {
 		return &badInput{err}
 	}
@@ -111,8 +111,8 @@ func checkInputError(err error) error {
 // parseTolerances reads --tol-abs and --tol-rel values: METRIC=V for one
 // metric, or a bare V for all. A metric's own value overrides the bare one
 // of the same kind.
-func parseTolerances(o *report.CheckOptions, abs, rel []string) error {
-	metrics := report.CheckMetrics()
+func parseTolerances(o *check.Options, abs, rel []string) error {
+	metrics := check.Metrics()
 	perAbs, perRel := map[string]float64{}, map[string]float64{}
 	parse := func(flag, arg string, into map[string]float64, all *float64, pct bool) error {
 		name, val, hasName := strings.Cut(arg, "=")
@@ -164,9 +164,9 @@ func parseTolerances(o *report.CheckOptions, abs, rel []string) error {
 			r = o.Default.Rel
 		}
 		if o.Tolerances == nil {
-			o.Tolerances = map[string]report.Tolerance{}
+			o.Tolerances = map[string]check.Tolerance{}
 		}
-		o.Tolerances[m] = report.Tolerance{Abs: a, Rel: r}
+		o.Tolerances[m] = check.Tolerance{Abs: a, Rel: r}
 	}
 	return nil
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/ratesweep/ratesweep/check"
 	"github.com/ratesweep/ratesweep/model"
-	"github.com/ratesweep/ratesweep/report"
 	"github.com/ratesweep/ratesweep/sweep"
 )
 
@@ -531,15 +531,15 @@ func TestCheckStochastic(t *testing.T) {
 }
 
 func TestParseTolerances(t *testing.T) {
-	var o report.CheckOptions
+	var o check.Options
 	err := parseTolerances(&o, []string{"2", "false_cut=5"}, []string{"1%", "missed=0.1", "false_cut=25%"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Default != (report.Tolerance{Abs: 2, Rel: 0.01}) {
+	if o.Default != (check.Tolerance{Abs: 2, Rel: 0.01}) {
 		t.Errorf("default %+v, want abs 2 rel 0.01", o.Default)
 	}
-	want := map[string]report.Tolerance{
+	want := map[string]check.Tolerance{
 		"false_cut": {Abs: 5, Rel: 0.25},
 		"missed":    {Abs: 2, Rel: 0.1}, // the bare --tol-abs applies
 	}

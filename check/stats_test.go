@@ -1,4 +1,4 @@
-package report
+package check
 
 import (
 	"fmt"
@@ -260,7 +260,7 @@ func TestFewReplicatesWarn(t *testing.T) {
 	mk := func(key string, id int64, base, run []float64) *checkPoint {
 		return newCheckPoint(key, id, [][]float64{base}, [][]float64{run})
 	}
-	res := &CheckResult{Metrics: []string{"false_cut"}}
+	res := &Result{Metrics: []string{"false_cut"}}
 	res.compare([]*checkPoint{
 		mk("a", 0, []float64{10, 11, 12}, []float64{50, 51, 52}),
 		mk("b", 1, []float64{10, 11, 12}, []float64{10, 11, 12}),
@@ -273,7 +273,7 @@ func TestFewReplicatesWarn(t *testing.T) {
 		t.Errorf("warnings %q lack the replicate advice", joined)
 	}
 	// Four a side can.
-	res = &CheckResult{Metrics: []string{"false_cut"}}
+	res = &Result{Metrics: []string{"false_cut"}}
 	res.compare([]*checkPoint{mk("a", 0, []float64{10, 11, 12, 13}, []float64{50, 51, 52, 53})})
 	if res.Points != 1 || !res.Failed() || strings.Contains(strings.Join(res.Warnings, "\n"), "too few replicates") {
 		t.Errorf("4 vs 4 separated: %d changed, warnings %q", res.Points, res.Warnings)
@@ -303,7 +303,7 @@ func TestCheckMultipleComparisons(t *testing.T) {
 		}
 		return out
 	}
-	res := &CheckResult{Metrics: []string{"caught", "missed", "false_cut"}}
+	res := &Result{Metrics: []string{"caught", "missed", "false_cut"}}
 	order := build(nil)
 	res.compare(order)
 	raw := 0
@@ -319,7 +319,7 @@ func TestCheckMultipleComparisons(t *testing.T) {
 		t.Errorf("same distributions: failed %v with %d changes (raw p < alpha: %d)", res.Failed(), len(res.Changes), raw)
 	}
 	shifted := map[int]bool{7: true, 123: true, 250: true}
-	res = &CheckResult{Metrics: []string{"caught", "missed", "false_cut"}}
+	res = &Result{Metrics: []string{"caught", "missed", "false_cut"}}
 	res.compare(build(shifted))
 	got := map[string]bool{}
 	for _, c := range res.Changes {

@@ -1,4 +1,7 @@
-package report
+// Package check compares a run with a baseline run: points joined on their
+// parameters, single values up to tolerances, replicated values by their
+// medians and a Mann–Whitney U test. It reads Parquet run directories only.
+package check
 
 import (
 	"cmp"
@@ -18,7 +21,7 @@ import (
 )
 
 // DefaultAlpha is the significance level of the Mann–Whitney test used for
-// replicated points unless CheckOptions.Alpha says otherwise.
+// replicated points unless Options.Alpha says otherwise.
 const DefaultAlpha = 0.05
 
 // CIConfidence is the confidence of the medians' intervals shown for
@@ -40,9 +43,9 @@ func (t Tolerance) Allows(base, d float64) bool {
 	return ad <= t.Abs || ad <= t.Rel*math.Abs(base)
 }
 
-// CheckOptions control Check. The zero value compares exactly, at
+// Options control Compare. The zero value compares exactly, at
 // DefaultAlpha, and refuses a changed scenario.
-type CheckOptions struct {
+type Options struct {
 	Tolerances map[string]Tolerance // per metric; metrics not listed use Default
 	Default    Tolerance
 	// Alpha is the significance level for replicated points (0 = DefaultAlpha):
@@ -56,14 +59,14 @@ type CheckOptions struct {
 	MaxAdded            int  // keep at most this many added points' keys (0 = all)
 }
 
-func (o *CheckOptions) tolerance(metric string) Tolerance {
+func (o *Options) tolerance(metric string) Tolerance {
 	if t, ok := o.Tolerances[metric]; ok {
 		return t
 	}
 	return o.Default
 }
 
-func (o *CheckOptions) alpha() float64 {
+func (o *Options) alpha() float64 {
 	if o.Alpha <= 0 {
 		return DefaultAlpha
 	}
@@ -80,9 +83,9 @@ func incompatiblef(format string, args ...any) error {
 	return &IncompatibleError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// CheckMetrics lists the metric columns of points/*.parquet that Check
+// Metrics lists the metric columns of points/*.parquet that Compare
 // compares, in column order.
-func CheckMetrics() []string {
+func Metrics() []string {
 	return slices.Clone(sweep.PointColumns()[3+len(model.Params):])
 }
 
@@ -129,12 +132,12 @@ func (c *Change) RelDelta() float64 {
 // Replicated reports whether either side had more than one value.
 func (c *Change) Replicated() bool { return c.NBaseline > 1 || c.NRun > 1 }
 
-// CheckResult is the comparison of a run with a baseline.
-type CheckResult struct {
+// Result is the comparison of a run with a baseline.
+type Result struct {
 	Baseline, Run   RunInfo
 	ScenarioChanged bool
 	Metrics         []string // compared
-	Options         CheckOptions
+	Options         Options
 	Replicated      bool // some point had more than one replicate
 
 	Compared  int // points in both, joined on their parameters
@@ -154,7 +157,7 @@ type CheckResult struct {
 
 // Failed reports whether the check fails: a change, a removed point (unless
 // allowed) or an added point (with FailOnAdded).
-func (r *CheckResult) Failed() bool {
+func (r *Result) Failed() bool {
 	return r.Points > 0 || (r.Removed > 0 && !r.Options.AllowRemoved) || (r.Added > 0 && r.Options.FailOnAdded)
 }
 
@@ -279,7 +282,7 @@ func sample(side []float64, nm, m int) []float64 {
 	return out
 }
 
-// Check compares the run in runDir with the baseline in baseDir. Points are
+// Compare compares the run in runDir with the baseline in baseDir. Points are
 // joined on their parameters (sweep.PointRow.Key), never on point_id, so a
 // reordered or extended grid still compares. Single values compare exactly,
 // up to the tolerances; points with replicates compare their medians and
@@ -291,7 +294,7 @@ func sample(side []float64, nm, m int) []float64 {
 // replicate); the run is streamed, only the columns needed, keeping values
 // only for points the baseline has. Unreadable or incompatible inputs are
 // *sweep.InputError or *IncompatibleError.
-func Check(ctx context.Context, baseDir, runDir string, opts CheckOptions) (*CheckResult, error) {
+func Compare(ctx context.Context, baseDir, runDir string, opts Options) (*Result, error) {
 	base, err := readSide(baseDir, "baseline")
 	if err != nil {
 		return nil, err
@@ -300,7 +303,7 @@ func Check(ctx context.Context, baseDir, runDir string, opts CheckOptions) (*Che
 	if err != nil {
 		return nil, err
 	}
-	res := &CheckResult{Baseline: base.info, Run: run.info, Options: opts}
+	res := &Result{Baseline: base.info, Run: run.info, Options: opts}
 	bh, rh := base.info.ScenarioSHA256, run.info.ScenarioSHA256
 	switch {
 	case bh == "" || rh == "":
@@ -313,7 +316,7 @@ func Check(ctx context.Context, baseDir, runDir string, opts CheckOptions) (*Che
 		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the scenario changed (baseline %q sha256 %.12s, run %q sha256 %.12s): compared anyway", base.info.Scenario, bh, run.info.Scenario, rh))
 	}
-	for _, m := range CheckMetrics() {
+	for _, m := range Metrics() {
 		inBase, inRun := base.hasAll(m), run.hasAll(m)
 		switch {
 		case inBase && inRun:
@@ -397,7 +400,7 @@ func Check(ctx context.Context, baseDir, runDir string, opts CheckOptions) (*Che
 // count with p = 1): the expected share of false flags among the flagged is
 // at most alpha, and a re-run of the same distribution fails with
 // probability about alpha.
-func (res *CheckResult) compare(order []*checkPoint) {
+func (res *Result) compare(order []*checkPoint) {
 	alpha := res.Options.alpha()
 	nm := len(res.Metrics)
 	fewForTest, fewForCI := 0, 0

@@ -1,4 +1,4 @@
-package report
+package check
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ func TestToleranceAllows(t *testing.T) {
 
 // checkFixture compares three deterministic points: one identical, one
 // moved by 1 on false_cut, one moved by 140; and one baseline point missing.
-func checkFixture(opts CheckOptions) *CheckResult {
+func checkFixture(opts Options) *Result {
 	mk := func(key string, id int64, base, run []float64) *checkPoint {
 		var b, r [][]float64
 		for i := range base {
@@ -39,7 +39,7 @@ func checkFixture(opts CheckOptions) *CheckResult {
 		}
 		return newCheckPoint(key, id, b, r)
 	}
-	res := &CheckResult{Metrics: []string{"false_cut", "legit_cut_pct"}, Options: opts}
+	res := &Result{Metrics: []string{"false_cut", "legit_cut_pct"}, Options: opts}
 	res.compare([]*checkPoint{
 		mk("fixed_window window_s=60 limit=600", 0, []float64{405, 9.4}, []float64{405, 9.4}),
 		mk("sliding_window window_s=60 limit=600", 1, []float64{880, 20.5}, []float64{1020, 23.7}),
@@ -50,7 +50,7 @@ func checkFixture(opts CheckOptions) *CheckResult {
 }
 
 func TestCheckCompareDeterministic(t *testing.T) {
-	res := checkFixture(CheckOptions{})
+	res := checkFixture(Options{})
 	if res.Compared != 3 || res.Identical != 1 || res.Points != 2 || res.Removed != 1 || !res.Failed() {
 		t.Fatalf("exact: compared %d identical %d changed %d removed %d; want 3 1 2 1", res.Compared, res.Identical, res.Points, res.Removed)
 	}
@@ -72,25 +72,25 @@ func TestCheckCompareDeterministic(t *testing.T) {
 	}
 
 	// Per-metric tolerances: 1 request of false_cut is fine, 140 is not.
-	res = checkFixture(CheckOptions{Tolerances: map[string]Tolerance{"false_cut": {Abs: 1}}, AllowRemoved: true})
+	res = checkFixture(Options{Tolerances: map[string]Tolerance{"false_cut": {Abs: 1}}, AllowRemoved: true})
 	if res.Points != 1 || res.Tolerated != 1 || len(res.Changes) != 2 || !res.Failed() {
 		t.Errorf("--tol-abs false_cut=1: changed %d tolerated %d changes %d", res.Points, res.Tolerated, len(res.Changes))
 	}
 	// A 20% relative tolerance on every metric covers all moves; removed is allowed.
-	res = checkFixture(CheckOptions{Default: Tolerance{Rel: 0.2}, AllowRemoved: true})
+	res = checkFixture(Options{Default: Tolerance{Rel: 0.2}, AllowRemoved: true})
 	if res.Points != 0 || res.Tolerated != 2 || res.Failed() {
 		t.Errorf("--tol-rel 20%%: changed %d tolerated %d failed %v", res.Points, res.Tolerated, res.Failed())
 	}
 }
 
-func TestWriteCheck(t *testing.T) {
-	res := checkFixture(CheckOptions{})
+func TestWrite(t *testing.T) {
+	res := checkFixture(Options{})
 	res.Baseline = RunInfo{Dir: "base", Spec: "lesson", Points: 4, Rows: 4, ScenarioSHA256: "ff3c2253533bdeadbeef"}
 	res.Run = RunInfo{Dir: "run", Spec: "lesson", Points: 3, Rows: 3, ScenarioSHA256: "ff3c2253533bdeadbeef"}
 	res.Added, res.AddedPoints = 2, []string{"token_bucket rate=20 capacity=900", "token_bucket rate=30 capacity=900"}
 
 	var text bytes.Buffer
-	if err := WriteCheck(&text, res, "text", 2); err != nil {
+	if err := Write(&text, res, "text", 2); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -107,7 +107,7 @@ func TestWriteCheck(t *testing.T) {
 	}
 
 	var md bytes.Buffer
-	if err := WriteCheck(&md, res, "markdown", 0); err != nil {
+	if err := Write(&md, res, "markdown", 0); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(md.String(), "### ratesweep check: FAIL") ||
@@ -116,7 +116,7 @@ func TestWriteCheck(t *testing.T) {
 	}
 
 	var js bytes.Buffer
-	if err := WriteCheck(&js, res, "json", 2); err != nil {
+	if err := Write(&js, res, "json", 2); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -133,7 +133,7 @@ func TestWriteCheck(t *testing.T) {
 		got.Changes[0]["point"] != "sliding_window window_s=60 limit=600" || got.Removed != 1 {
 		t.Errorf("json: %+v", got)
 	}
-	if err := WriteCheck(&js, res, "yaml", 0); err == nil {
+	if err := Write(&js, res, "yaml", 0); err == nil {
 		t.Error("format yaml: no error")
 	}
 }

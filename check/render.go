@@ -1,4 +1,4 @@
-package report
+package check
 
 import (
 	"encoding/json"
@@ -7,15 +7,17 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ratesweep/ratesweep/report"
 )
 
-// CheckFormats lists the formats WriteCheck renders.
-var CheckFormats = []string{"text", "markdown", "json"}
+// Formats lists the formats Write renders.
+var Formats = []string{"text", "markdown", "json"}
 
-// WriteCheck renders a check result as "text", "markdown" or "json".
+// Write renders a check result as "text", "markdown" or "json".
 // maxRows caps every listing (changes worst first, added and removed points)
 // and counts the rest; 0 means no cap.
-func WriteCheck(w io.Writer, r *CheckResult, format string, maxRows int) error {
+func Write(w io.Writer, r *Result, format string, maxRows int) error {
 	switch format {
 	case "text", "":
 		return writeCheckText(w, r, maxRows)
@@ -29,7 +31,7 @@ func WriteCheck(w io.Writer, r *CheckResult, format string, maxRows int) error {
 
 // Summary is the one-line verdict, e.g. "FAIL: 1680 points compared: 1677
 // identical, 3 changed; 0 removed, 2 added (allowed; …)".
-func (r *CheckResult) Summary() string {
+func (r *Result) Summary() string {
 	verdict := "ok"
 	if r.Failed() {
 		verdict = "FAIL"
@@ -38,7 +40,7 @@ func (r *CheckResult) Summary() string {
 }
 
 // Counts is Summary without the verdict.
-func (r *CheckResult) Counts() string {
+func (r *Result) Counts() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d points compared: %d identical", r.Compared, r.Identical)
 	if r.Tolerated > 0 {
@@ -73,10 +75,10 @@ func (ri *RunInfo) describe() string {
 }
 
 // checkTables lays out the changes, added and removed points as tables.
-func checkTables(r *CheckResult, maxRows int) []*Table {
-	var out []*Table
+func checkTables(r *Result, maxRows int) []*report.Table {
+	var out []*report.Table
 	if len(r.Changes) > 0 {
-		t := &Table{
+		t := &report.Table{
 			Title:   fmt.Sprintf("Changed beyond tolerance: %d points (%d metric values), worst first", r.Points, len(r.Changes)),
 			Headers: []string{"point", "metric", "baseline", "run", "Δ", "Δ%"},
 			Right:   []bool{false, false, true, true, true, true},
@@ -108,7 +110,7 @@ func checkTables(r *CheckResult, maxRows int) []*Table {
 		if total == 0 {
 			return
 		}
-		t := &Table{Title: title, Headers: []string{"point"}}
+		t := &report.Table{Title: title, Headers: []string{"point"}}
 		shown := capRows(len(keys), maxRows)
 		for _, k := range keys[:shown] {
 			t.Rows = append(t.Rows, []string{k})
@@ -130,7 +132,7 @@ func capRows(n, maxRows int) int {
 	return n
 }
 
-func writeCheckText(w io.Writer, r *CheckResult, maxRows int) error {
+func writeCheckText(w io.Writer, r *Result, maxRows int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "baseline  %s\nrun       %s\n", r.Baseline.describe(), r.Run.describe())
 	for _, t := range checkTables(r, maxRows) {
@@ -148,12 +150,12 @@ func writeCheckText(w io.Writer, r *CheckResult, maxRows int) error {
 	return err
 }
 
-func writeCheckMarkdown(w io.Writer, r *CheckResult, maxRows int) error {
+func writeCheckMarkdown(w io.Writer, r *Result, maxRows int) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### ratesweep check: %s\n\n", mdEscape(r.Summary()))
+	fmt.Fprintf(&b, "### ratesweep check: %s\n\n", report.EscapeMarkdown(r.Summary()))
 	fmt.Fprintf(&b, "- baseline: `%s`\n- run: `%s`\n", r.Baseline.describe(), r.Run.describe())
 	for _, msg := range r.Warnings {
-		b.WriteString("- **warning:** " + mdEscape(msg) + "\n")
+		b.WriteString("- **warning:** " + report.EscapeMarkdown(msg) + "\n")
 	}
 	for _, t := range checkTables(r, maxRows) {
 		b.WriteString("\n")
@@ -165,7 +167,7 @@ func writeCheckMarkdown(w io.Writer, r *CheckResult, maxRows int) error {
 	return err
 }
 
-// checkJSON is the JSON form of a CheckResult; NaN and infinite numbers
+// checkJSON is the JSON form of a Result; NaN and infinite numbers
 // become null.
 type checkJSON struct {
 	Failed          bool                 `json:"failed"`
@@ -214,7 +216,7 @@ func jsonNum(v float64) *float64 {
 	return &v
 }
 
-func writeCheckJSON(w io.Writer, r *CheckResult, maxRows int) error {
+func writeCheckJSON(w io.Writer, r *Result, maxRows int) error {
 	j := checkJSON{
 		Failed: r.Failed(), Summary: r.Summary(), Baseline: r.Baseline, Run: r.Run,
 		ScenarioChanged: r.ScenarioChanged, Metrics: r.Metrics, Alpha: r.Options.alpha(),
