@@ -1,7 +1,11 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,6 +163,11 @@ func TestCSVQuotedNewline(t *testing.T) {
 	if tr.Stats.Malformed != 1 || tr.Stats.Samples[0].Line != 3 || tr.Requests() != 1 {
 		t.Errorf("stats %+v", tr.Stats)
 	}
+	// A quote inside an unquoted field is data and opens nothing.
+	tr, err = build(t, "ts,ip\n1,a\"b\n2,c\n", Options{Reader: ReaderOptions{Format: FormatCSV, CSV: CSVOptions{Columns: map[string]string{"time": "ts", "ip": "ip"}}}})
+	if err != nil || tr.Requests() != 2 || tr.Stats.Malformed != 0 || tr.Keys[0].Name != "a\"b" {
+		t.Errorf("stray quote: %v %+v %+v", err, tr.Stats, tr.Keys)
+	}
 }
 
 // JSON lines with configured field paths: dotted names, $-paths, bracketed
@@ -231,6 +240,54 @@ func TestParseJSONPath(t *testing.T) {
 	for _, in := range []string{"", "$", "a..b", "$['a", "[x]"} {
 		if _, err := parseJSONPath(in); err == nil {
 			t.Errorf("%q: no error", in)
+		}
+	}
+}
+
+// CSV is read as encoding/csv reads it: records written by encoding/csv
+// with quotes, delimiters and newlines inside fields come back field for
+// field.
+func TestCSVAgreesWithEncodingCSV(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 4))
+	alphabet := []string{"a", "b", " ", ",", "\"", "\n", "é", "x\"y", "\t"}
+	for trial := range 50 {
+		var buf bytes.Buffer
+		w := csv.NewWriter(&buf)
+		w.Write([]string{"ts", "ip", "agent"})
+		var want [][2]string
+		for i := range 1 + rng.IntN(20) {
+			field := func() string {
+				var s strings.Builder
+				for range 1 + rng.IntN(6) {
+					s.WriteString(alphabet[rng.IntN(len(alphabet))])
+				}
+				return s.String()
+			}
+			ip, ua := field(), field()
+			w.Write([]string{fmt.Sprint(1767225600 + i), ip, ua})
+			want = append(want, [2]string{ip, ua})
+		}
+		w.Flush()
+		// encoding/csv's own reading is the reference.
+		ref, err := csv.NewReader(bytes.NewReader(buf.Bytes())).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := NewReader(bytes.NewReader(buf.Bytes()), ReaderOptions{Format: FormatCSV,
+			CSV: CSVOptions{Columns: map[string]string{"time": "ts", "ip": "ip", "user_agent": "agent"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		for rd.Scan() {
+			r := rd.Record()
+			if i+1 >= len(ref) || string(r.Host) != ref[i+1][1] || string(r.UserAgent) != ref[i+1][2] {
+				t.Fatalf("trial %d record %d: %q %q, encoding/csv %q", trial, i, r.Host, r.UserAgent, ref[min(i+1, len(ref)-1)])
+			}
+			i++
+		}
+		if rd.Err() != nil || i != len(want) || rd.Malformed() != 0 {
+			t.Fatalf("trial %d: %d of %d records, %d malformed %v, err %v", trial, i, len(want), rd.Malformed(), rd.Samples(), rd.Err())
 		}
 	}
 }

@@ -202,7 +202,7 @@ func (r *Reader) Scan() bool {
 			}
 		}
 		first := r.line
-		if r.csv != nil && oddQuotes(line) {
+		if r.csv != nil && r.started && openQuote(line, r.csv.opt.Delimiter) {
 			if line, err = r.joinCSV(line); err != nil {
 				r.err = err
 				return false
@@ -230,8 +230,32 @@ func (r *Reader) Scan() bool {
 	}
 }
 
-// oddQuotes reports whether a CSV line leaves a quoted field open.
-func oddQuotes(line []byte) bool { return bytes.Count(line, []byte{'"'})%2 == 1 }
+// openQuote reports whether a CSV line ends inside a quoted field (one that
+// starts with a quote, RFC 4180); quotes inside unquoted fields are data.
+func openQuote(line []byte, delim byte) bool {
+	inQuotes, fieldStart := false, true
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case inQuotes:
+			if c == '"' {
+				if i+1 < len(line) && line[i+1] == '"' {
+					i++ // an escaped quote
+				} else {
+					inQuotes = false
+				}
+			}
+		case fieldStart && c == '"':
+			inQuotes = true
+			fieldStart = false
+		case c == delim:
+			fieldStart = true
+		default:
+			fieldStart = false
+		}
+	}
+	return inQuotes
+}
 
 // joinCSV reads the lines that continue a quoted CSV field (a newline inside
 // quotes, as encoding/csv reads it) and returns the whole record, or nil when
@@ -240,7 +264,7 @@ func oddQuotes(line []byte) bool { return bytes.Count(line, []byte{'"'})%2 == 1 
 func (r *Reader) joinCSV(line []byte) ([]byte, error) {
 	first := r.line
 	r.joined = append(r.joined[:0], line...)
-	for oddQuotes(r.joined) {
+	for openQuote(r.joined, r.csv.opt.Delimiter) {
 		next, err := r.readLine()
 		if err == io.EOF {
 			r.badAt(first, r.joined, "quoted field not closed before the end of the input")
