@@ -254,3 +254,16 @@ func (p *parquetSource) time(c arrow.Array, i int) (sec, ns int64, err error) {
 	p.scratch[0] = appendValue(p.scratch[0][:0], c, i)
 	return parseTime(p.scratch[0], p.opt.TimeFormat)
 }
+
+// parquetRows is a Parquet file's row count from its footer (0 if unreadable).
+func parquetRows(f parquetFile) int64 {
+	// Without Close: the reader would close the caller's file.
+	pf, err := file.NewParquetReader(struct {
+		io.ReaderAt
+		io.Seeker
+	}{f, f})
+	if err != nil {
+		return 0
+	}
+	return pf.NumRows()
+}

@@ -190,12 +190,12 @@ func Build(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) {
 // countLinesAbove is the log file size above which Load counts lines first.
 const countLinesAbove = 4 << 20
 
-// countLines counts the newlines of a log (decompressed if gzip); Parquet
-// files report 0 (their row count is in the footer).
-func countLines(f io.ReadSeeker) (int64, error) {
+// countLines counts the newlines of a log (decompressed if gzip), or a
+// Parquet file's rows (from its footer).
+func countLines(f *os.File) (int64, error) {
 	var magic [4]byte
 	if n, _ := io.ReadFull(f, magic[:]); n == 4 && string(magic[:]) == "PAR1" {
-		return 0, nil
+		return parquetRows(f), nil
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return 0, err
