@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/ratesweep/ratesweep/model"
 )
 
@@ -74,6 +75,16 @@ func cmdInspect(e *env, args []string) error {
 			return err
 		}
 		return &badInput{err}
+	}
+	if cfg.Overlay != nil {
+		// The spec's overlay on the log's clock, realised from its seed.
+		seed := uint64(0)
+		if sp, err := sweep.LoadSpec(*spec); err == nil {
+			seed = sp.Seed
+		}
+		if tr, err = tr.WithOverlay(cfg.Overlay, cfg.Spread, seed); err != nil {
+			return &badInput{fmt.Errorf("%s: overlay: %v", *spec, err)}
+		}
 	}
 	took := time.Since(start).Seconds()
 	fmt.Fprintf(e.stderr, "inspect: read %s lines in %.2f s (%.0f lines/s, wall clock)\n", commas(tr.Stats.Lines), took, float64(tr.Stats.Lines)/took)
@@ -170,6 +181,9 @@ func printProfile(w io.Writer, tr *ingest.Traffic, cfg *ingest.Config, p *ingest
 		commas(s.Lines), commas(s.Requests), commas(s.Malformed), commas(s.Lines-s.Requests-s.Malformed))
 	for _, r := range s.ReasonsSorted() {
 		fmt.Fprintf(w, "            malformed: %s × %s\n", commas(s.Reasons[r]), r)
+	}
+	if tr.OverlayRequests > 0 {
+		fmt.Fprintf(w, "overlay     %s requests added on the log's clock (the profile below includes them)\n", commas(tr.OverlayRequests))
 	}
 	if s.FieldsChanges > 0 {
 		fmt.Fprintf(w, "note        the W3C #Fields: header changes %d times; each applies to the lines after it\n", s.FieldsChanges)
