@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ratesweep/ratesweep/ingest"
-	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/ratesweep/ratesweep/model"
+	"github.com/ratesweep/ratesweep/sweep"
 )
 
 func cmdInspect(e *env, args []string) error {
