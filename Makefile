@@ -25,8 +25,12 @@ vet:
 unit:
 	$(GO) test ./...
 
-# ratesweep vs the peers (../shared/peers) on the bench and large grids, one
-# table; installs numpy and GNU time if missing. BENCHFLAGS e.g. -repeat 5.
+# ratesweep vs the peers (../shared/peers) on the bench and large grids,
+# interleaved for 5 rounds (medians, minima, CPU beside wall, load average),
+# with the pqarrow floor, a 10M-request log replay over 1,000 points and a
+# day-long scenario, one table; installs numpy and GNU time if missing.
+# Run it on a quiet machine. Smoke test: BENCHFLAGS=-quick (or
+# RATESWEEP_BENCH_QUICK=1); others: -rounds N, -grids bench, -skip node.
 bench: build
 	bash bench/setup.sh
 	$(GO) build -o bin/ratesweep-bench ./bench

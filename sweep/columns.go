@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"slices"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -130,6 +132,18 @@ func dictionaryColumns() []string {
 	out := []string{"replicate", "algorithm", "client", "class", "stage"}
 	for _, p := range model.Params {
 		out = append(out, p.Name)
+	}
+	return out
+}
+
+// noStatsColumns are the columns of Arrow dictionary type, which get no
+// Parquet statistics (see writerProps).
+func noStatsColumns() []string {
+	var out []string
+	for _, f := range append(pointsFields(), clientsFields()...) {
+		if _, ok := f.Type.(*arrow.DictionaryType); ok && !slices.Contains(out, f.Name) {
+			out = append(out, f.Name)
+		}
 	}
 	return out
 }
