@@ -124,24 +124,6 @@ func (l MalformedLimit) MalformedError(s *Stats) string {
 	return b.String()
 }
 
-// Summary is the stats in one line for stderr: lines read, used, malformed
-// by reason and filtered.
-func (s *Stats) Summary() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d lines read: %d used, %d malformed, %d filtered (headers, directives), %d blank",
-		s.Lines, s.Requests, s.Malformed, s.Filtered, s.Blank)
-	if len(s.Reasons) > 0 {
-		b.WriteString("; malformed by reason: ")
-		for i, r := range s.ReasonsSorted() {
-			if i > 0 {
-				b.WriteString("; ")
-			}
-			fmt.Fprintf(&b, "%d %s", s.Reasons[r], r)
-		}
-	}
-	return b.String()
-}
-
 // ReasonsSorted lists the reasons by count, descending, then name.
 func (s *Stats) ReasonsSorted() []string {
 	rs := slices.Collect(maps.Keys(s.Reasons))
@@ -169,6 +151,7 @@ type Accounting struct {
 	ByReason    map[string]int64 `json:"malformed_by_reason,omitempty"`
 	Filtered    int64            `json:"filtered"`
 	Blank       int64            `json:"blank"`
+	Continued   int64            `json:"continued,omitempty"` // CSV lines inside a quoted field
 	OutOfOrder  int64            `json:"out_of_order,omitempty"`
 	InvalidUTF8 int64            `json:"invalid_utf8,omitempty"`
 	FirstBad    []LineError      `json:"first_malformed,omitempty"`
@@ -183,7 +166,7 @@ type Accounting struct {
 func (t *Traffic) Accounting() Accounting {
 	s := &t.Stats
 	return Accounting{Log: t.Source, Format: t.Format.String(), Lines: s.Lines, Used: s.Requests, Malformed: s.Malformed,
-		ByReason: s.Reasons, Filtered: s.Filtered, Blank: s.Blank, OutOfOrder: s.OutOfOrder,
+		ByReason: s.Reasons, Filtered: s.Filtered, Blank: s.Blank, Continued: s.Continued, OutOfOrder: s.OutOfOrder,
 		InvalidUTF8: s.InvalidUTF8, FirstBad: s.Samples, OverlayRequests: t.OverlayRequests}
 }
 
@@ -205,6 +188,7 @@ func SumAccounting(accs []Accounting) Accounting {
 		s.Malformed += a.Malformed
 		s.Filtered += a.Filtered
 		s.Blank += a.Blank
+		s.Continued += a.Continued
 		s.OutOfOrder += a.OutOfOrder
 		s.InvalidUTF8 += a.InvalidUTF8
 		s.OverlayRequests += a.OverlayRequests

@@ -95,6 +95,14 @@ func TestFormatSamples(t *testing.T) {
 					t.Errorf("request %d:\n got %+v\nwant %+v", i, got[i], w)
 				}
 			}
+			// Every line is accounted for.
+			tr, err := Load(context.Background(), filepath.Join("testdata", "formats", c.file), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := tr.Stats; s.Lines != s.Requests+s.Malformed+s.Filtered+s.Blank+s.Continued {
+				t.Errorf("lines %d != used %d + malformed %d + filtered %d + blank %d + continued %d", s.Lines, s.Requests, s.Malformed, s.Filtered, s.Blank, s.Continued)
+			}
 			// The same file read with the format named reads the same.
 			again, _ := readAll(t, filepath.Join("testdata", "formats", c.file), ReaderOptions{Format: c.format})
 			if len(again) != len(got) {
@@ -152,6 +160,10 @@ func TestCSVQuotedNewline(t *testing.T) {
 		if got[i] != w {
 			t.Errorf("request %d:\n got %+v\nwant %+v", i, got[i], w)
 		}
+	}
+	tr0, err := Load(context.Background(), filepath.Join("testdata", "formats", "multiline.csv"), Options{Reader: opt})
+	if s := tr0.Stats; err != nil || s.Lines != 5 || s.Requests != 3 || s.Filtered != 1 || s.Continued != 1 {
+		t.Errorf("accounting %v %+v", err, tr0.Stats)
 	}
 	// A quote never closed is one malformed record at its first line, and
 	// the reader ends cleanly.

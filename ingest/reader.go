@@ -66,6 +66,7 @@ type Reader struct {
 	badUTF8    int64
 	blank      int64
 	filtered   int64 // directive and header lines
+	continued  int64 // lines that continue a CSV record (quoted newlines)
 	reasons    map[string]int64
 	format     Format
 	gzipped    bool
@@ -278,6 +279,7 @@ func (r *Reader) joinCSV(line []byte) ([]byte, error) {
 			return nil, r.stopErr()
 		}
 		r.joined = append(append(r.joined, '\n'), next...)
+		r.continued++
 		if len(r.joined) > r.opt.MaxLineBytes {
 			r.badAt(first, r.joined, fmt.Sprintf("record of more than %d bytes (a quoted field not closed?)", r.opt.MaxLineBytes))
 			// Skip to the end of the open field, bounded by the input.
@@ -493,7 +495,7 @@ func (r *Reader) reject(msg string) bool { return r.bad(r.raw, msg) }
 func (r *Reader) stats(s *Stats) {
 	s.Lines, s.Malformed, s.Samples = r.line, r.malformed, r.samples
 	s.InvalidUTF8, s.Gzipped = r.badUTF8, r.gzipped
-	s.Filtered, s.Blank = r.filtered, r.blank
+	s.Filtered, s.Blank, s.Continued = r.filtered, r.blank, r.continued
 	s.Reasons = maps.Clone(r.reasons)
 	if r.w3c != nil {
 		s.FieldsChanges = r.w3c.changes

@@ -88,6 +88,7 @@ type Stats struct {
 	Reasons   map[string]int64 // malformed lines by reason (values in the message elided)
 	Filtered  int64            // lines that are not requests by design: headers, # directives
 	Blank     int64            // empty lines
+	Continued int64            // lines that continue a CSV record (a quoted field with newlines)
 	Samples   []LineError      // the first malformed lines
 	// FieldsChanges counts W3C #Fields: headers that differ from the first
 	// (the new columns apply to the lines after each).

@@ -328,6 +328,9 @@ func printAccounting(w io.Writer, a *ingest.Accounting) {
 	if a.OutOfOrder > 0 {
 		fmt.Fprintf(w, "  %s requests out of time order (sorted)\n", commas(a.OutOfOrder))
 	}
+	if a.Continued > 0 {
+		fmt.Fprintf(w, "  %s lines continue a CSV record (newlines inside quotes)\n", commas(a.Continued))
+	}
 	if a.OverlayRequests > 0 {
 		fmt.Fprintf(w, "  + %s overlay requests on the log's clock\n", commas(a.OverlayRequests))
 	}
