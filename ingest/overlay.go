@@ -96,71 +96,75 @@ func DecodeOverlay(n *yaml.Node, path string) (*Overlay, error) {
 			return nil, yamlx.Errorf(v, path+".start_s", "must be between 0 and %d, got %d", 100*365*86400, o.StartS)
 		}
 	}
-	client := func(k *yaml.Node, p string) error {
-		if clients[k.Value] == nil {
-			return yamlx.Errorf(k, p, "no overlay client is named %q", k.Value)
+	// perClient calls fn for each entry of a mapping of client names.
+	perClient := func(field, want string, fn func(name string, val *yaml.Node, p string) error) error {
+		v := extra[field]
+		if v == nil {
+			return nil
+		}
+		if v.Kind != yaml.MappingNode {
+			return yamlx.Errorf(v, path+"."+field, "expected a mapping of client names to %s", want)
+		}
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k, p := v.Content[i], path+"."+field+"."+v.Content[i].Value
+			if clients[k.Value] == nil {
+				return yamlx.Errorf(k, p, "no overlay client is named %q", k.Value)
+			}
+			if err := fn(k.Value, v.Content[i+1], p); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
-	if v := extra["keys"]; v != nil {
-		if v.Kind != yaml.MappingNode {
-			return nil, yamlx.Errorf(v, path+".keys", "expected a mapping of client names to top:N or a list of log keys")
-		}
-		for i := 0; i+1 < len(v.Content); i += 2 {
-			k, val := v.Content[i], v.Content[i+1]
-			p := path + ".keys." + k.Value
-			if err := client(k, p); err != nil {
-				return nil, err
+	err = perClient("keys", "top:N or a list of log keys", func(name string, val *yaml.Node, p string) error {
+		var ok OverlayKeys
+		if val.Kind == yaml.ScalarNode && strings.HasPrefix(val.Value, "top:") {
+			n, err := strconv.Atoi(strings.TrimPrefix(val.Value, "top:"))
+			if err != nil || n < 1 || n > model.MaxKeys {
+				return yamlx.Errorf(val, p, "top:N needs 1 <= N <= %d, got %q", model.MaxKeys, val.Value)
 			}
-			var ok OverlayKeys
-			if val.Kind == yaml.ScalarNode && strings.HasPrefix(val.Value, "top:") {
-				n, err := strconv.Atoi(strings.TrimPrefix(val.Value, "top:"))
-				if err != nil || n < 1 || n > model.MaxKeys {
-					return nil, yamlx.Errorf(val, p, "top:N needs 1 <= N <= %d, got %q", model.MaxKeys, val.Value)
-				}
-				ok.Top = n
-			} else if ok.Names, err = strList(val, p); err != nil {
-				return nil, err
+			ok.Top = n
+		} else {
+			var err error
+			if ok.Names, err = strList(val, p); err != nil {
+				return err
 			}
-			o.Keys[k.Value] = ok
 		}
+		o.Keys[name] = ok
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if v := extra["aim"]; v != nil {
-		if v.Kind != yaml.MappingNode {
-			return nil, yamlx.Errorf(v, path+".aim", "expected a mapping of client names to {window_s, spread_s}")
+	err = perClient("aim", "{window_s, spread_s}", func(name string, val *yaml.Node, p string) error {
+		m, err := yamlx.Mapping(val, p, "window_s", "spread_s")
+		if err != nil {
+			return err
 		}
-		for i := 0; i+1 < len(v.Content); i += 2 {
-			k, val := v.Content[i], v.Content[i+1]
-			p := path + ".aim." + k.Value
-			if err := client(k, p); err != nil {
-				return nil, err
-			}
-			m, err := yamlx.Mapping(val, p, "window_s", "spread_s")
-			if err != nil {
-				return nil, err
-			}
-			wn, err := m.Require("window_s")
-			if err != nil {
-				return nil, err
-			}
-			var a Aim
-			if a.WindowS, err = yamlx.Int(wn, m.FieldPath("window_s")); err != nil {
-				return nil, err
-			}
-			if a.WindowS < 1 || a.WindowS > 86400 {
-				return nil, yamlx.Errorf(wn, m.FieldPath("window_s"), "must be between 1 and 86400, got %d", a.WindowS)
-			}
-			if sn := m.Get("spread_s"); sn != nil {
-				f, err := strconv.ParseFloat(sn.Value, 64)
-				if err != nil || sn.Kind != yaml.ScalarNode || !(f > 0 && f <= float64(a.WindowS)/2) {
-					return nil, yamlx.Errorf(sn, m.FieldPath("spread_s"), "must be a number of seconds in (0, window_s/2], got %q", sn.Value)
-				}
-				a.SpreadS = f
-			} else {
-				a.SpreadS = 0.5
-			}
-			o.Aim[k.Value] = a
+		wn, err := m.Require("window_s")
+		if err != nil {
+			return err
 		}
+		var a Aim
+		if a.WindowS, err = yamlx.Int(wn, m.FieldPath("window_s")); err != nil {
+			return err
+		}
+		if a.WindowS < 1 || a.WindowS > 86400 {
+			return yamlx.Errorf(wn, m.FieldPath("window_s"), "must be between 1 and 86400, got %d", a.WindowS)
+		}
+		a.SpreadS = 0.5
+		if sn := m.Get("spread_s"); sn != nil {
+			f, err := strconv.ParseFloat(sn.Value, 64)
+			if err != nil || sn.Kind != yaml.ScalarNode || !(f > 0 && f <= float64(a.WindowS)/2) {
+				return yamlx.Errorf(sn, m.FieldPath("spread_s"), "must be a number of seconds in (0, window_s/2], got %q", sn.Value)
+			}
+			a.SpreadS = f
+		}
+		o.Aim[name] = a
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return o, nil
 }
