@@ -3,6 +3,7 @@ package ingest
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -180,14 +181,9 @@ func (o *Overlay) YAML() []byte {
 		}
 	}
 	fmt.Fprintf(&b, "  start_s: %d\n", o.StartS)
-	names := func(m []string) []string { slices.Sort(m); return m }
 	if len(o.Keys) > 0 {
 		b.WriteString("  keys:\n")
-		var ks []string
-		for k := range o.Keys {
-			ks = append(ks, k)
-		}
-		for _, k := range names(ks) {
+		for _, k := range slices.Sorted(maps.Keys(o.Keys)) {
 			v := o.Keys[k]
 			if v.Top > 0 {
 				fmt.Fprintf(&b, "    %s: \"top:%d\"\n", strconv.Quote(k), v.Top)
@@ -202,11 +198,7 @@ func (o *Overlay) YAML() []byte {
 	}
 	if len(o.Aim) > 0 {
 		b.WriteString("  aim:\n")
-		var ks []string
-		for k := range o.Aim {
-			ks = append(ks, k)
-		}
-		for _, k := range names(ks) {
+		for _, k := range slices.Sorted(maps.Keys(o.Aim)) {
 			a := o.Aim[k]
 			fmt.Fprintf(&b, "    %s: {window_s: %d, spread_s: %s}\n", strconv.Quote(k), a.WindowS, strconv.FormatFloat(a.SpreadS, 'f', -1, 64))
 		}
