@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events test-redis test-browser clean test-crash test-slurm fuzz-smoke
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke
 
 all: build
 
@@ -48,7 +48,7 @@ duckdb: build
 	cd scripts/duckdb && npm ci --no-audit --no-fund --loglevel=error
 	rm -rf $(CURDIR)/out/.duckdb-lesson
 	./$(BIN) run configs/lesson-sweep.yaml --out $(CURDIR)/out/.duckdb-lesson --quiet
-	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson
+	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson $(CURDIR)/configs/baselines/lesson
 
 test: vet unit duckdb check
 
@@ -86,6 +86,12 @@ fuzz-smoke:
 # if missing, starts it on a free loopback port, stops it by PID.
 test-redis:
 	bash scripts/test-redis.sh
+
+# export for real (docs/deploy.md): nginx and HAProxy started on free
+# loopback ports with exported configs agree with the model decision by
+# decision on a replayed trace; installs nginx and haproxy if missing.
+test-proxies:
+	bash scripts/test-proxies.sh
 
 # The report page in a real browser (installs Debian's chromium if missing).
 test-browser: build
