@@ -55,3 +55,22 @@ func TestOverlayExamples(t *testing.T) {
 func fmtLimit(v float64) string {
 	return string(rune('0'+int(v)/100)) + string(rune('0'+int(v)/10%10)) + string(rune('0'+int(v)%10))
 }
+
+// A spec with an overlay or several logs reads back from its canonical
+// YAML (spec.yaml, the Parquet metadata) to the same spec.
+func TestOverlaySpecRoundTrip(t *testing.T) {
+	s, err := LoadSpec(filepath.Join("..", "configs", "examples", "antlr-org-overlay.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Traffic.Logs = append(s.Traffic.Logs, s.Traffic.Logs[0])
+	s.Replicates = 2
+	y := s.YAML()
+	back, err := ParseSpec(y, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, y)
+	}
+	if string(back.YAML()) != string(y) || back.Traffic.Overlay == nil || len(back.Traffic.Logs) != 2 || back.Replicates != 2 {
+		t.Errorf("round trip differs:\n%s\n---\n%s", y, back.YAML())
+	}
+}
