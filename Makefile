@@ -3,12 +3,19 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events test-redis test-browser clean test-crash test-slurm test-proxies test-limits test-race fuzz-smoke
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race
 
 all: build
 
+# The commit a build from a clone names in --version and in every file's
+# ratesweep.version (GOFLAGS turns Go's own VCS stamping off; git may be
+# missing: the version then says so).
+COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)
+MODIFIED := $(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo true)
+LDFLAGS  := -X github.com/ratesweep/ratesweep/sweep.commit=$(COMMIT) -X github.com/ratesweep/ratesweep/sweep.modified=$(MODIFIED)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/ratesweep
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ratesweep
 
 # The main job on the embedded default: the sweep, then its report
 # (out/default/report/index.html).
@@ -75,6 +82,16 @@ cloudflare:
 bench-ingest:
 	$(GO) test ./ingest -run '^$$' -bench . -benchtime 5x
 
+# Fuzz smoke run (CI): each target for a fixed time from its committed
+# corpus (testdata/fuzz/); one go test line per target.
+fuzz-smoke:
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzJSONL$$' -fuzztime 60s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzW3C$$' -fuzztime 60s
+	$(GO) test ./sweep -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime 30s
+	$(GO) test ./model -run '^$$' -fuzz '^FuzzParseScenario$$' -fuzztime 30s
+	$(GO) test ./report -run '^$$' -fuzz '^FuzzTableWriters$$' -fuzztime 30s
+	$(GO) test ./report -run '^$$' -fuzz '^FuzzClientsFigureSVG$$' -fuzztime 30s
+
 # Redis for real (docs/keys.md): the Lua scripts agree with the model decision
 # by decision; nodes sharing one Redis with a sync lag. Installs redis-server
 # if missing, starts it on a free loopback port, stops it by PID.
@@ -107,15 +124,6 @@ test-limits:
 # Every test under the race detector (several minutes on 2 cores: CI only).
 test-race:
 	$(GO) test -race -count=1 ./...
-
-# Fuzz smoke: each fuzz target for FUZZTIME (CI; the corpora are in each
-# package's testdata/fuzz and run as ordinary tests in make test).
-FUZZTIME ?= 30s
-fuzz-smoke:
-	$(GO) test -run '^$$' -fuzz FuzzParseSpec -fuzztime $(FUZZTIME) ./sweep
-	$(GO) test -run '^$$' -fuzz FuzzParseScenario -fuzztime $(FUZZTIME) ./model
-	$(GO) test -run '^$$' -fuzz FuzzTableWriters -fuzztime $(FUZZTIME) ./report
-	$(GO) test -run '^$$' -fuzz FuzzClientsFigureSVG -fuzztime $(FUZZTIME) ./report
 
 # examples/slurm on a one-node Slurm cluster on localhost (root; installs
 # slurm-wlm and munge with apt-get if missing): merged == single run.

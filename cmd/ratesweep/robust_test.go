@@ -53,12 +53,24 @@ func TestInputFilesBounded(t *testing.T) {
 			}
 		})
 	}
+	// A spec on standard input that never ends (cat /dev/zero | ratesweep run -).
+	var errb bytes.Buffer
+	e := &env{ctx: context.Background(), stdout: &bytes.Buffer{}, stderr: &errb, stdin: zeros{},
+		getenv: func(k string) string { return map[string]string{"RATESWEEP_MAX_INPUT": "1MiB"}[k] }}
+	if code := run(e, []string{"run", "-", "--dry-run"}); code != exitUsage || !strings.Contains(errb.String(), "standard input is larger than 1.0 MiB") {
+		t.Fatalf("endless stdin: exit %d, %q", code, errb.String())
+	}
 	// The default cap (16 MiB) admits the 2 MiB file: it fails for its content.
 	code, _, stderr := runCLIEnv(t, nil, "tables", big)
 	if code != exitUsage || strings.Contains(stderr, "larger than") {
 		t.Fatalf("exit %d, stderr %q: the default cap refused a 2 MiB file", code, stderr)
 	}
 }
+
+// zeros is an endless reader of zero bytes, like /dev/zero.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 // panicWriter panics on every write, standing in for any bug in a command.
 type panicWriter struct{}

@@ -10,10 +10,12 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/vbauerster/mpb/v8"
@@ -21,9 +23,10 @@ import (
 )
 
 func cmdRun(e *env, args []string) error {
-	fs := newFlags(e, "run", "[SPEC.yaml]", "Run a sweep and write Parquet (no argument: the embedded default spec).")
+	fs := newFlags(e, "run", "[SPEC.yaml | -]", "Run a sweep and write Parquet (no argument: the embedded default spec; -: the spec from standard input).")
 	out := fs.String("out", "", "run directory (default out/<spec name>)")
-	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines simulating and writing")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines simulating and writing (default: all cores)")
+	fs.Lookup("workers").DefValue = "0" // help says "all cores", the same on every machine
 	shardFlag := fs.String("shard", "", "run shard I/N of the grid (default from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX, else 0/1)")
 	shards := fs.Int("shards", 0, "shard count N for JOB_COMPLETION_INDEX (Kubernetes indexed jobs; or RATESWEEP_SHARDS)")
 	resume := fs.Bool("resume", false, "keep the verified parts of an interrupted run and compute only what is missing")
@@ -34,9 +37,15 @@ func cmdRun(e *env, args []string) error {
 	maxOutput := fs.String("max-output", "0", "refuse runs whose Parquet output estimate exceeds this (e.g. 500GB; 0 = no limit)")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	noOutput := fs.Bool("no-output", false, "simulate only and write nothing (for benchmarks)")
+	sets := fs.StringArray("set", nil, "override a spec field, `PATH=VALUE` with a YAML value (repeatable): seed=2, sweep[0].limit=[100, 200], scenario.duration_s=600")
+	maxMalformed := fs.String("max-malformed", ingest.DefaultMalformedLimit.String(), "a log with more malformed lines than N or P% (of its lines) is an error (exit 2)")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
+	}
+	malformedLimit, err := ingest.ParseMalformedLimit(*maxMalformed)
+	if err != nil {
+		return usagef("run: --max-malformed: %v", err)
 	}
 	if *resume && *force {
 		return usagef("run: --resume and --force exclude each other")
@@ -60,7 +69,7 @@ func cmdRun(e *env, args []string) error {
 	if len(rest) == 1 {
 		specPath = rest[0]
 	}
-	spec, err := sweep.LoadSpec(specPath)
+	spec, err := loadSpec(e, specPath, *sets)
 	if err != nil {
 		return err
 	}
@@ -113,6 +122,7 @@ func cmdRun(e *env, args []string) error {
 	opts := sweep.Options{
 		OutDir: dir, Workers: *workers, Shard: shard, Resume: *resume, Force: *force,
 		NoOutput: *noOutput, MaxPoints: *maxPoints, MaxMemory: memLimit, MaxOutput: outLimit,
+		MaxMalformed: &malformedLimit,
 	}
 	if memLimit > 0 {
 		debug.SetMemoryLimit(memLimit) // the garbage collector works harder before the budget is spent
@@ -126,6 +136,9 @@ func cmdRun(e *env, args []string) error {
 	start := time.Now()
 	res, err := sweep.Run(e.ctx, spec, opts)
 	prog.stop(err == nil)
+	if res != nil && res.Log != nil && (!*quiet || res.Log.Malformed > 0) {
+		printAccounting(e.stderr, res.Log)
+	}
 	if err != nil {
 		hint := "ratesweep run"
 		if a := specArg(specPath); a != "" {
@@ -134,6 +147,9 @@ func cmdRun(e *env, args []string) error {
 		hint += " --out " + dir
 		if shard.Count > 1 {
 			hint += " --shard " + shard.String()
+		}
+		for _, set := range *sets { // the same spec, or resume refuses
+			hint += " --set " + shellQuote(set)
 		}
 		if errors.Is(err, context.Canceled) {
 			code, sig := 130, "interrupted"
@@ -164,6 +180,35 @@ func cmdRun(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "wrote %s/points/*.parquet, %s/clients/*.parquet and %s\n", dir, dir, res.Manifest)
 	}
 	return nil
+}
+
+// loadSpec loads the spec named on the command line: a file, "" for the
+// embedded default, or "-" for standard input (relative file names in it
+// are taken from the working directory); sets are --set overrides.
+func loadSpec(e *env, path string, sets []string) (*sweep.Spec, error) {
+	if path != "-" {
+		return sweep.LoadSpec(path, sets...)
+	}
+	if e.stdin == nil {
+		return nil, usagef("no standard input to read the spec from")
+	}
+	limit := yamlx.MaxFileBytes() // like a spec file (RATESWEEP_MAX_INPUT)
+	data, err := io.ReadAll(io.LimitReader(e.stdin, limit+1))
+	if err != nil {
+		return nil, &badInput{fmt.Errorf("reading the spec from standard input: %w", err)}
+	}
+	if int64(len(data)) > limit {
+		return nil, &badInput{fmt.Errorf("the spec on standard input is larger than %s, the limit for input files; raise it with RATESWEEP_MAX_INPUT (e.g. RATESWEEP_MAX_INPUT=64MiB)", yamlx.FormatBytes(limit))}
+	}
+	return sweep.ReadSpec(data, "<stdin>", ".", sets...)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.=/:,@%+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func specArg(p string) string {
@@ -326,4 +371,24 @@ func (pr *progress) stop(ok bool) {
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// printAccounting writes a log's line accounting: lines read, used,
+// malformed by reason, filtered.
+func printAccounting(w io.Writer, a *ingest.Accounting) {
+	fmt.Fprintf(w, "log %s (%s): %s lines read: %s used, %s malformed, %s filtered (headers, directives), %s blank\n",
+		a.Log, a.Format, commas(a.Lines), commas(a.Used), commas(a.Malformed), commas(a.Filtered), commas(a.Blank))
+	s := ingest.Stats{Reasons: a.ByReason}
+	for _, r := range s.ReasonsSorted() {
+		fmt.Fprintf(w, "  malformed: %s × %s\n", commas(a.ByReason[r]), r)
+	}
+	if a.OutOfOrder > 0 {
+		fmt.Fprintf(w, "  %s requests out of time order (sorted)\n", commas(a.OutOfOrder))
+	}
+	if a.Continued > 0 {
+		fmt.Fprintf(w, "  %s lines continue a CSV record (newlines inside quotes)\n", commas(a.Continued))
+	}
+	if a.OverlayRequests > 0 {
+		fmt.Fprintf(w, "  + %s overlay requests on the log's clock\n", commas(a.OverlayRequests))
+	}
 }
