@@ -34,7 +34,7 @@ func cmdRun(e *env, args []string) error {
 	dry := fs.Bool("dry-run", false, "print points, rows, estimated output bytes and memory, then exit")
 	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids of more points rows (points × replicates) than this")
 	maxMemory := fs.String("max-memory", "", "refuse runs whose memory estimate exceeds this (e.g. 4GiB; 0 = no limit; default 3/4 of the least of RAM, cgroup limit and ulimit -v)")
-	maxOutput := fs.String("max-output", "0", "refuse runs whose Parquet output estimate exceeds this (e.g. 500GB; 0 = no limit)")
+	maxOutput := fs.String("max-output", "", "refuse runs whose Parquet output estimate exceeds this (e.g. 500GB; default no limit)")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	noOutput := fs.Bool("no-output", false, "simulate only and write nothing (for benchmarks)")
 	sets := fs.StringArray("set", nil, "override a spec field, `PATH=VALUE` with a YAML value (repeatable): seed=2, sweep[0].limit=[100, 200], scenario.duration_s=600")
@@ -62,8 +62,10 @@ func cmdRun(e *env, args []string) error {
 			memLimit = -1 // no limit
 		}
 	}
-	if outLimit, err = yamlx.ParseBytes(*maxOutput); err != nil {
-		return usagef("run: --max-output: %v", err)
+	if *maxOutput != "" {
+		if outLimit, err = yamlx.ParseBytes(*maxOutput); err != nil {
+			return usagef("run: --max-output: %v", err)
+		}
 	}
 	specPath := ""
 	if len(rest) == 1 {
