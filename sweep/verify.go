@@ -1,0 +1,100 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// DamagedError says a file of a run cannot be read back: its footer, a
+// page header or a page's checksum (zstd frames carry one) is wrong. The
+// CLI exits 1; 'ratesweep run --resume' recomputes the part.
+type DamagedError struct {
+	Path string
+	Err  error
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("%s is damaged (%v): recompute it with ratesweep run --resume", e.Path, e.Err)
+}
+
+func (e *DamagedError) Unwrap() error { return e.Err }
+
+// damaged wraps err (or a recovered panic of the Parquet reader) as a
+// *DamagedError of path; a missing file stays os.ErrNotExist.
+func damaged(path string, err error) error {
+	var de *DamagedError
+	if err == nil || errors.Is(err, os.ErrNotExist) || errors.As(err, &de) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &DamagedError{Path: path, Err: err}
+}
+
+// recoverDamaged turns a panic of the Parquet reader on corrupt bytes
+// (arrow-go panics on some: a slice of a corrupt length, a nil
+// dictionary) into a *DamagedError in *err.
+func recoverDamaged(path string, err *error) {
+	if r := recover(); r != nil {
+		*err = &DamagedError{Path: path, Err: fmt.Errorf("unreadable: %v", r)}
+	}
+}
+
+// openParquet opens a Parquet file; a corrupt footer is a *DamagedError.
+func openParquet(path string) (rdr *file.Reader, err error) {
+	defer recoverDamaged(path, &err)
+	rdr, err = file.OpenParquetFile(path, false)
+	return rdr, damaged(path, err)
+}
+
+// VerifyParquet reads every page of a Parquet file and decodes every value,
+// so a flipped byte in a data or dictionary page (caught by its zstd frame
+// checksum, or by the decoder) or in the footer is a *DamagedError. It
+// returns the file's rows.
+func VerifyParquet(ctx context.Context, path string) (rows int64, err error) {
+	defer recoverDamaged(path, &err)
+	rdr, err := openParquet(path)
+	if err != nil {
+		return 0, err
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
+	if err != nil {
+		return 0, damaged(path, err)
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		return 0, damaged(path, err)
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rows += rr.RecordBatch().NumRows()
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return rows, damaged(path, err)
+	}
+	if rows != rdr.NumRows() {
+		return rows, &DamagedError{Path: path, Err: fmt.Errorf("%d rows decoded, the footer says %d", rows, rdr.NumRows())}
+	}
+	return rows, ctx.Err()
+}
+
+// FileColumns returns a Parquet file's column names and rows.
+func FileColumns(path string) ([]string, int64, error) {
+	rdr, err := openParquet(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rdr.Close()
+	md := rdr.MetaData()
+	names := make([]string, md.Schema.NumColumns())
+	for i := range names {
+		names[i] = md.Schema.Column(i).Name()
+	}
+	return names, rdr.NumRows(), nil
+}
