@@ -79,7 +79,7 @@ test-browser: build
 # uninterrupted run (cmd/ratesweep/crash_test.go; RATESWEEP_CRASH_SEED=N).
 test-crash:
 	$(GO) vet -tags crash ./cmd/ratesweep
-	$(GO) test -tags crash -run TestCrashResume -count=1 -v ./cmd/ratesweep
+	$(GO) test -tags crash -run "TestCrashResume|TestCrashCompact" -count=1 -v ./cmd/ratesweep
 
 # examples/slurm on a one-node Slurm cluster on localhost (root; installs
 # slurm-wlm and munge with apt-get if missing): merged == single run.

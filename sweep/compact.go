@@ -90,6 +90,9 @@ func copyRecords(ctx context.Context, path string, schema *arrow.Schema, fw *pqa
 	defer rr.Release()
 	var rows int64
 	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
 		rec := rr.RecordBatch()
 		out := array.NewRecordBatch(schema, rec.Columns(), rec.NumRows())
 		err := fw.WriteBuffered(out)

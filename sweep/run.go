@@ -347,7 +347,7 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) err
 			return fmt.Errorf("cannot create the output directory: %w", err)
 		}
 	}
-	if c, _ := filepath.Glob(filepath.Join(dir, "points", CompactPrefix+"*.parquet")); len(c) > 0 && !(opts.Force && !sharded) {
+	if m, err := loadManifest(filepath.Join(dir, "manifest.json")); err == nil && m.Compacted && !(opts.Force && !sharded) {
 		return fmt.Errorf("%w: %s was compacted by 'ratesweep merge --compact' and is complete; use --force (without --shard) to start again", ErrOutputExists, dir)
 	}
 	manifest := filepath.Join(dir, ManifestName(opts.Shard))

@@ -42,6 +42,9 @@ func cmdMerge(e *env, args []string) error {
 		for _, p := range rep.Problems {
 			fmt.Fprintf(e.stderr, "  %s\n", p)
 		}
+		if len(rep.MissingShards) == 0 {
+			return &exitError{exitFailure, fmt.Errorf("%s is incomplete: recompute the parts named above with ratesweep run --resume (with their --shard), then merge again", dir)}
+		}
 		return &exitError{exitFailure, fmt.Errorf("%s is incomplete; rerun the shards named above with --resume (e.g. sbatch --array=%s), then merge again", dir, joinInts(rep.MissingShards))}
 	}
 	if err != nil {
