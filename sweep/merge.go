@@ -15,7 +15,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -277,7 +276,7 @@ func manifestMismatch(m *Manifest, s Shard, spec *Spec, specYAML string, want []
 // has rows rows (as the manifest says), it belongs to the spec and, with
 // hash, its size and sha256 match.
 func verifyFile(path string, fm fileMeta, rows int64, specYAML string, hash bool) error {
-	rdr, err := file.OpenParquetFile(path, false)
+	rdr, err := openParquet(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return errors.New("missing")
 	}
