@@ -118,6 +118,9 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 			}
 		}
 	}
+	if err := grid.CheckShard(Shard{0, max(n, 1)}); err != nil {
+		return rep, err
+	}
 	rep.Shards = n
 	for k, idx := range counts {
 		if k != n {

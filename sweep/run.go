@@ -127,6 +127,9 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if n := spec.Points(); n > opts.MaxPoints {
 		return nil, inputErrorf("the grid has %d points, more than --max-points %d; raise --max-points to run it", n, opts.MaxPoints)
 	}
+	if err := NewGrid(spec).CheckShard(opts.Shard); err != nil {
+		return nil, err
+	}
 	src, err := newSource(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -570,7 +573,7 @@ func writeTemp(path string, data []byte) (string, error) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
+		err = os.Chmod(f.Name(), filePerm)
 	}
 	if err != nil {
 		os.Remove(f.Name())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -98,3 +99,11 @@ func FileColumns(path string) ([]string, int64, error) {
 	}
 	return names, rdr.NumRows(), nil
 }
+
+// filePerm is the mode of the files a run writes: 0666 less the umask, as
+// os.Create would give (temporary files start at 0600).
+var filePerm = func() os.FileMode {
+	mask := syscall.Umask(0) // read at init, before any goroutine creates files
+	syscall.Umask(mask)
+	return 0o666 &^ os.FileMode(mask)
+}()

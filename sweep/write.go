@@ -98,7 +98,7 @@ func writeParquetStream(dir, name string, schema *arrow.Schema, write func(fw *p
 		return fm, err
 	}
 	tmp := f.Name()
-	if err = os.Chmod(tmp, 0o644); err != nil {
+	if err = os.Chmod(tmp, filePerm); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return fm, err

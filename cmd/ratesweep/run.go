@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,9 +59,15 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := sweep.NewGrid(spec).CheckShard(shard); err != nil {
+		return usagef("run: %v", err)
+	}
 	dir := *out
 	if dir == "" {
 		dir = filepath.Join("out", spec.Name)
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return usagef("run: --out %s is a file, not a directory", dir)
 	}
 	points, rows := spec.Points(), spec.Rows()
 	// Clients rows per point: one per scenario client, or for a log at most
@@ -115,10 +122,10 @@ func cmdRun(e *env, args []string) error {
 				code, sig = 143, "terminated"
 			}
 			hint := "ratesweep run"
-			if a := specArg(specPath); a != "" {
-				hint += " " + a
+			if specPath != "" {
+				hint += " " + shellQuote(specPath)
 			}
-			hint += " --out " + dir
+			hint += " --out " + shellQuote(dir)
 			if shard.Count > 1 {
 				hint += " --shard " + shard.String()
 			}
@@ -145,11 +152,17 @@ func cmdRun(e *env, args []string) error {
 	return nil
 }
 
-func specArg(p string) string {
-	if p == "" {
-		return ""
+// shellQuote quotes s as one word for POSIX shells: as it is when it holds
+// only safe characters, else in single quotes (a ' becomes '\”), so
+// pasting a printed command never runs $(…), `…` or a ; it contains.
+func shellQuote(s string) string {
+	safe := s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r))
+	})
+	if safe {
+		return s
 	}
-	return strconv.Quote(p)
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // shardFromEnv picks the shard: the flag, else the scheduler's variables.
