@@ -154,8 +154,8 @@ func cmdRun(e *env, args []string) error {
 
 // shellQuote quotes s as one word for POSIX shells: as it is when it holds
 // only safe characters, else in single quotes (each ' closes, escapes
-// and reopens them), so
-// pasting a printed command never runs $(…), `…` or a ; it contains.
+// and reopens them), so pasting a printed command never runs $(…), `…` or
+// a ; it contains.
 func shellQuote(s string) string {
 	safe := s != "" && !strings.ContainsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r))
