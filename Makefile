@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events test-redis test-browser clean test-crash test-slurm
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events bench-check test-redis test-browser clean test-crash test-slurm
 
 all: build
 
@@ -32,6 +32,12 @@ bench: build
 	$(GO) build -o bin/ratesweep-bench ./bench
 	./bin/ratesweep-bench $(BENCHFLAGS)
 	$(MAKE) --no-print-directory bench-ingest bench-events
+
+# check on 10M points in bounded memory: time and peak RSS of `ratesweep
+# check` on bench/10m.yaml against itself and against an extended grid
+# (goal: peak RSS <= 500 MB). Writes two 10M-point runs under out/ once.
+bench-check: build
+	bash bench/check.sh
 
 # Event simulation speed in request decisions/s: the lesson scenario with
 # Poisson arrivals under every algorithm, one key per client.

@@ -172,12 +172,13 @@ func (r *Result) Failed() bool {
 // side is one run directory as Compare reads it: its points files (those
 // its manifest lists) and what their footers say.
 type side struct {
-	what     string // "baseline" or "run"
-	info     RunInfo
-	complete bool
-	files    []string
-	cols     []map[string]bool // per file: its columns
-	spec     string            // ratesweep.spec of the first file
+	what       string // "baseline" or "run"
+	info       RunInfo
+	complete   bool
+	files      []string
+	cols       []map[string]bool // per file: its columns
+	spec       string            // ratesweep.spec of the first file
+	gridPoints int64             // the spec's grid points (0: unknown)
 }
 
 // readSide lists a run directory's points files and checks that they
@@ -222,6 +223,7 @@ func readSide(dir, what string) (*side, error) {
 	if s.spec != "" {
 		if sp, err := sweep.ParseSpec([]byte(s.spec), nil); err == nil {
 			s.info.Spec, s.info.Scenario = sp.Name, sp.WorkloadName()
+			s.gridPoints = sp.Points()
 		}
 	}
 	return s, nil
@@ -389,6 +391,7 @@ func (s *side) points(ctx context.Context, keyCol string, metrics []string) iter
 		row := sweep.PointRow{Params: map[string]float64{}}
 		lastID, lastRep, lastFile := int64(-1), int64(-1), ""
 		var cur *sidePoint
+		var curVals []float64 // cur's values so far
 		for fi, f := range s.files {
 			cols := []string{"point_id", "replicate"}
 			var params []string
@@ -406,9 +409,15 @@ func (s *side) points(ctx context.Context, keyCol string, metrics []string) iter
 			nk := len(cols)
 			cols = append(cols, metrics...)
 			stopped := false
-			err := sweep.ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
+			err := sweep.ScanFileBatches(ctx, f, cols, scanRows, func(rec arrow.RecordBatch) error {
 				c := rec.Columns()
 				var out []sidePoint
+				// The batch's values in one slice; points take their part
+				// when complete. A point begun in the previous batch
+				// moves its values here.
+				flat := make([]float64, 0, int(rec.NumRows())*len(metrics)+len(curVals))
+				flat = append(flat, curVals...)
+				start := 0
 				for i := range int(rec.NumRows()) {
 					id, ok := sweep.Int(c[0], i)
 					if !ok || id < 0 {
@@ -423,9 +432,10 @@ func (s *side) points(ctx context.Context, keyCol string, metrics []string) iter
 					}
 					if id != lastID {
 						if cur != nil {
+							cur.vals = flat[start:len(flat):len(flat)]
 							out = append(out, *cur)
 						}
-						cur = &sidePoint{id: id, vals: make([]float64, 0, len(metrics))}
+						cur, start = &sidePoint{id: id}, len(flat)
 						if keyCol != "" {
 							cur.key, _ = sweep.String(c[2], i)
 						} else {
@@ -445,8 +455,12 @@ func (s *side) points(ctx context.Context, keyCol string, metrics []string) iter
 						if !ok {
 							v = math.NaN()
 						}
-						cur.vals = append(cur.vals, v)
+						flat = append(flat, v)
 					}
+				}
+				if cur != nil {
+					curVals = flat[start:len(flat):len(flat)]
+					cur.vals = curVals
 				}
 				if len(out) > 0 && !yield(out, nil) {
 					stopped = true
@@ -469,6 +483,10 @@ func (s *side) points(ctx context.Context, keyCol string, metrics []string) iter
 }
 
 var errStop = errors.New("stopped")
+
+// scanRows is the record batch size of check's reads: smaller than the
+// writer's, to hold less.
+const scanRows = 8192
 
 // cursor pulls one side's points one at a time.
 type cursor struct {
@@ -624,7 +642,7 @@ func (j *joiner) matchKeyed(bp, rp *sidePoint) error {
 // point; the others are skipped.
 func (j *joiner) buildIndex() error {
 	j.seed = maphash.MakeSeed()
-	j.index = []keyEntry{}
+	j.index = make([]keyEntry, 0, min(j.base.gridPoints, j.base.info.Rows)) // no doubling at 10M points
 	for batch, err := range j.base.points(j.ctx, j.keyCol, nil) {
 		if err != nil {
 			return err

@@ -83,7 +83,13 @@ func FileMetadata(path string) (map[string]string, error) {
 // batch's columns are in the order asked. A missing column is an
 // *InputError naming the file; a file that does not decode (corrupt footer,
 // page or checksum) is a *DamagedError.
-func ScanFile(ctx context.Context, path string, columns []string, fn func(rec arrow.RecordBatch) error) (err error) {
+func ScanFile(ctx context.Context, path string, columns []string, fn func(rec arrow.RecordBatch) error) error {
+	return ScanFileBatches(ctx, path, columns, batchRows, fn)
+}
+
+// ScanFileBatches is ScanFile with batches of at most rows rows: smaller
+// batches hold less memory.
+func ScanFileBatches(ctx context.Context, path string, columns []string, rows int, fn func(rec arrow.RecordBatch) error) (err error) {
 	inFn := false // a panic of fn is a bug, not damage: let it through
 	defer func() {
 		if inFn {
@@ -98,7 +104,7 @@ func ScanFile(ctx context.Context, path string, columns []string, fn func(rec ar
 		return err
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: int64(rows)}, memory.DefaultAllocator)
 	if err != nil {
 		return inputErrorf("%s: %v", path, err)
 	}
