@@ -22,9 +22,12 @@ type Config struct {
 	Options Options
 	Spread  Spread
 	TopKeys int // keys with their own clients row (others are grouped)
+	// WindowOrigin places fixed_window and sliding_counter windows in the
+	// replay (default: on the Unix epoch, as deployed limiters do).
+	WindowOrigin WindowOrigin
 }
 
-var trafficKeys = []string{"log", "format", "csv", "parquet", "key", "path_depth", "spread", "strict", "max_line_bytes", "top_keys", "rules"}
+var trafficKeys = []string{"log", "format", "csv", "parquet", "key", "path_depth", "spread", "strict", "max_line_bytes", "top_keys", "rules", "window_origin"}
 var csvKeys = []string{"delimiter", "time_format", "columns"}
 var ruleKeys = []string{"name", "stage", "scope", "path", "method", "status", "user_agent", "keys", "keys_file", "rate"}
 var rateKeys = []string{"requests", "window_s"}
@@ -90,6 +93,7 @@ func readFile(file string) ([]byte, error) {
 //	max_line_bytes: 65536
 //	top_keys: 20                # keys with their own clients row
 //	rules: [...] or rules.yaml  # labelling rules (a list, or a file with rules: [...])
+//	window_origin: epoch        # epoch (default) | log_start: where windows start
 func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 	m, err := yamlx.Mapping(n, path, trafficKeys...)
 	if err != nil {
@@ -148,6 +152,15 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 		}
 		if c.Spread, err = ParseSpread(s); err != nil {
 			return nil, yamlx.Errorf(v, m.FieldPath("spread"), "%v", err)
+		}
+	}
+	if v := m.Get("window_origin"); v != nil {
+		s, err := yamlx.Str(v, m.FieldPath("window_origin"))
+		if err != nil {
+			return nil, err
+		}
+		if c.WindowOrigin, err = ParseWindowOrigin(s); err != nil {
+			return nil, yamlx.Errorf(v, m.FieldPath("window_origin"), "%v", err)
 		}
 	}
 	if v := m.Get("strict"); v != nil {

@@ -57,6 +57,9 @@ func (c *Config) YAML() []byte {
 	}
 	fmt.Fprintf(&b, "  max_line_bytes: %d\n", mlb)
 	fmt.Fprintf(&b, "  top_keys: %d\n", c.TopKeys)
+	if c.WindowOrigin != OriginEpoch { // the default stays out, so specs without the field read as before
+		fmt.Fprintf(&b, "  window_origin: %s\n", c.WindowOrigin)
+	}
 	if len(o.Rules) == 0 {
 		return []byte(b.String())
 	}

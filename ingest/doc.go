@@ -19,6 +19,7 @@
 // Event simulation (one Decider per policy, request by request):
 //
 //	times := tr.Realise(cfg.Spread, seed, replicate, nil) // [key][]ns since tr.StartUnix, sorted
+//	decider, _ := model.NewDeciderAt(p, cfg.WindowOrigin.OriginNs(tr)) // windows on the epoch
 //	var out ingest.Replay
 //	tr.Replay(times, decider, &out)                    // out.Metrics: per request label
 //	clients := rows.Aggregate(out.Totals(nil), nil)    // one result per clients row

@@ -56,13 +56,7 @@ func charge(d decider, t int64) {
 		d.advance(t)
 		d.curr++
 	case *tokenBucketLimiter:
-		tokens := d.capacity
-		if !d.fresh {
-			e := t - d.lastNs
-			elapsed := float64(e/secondNs) + float64(e%secondNs)/1e9
-			tokens = min(d.capacity, d.tokens+elapsed*d.rate)
-		}
-		d.fresh, d.tokens, d.lastNs = false, tokens-1, t
+		d.charge(t)
 	case *gcraLimiter:
 		tat := t
 		if !d.fresh {
@@ -153,12 +147,7 @@ func stateSize(d decider, t int64) (live bool, bytes int64) {
 	case *slidingCounterLimiter: // window start, previous and current counts
 		return !d.fresh && t < d.start+2*d.sizeNs && d.prev+d.curr > 0, 3 * wordBytes
 	case *tokenBucketLimiter: // tokens and last time; live until full again
-		if d.fresh {
-			return false, 0
-		}
-		e := t - d.lastNs
-		elapsed := float64(e/secondNs) + float64(e%secondNs)/1e9
-		return d.tokens+elapsed*d.rate < d.capacity, 2 * wordBytes
+		return !d.full(t), 2 * wordBytes
 	case *gcraLimiter: // theoretical arrival time
 		return !d.fresh && d.tat > t, wordBytes
 	case *nginxLimiter: // excess and last time

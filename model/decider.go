@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"math/bits"
 	"time"
 )
 
@@ -38,6 +39,39 @@ func NewDecider(p Policy) (Decider, error) {
 		return nil, err
 	}
 	return newDecider(p), nil
+}
+
+// NewDeciderAt returns a Decider for policy p whose event times are ns
+// since originNs, a Unix time in ns (a replayed log's first second), with
+// its windows on the wall clock as deployed limiters put them: fixed_window's
+// boundaries at Unix phase_s + k·window_s (envoy, Kong, a Redis INCR per
+// window), sliding_counter's windows at Unix k·window_s (Cloudflare,
+// RussellLuo/slidingwindow's time.Truncate). Every other algorithm has no
+// boundaries and decides as NewDecider's; fixed_window_anchored's windows
+// open at each key's first request (express-rate-limit, ulule/limiter).
+// NewDecider is NewDeciderAt with the origin itself on a boundary (a
+// scenario's t = 0).
+func NewDeciderAt(p Policy, originNs int64) (Decider, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	d := newDecider(p)
+	switch d := d.(type) {
+	case *fixedWindowLimiter:
+		d.phaseNs = floorMod(d.phaseNs-originNs, d.windowNs)
+	case *slidingCounterLimiter:
+		d.phaseNs = floorMod(-originNs, d.sizeNs)
+	}
+	return d, nil
+}
+
+// floorMod is a mod b in [0, b) (b > 0).
+func floorMod(a, b int64) int64 {
+	m := a % b
+	if m < 0 {
+		m += b
+	}
+	return m
 }
 
 // decider is a Decider that can be reconfigured without allocating, so the
@@ -287,19 +321,21 @@ func (r *tally) add(t, n int64) {
 }
 
 // slidingCounterLimiter is sliding_counter as in RussellLuo/slidingwindow
-// (Cloudflare's sliding window counter): windows [k·W, (k+1)·W) aligned at 0
+// (Cloudflare's sliding window counter): windows [phase + k·W, phase +
+// (k+1)·W) (phase 0 in scenarios; NewDeciderAt puts them on the Unix epoch)
 // count admitted requests; at t in the current window the estimate is
 // floor(w·prev) + curr with w = (W - (t - start))/W, and a request is
 // admitted iff estimate + 1 <= limit. Rejected requests are not counted. The
 // float arithmetic is the library's, so decisions agree exactly.
 type slidingCounterLimiter struct {
 	limit, sizeNs     int64
+	phaseNs           int64 // windows start at phaseNs + k·sizeNs, 0 <= phaseNs < sizeNs
 	fresh             bool
 	start, prev, curr int64 // current window start (ns); admitted in the previous and current windows
 }
 
 func (d *slidingCounterLimiter) configure(p Policy) {
-	d.limit, d.sizeNs = p.Limit, int64(p.WindowS)*secondNs
+	d.limit, d.sizeNs, d.phaseNs = p.Limit, int64(p.WindowS)*secondNs, 0
 	d.Reset()
 }
 
@@ -309,7 +345,7 @@ func (d *slidingCounterLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1
 // advance moves the current window to t's, keeping the count of the window
 // just before it as prev (0 when a whole window passed without requests).
 func (d *slidingCounterLimiter) advance(t int64) {
-	start := floorDiv(t, d.sizeNs) * d.sizeNs
+	start := floorDiv(t-d.phaseNs, d.sizeNs)*d.sizeNs + d.phaseNs
 	if d.fresh {
 		d.fresh, d.start, d.prev, d.curr = false, start, 0, 0
 	} else if gap := (start - d.start) / d.sizeNs; gap >= 1 {
@@ -329,47 +365,137 @@ func (d *slidingCounterLimiter) AllowN(t, n int64) int64 {
 	return k
 }
 
-// tokenBucketLimiter is token_bucket on event times, with the arithmetic of
-// golang.org/x/time/rate's AllowN(t, 1): the bucket starts full, refills
-// continuously (float64 tokens), and a request needs one token. Rejected
-// requests leave the state unchanged. Like x/time/rate, a deficit worth less
-// than 1 ns of refill is forgiven (the wait is truncated to whole ns).
+// tokenBucketLimiter is token_bucket on event times, deciding as
+// golang.org/x/time/rate's AllowN(t, 1) does, in exact arithmetic: the
+// bucket starts full, refills continuously at rate, and a request takes one
+// token. As in x/time/rate, a request is admitted when the deficit it leaves
+// is worth less than 1 ns of refill (the library truncates the wait to whole
+// ns); at whole-second times this never differs from SPEC's floor(tokens)
+// unless the rate's numerator exceeds 10^9 (rates with 9 decimals above 1).
+// Tokens are counted in units of 1/(den·10^9) token, so the refill over e ns
+// is num·e units (exact.go); rejected requests leave the state unchanged.
+// Unlike x/time/rate's float64 tokens nothing drifts: rate 0.1 admits
+// exactly every 10 s, and capacities up to 2^62 stay exact.
 type tokenBucketLimiter struct {
-	rate, capacity float64
-	fresh          bool
-	tokens         float64
-	lastNs         int64
+	rate      float64
+	num, unit int64 // refill per ns in units; units per token
+	capacity  int64
+	fresh     bool
+	lastNs    int64
+	// A bucket of at most 2^60 units (every realistic one) holds its tokens
+	// as one count of units, so a decision is a multiply and compares.
+	small       bool
+	fullU       int64 // capacity in units (small)
+	safeNs      int64 // below this elapsed time num·e cannot overflow (small)
+	tokensU     int64 // tokens at lastNs, units (small)
+	whole, frac int64 // otherwise: tokens at lastNs = whole + frac/unit, 0 <= frac < unit
 }
 
 func (d *tokenBucketLimiter) configure(p Policy) {
-	d.rate, d.capacity = p.Rate, float64(p.Capacity)
+	if p.Rate != d.rate || d.unit == 0 {
+		r := ratioOf(p.Rate)
+		d.rate, d.num, d.unit = p.Rate, r.num, r.den*secondNs
+		d.safeNs = (1 << 61) / d.num
+	}
+	d.capacity = p.Capacity
+	d.small, d.fullU = d.capacity <= (1<<60)/d.unit, 0
+	if d.small {
+		d.fullU = d.capacity * d.unit
+	}
 	d.Reset()
 }
 
-func (d *tokenBucketLimiter) Reset() { d.fresh = true }
+func (d *tokenBucketLimiter) Reset()             { d.fresh = true }
+func (d *tokenBucketLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
 
-func (d *tokenBucketLimiter) Allow(t int64) bool {
-	tokens := d.capacity
-	if !d.fresh {
-		e := t - d.lastNs
-		// time.Duration.Seconds, then x/time/rate's tokensFromDuration.
-		elapsed := float64(e/secondNs) + float64(e%secondNs)/1e9
-		tokens = min(d.capacity, d.tokens+elapsed*d.rate)
+// unitsAt returns a small bucket's tokens at t (not before the last
+// request), refilled and capped at capacity, in units.
+func (d *tokenBucketLimiter) unitsAt(t int64) int64 {
+	if d.fresh {
+		return d.fullU
 	}
-	tokens--
-	if tokens < 0 && (-tokens/d.rate)*1e9 >= 1 {
-		return false
+	e := t - d.lastNs
+	if e < d.safeNs {
+		return min(d.fullU, d.tokensU+d.num*e)
 	}
-	d.fresh, d.tokens, d.lastNs = false, tokens, t
-	return true
+	hi, lo := bits.Mul64(uint64(d.num), uint64(e))
+	if room := d.fullU - d.tokensU; hi != 0 || lo >= uint64(room) {
+		return d.fullU
+	}
+	return d.tokensU + int64(lo)
 }
 
+// tokensAt is unitsAt for a bucket that is not small: whole tokens and a
+// remainder in units.
+func (d *tokenBucketLimiter) tokensAt(t int64) (whole, frac int64) {
+	if d.fresh {
+		return d.capacity, 0
+	}
+	if t == d.lastNs {
+		return d.whole, d.frac
+	}
+	q, r, ok := mulDiv(d.num, t-d.lastNs, d.unit)
+	if !ok || q >= d.capacity-d.whole {
+		return d.capacity, 0
+	}
+	whole, frac = d.whole+q, d.frac+r
+	if frac >= d.unit {
+		whole, frac = whole+1, frac-d.unit
+	}
+	if whole >= d.capacity {
+		return d.capacity, 0
+	}
+	return whole, frac
+}
+
+// Request j of a batch is admitted iff the tokens after it are above -num
+// units (a deficit below 1 ns of refill): tokens - j·unit > -num.
 func (d *tokenBucketLimiter) AllowN(t, n int64) int64 {
-	var k int64
-	for k < n && d.Allow(t) { // at one instant, a rejection is final
-		k++
+	if n <= 0 {
+		return 0
+	}
+	if d.small {
+		u := d.unitsAt(t)
+		k := int64(0)
+		if u-d.unit+d.num > 0 {
+			k = 1
+			if n > 1 {
+				k = min(n, (u+d.num-1)/d.unit)
+			}
+			d.fresh, d.tokensU, d.lastNs = false, u-k*d.unit, t
+		}
+		return k
+	}
+	w, f := d.tokensAt(t)
+	// j <= w + floor((f + num - 1)/unit)
+	k := min(n, max(0, w+(f+d.num-1)/d.unit))
+	if k > 0 {
+		d.fresh, d.whole, d.frac, d.lastNs = false, w-k, f, t
 	}
 	return k
+}
+
+// charge takes one token at t whether or not one is there (charge.go).
+func (d *tokenBucketLimiter) charge(t int64) {
+	if d.small {
+		d.tokensU = d.unitsAt(t) - d.unit
+	} else {
+		w, f := d.tokensAt(t)
+		d.whole, d.frac = w-1, f
+	}
+	d.fresh, d.lastNs = false, t
+}
+
+// full reports whether the bucket is full at t (a new key's state).
+func (d *tokenBucketLimiter) full(t int64) bool {
+	if d.fresh {
+		return true
+	}
+	if d.small {
+		return d.unitsAt(t) == d.fullU
+	}
+	w, _ := d.tokensAt(t)
+	return w == d.capacity
 }
 
 // gcraLimiter is gcra, the generic cell rate algorithm as in
@@ -384,7 +510,7 @@ type gcraLimiter struct {
 }
 
 func (d *gcraLimiter) configure(p Policy) {
-	d.periodNs = emissionNs(p.Rate)
+	d.periodNs = emissionNs(ratioOf(p.Rate))
 	d.tauNs = (p.Capacity - 1) * d.periodNs
 	d.Reset()
 }
@@ -407,14 +533,11 @@ func (d *gcraLimiter) AllowN(t, n int64) int64 {
 }
 
 // emissionNs is gcra's emission interval 1/rate in whole nanoseconds,
-// truncated as throttled truncates period/n. A quotient within a few ulp of
-// a whole number is taken as that number, so float error does not cost 1 ns.
-func emissionNs(rate float64) int64 {
-	x := 1e9 / rate
-	if r := math.Round(x); math.Abs(x-r) <= 4*(math.Nextafter(x, math.Inf(1))-x) {
-		return int64(r)
-	}
-	return int64(x)
+// truncated as throttled truncates period/n; the rate is exact (exact.go), so
+// n per period gives period/n exactly.
+func emissionNs(r ratio) int64 {
+	q, _, _ := mulDiv(r.den, secondNs, r.num)
+	return q
 }
 
 // nginxLimiter is nginx's limit_req for one key and one zone, in nginx's
@@ -435,7 +558,8 @@ type nginxLimiter struct {
 }
 
 func (d *nginxLimiter) configure(p Policy) {
-	d.rateM = int64(math.Floor(p.Rate*1000 + 1e-9))
+	r := ratioOf(p.Rate)
+	d.rateM = r.num * 1000 / r.den
 	d.burstM = p.Burst * 1000
 	d.delayM = min(p.Delay, p.Burst) * 1000
 	d.idleMs = (d.burstM+1000)*1000/d.rateM + 1

@@ -161,7 +161,7 @@ func TestFluidSteps(t *testing.T) {
 }
 
 // The lesson's per-second kernels and the Deciders the event mode uses agree
-// on per-second batches (rates exact in float64).
+// on per-second batches, dyadic rates and not.
 func TestKernelsMatchDeciders(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 3000 {
@@ -179,7 +179,7 @@ func TestKernelsMatchDeciders(t *testing.T) {
 		case 1:
 			p = Policy{Algorithm: SlidingWindow, WindowS: w, Limit: int64(rng.IntN(30))}
 		case 2:
-			rates := []float64{0.25, 0.5, 1, 1.5, 2, 3, 7, 10}
+			rates := []float64{0.1, 0.25, 0.3, 0.5, 1, 1.5, 2, 2.7, 3, 7, 10, 1.0 / 3}
 			p = Policy{Algorithm: TokenBucket, Rate: rates[rng.IntN(len(rates))], Capacity: 1 + int64(rng.IntN(40))}
 		}
 		kernel, dec := make([]int32, len(a)), make([]int32, len(a))
@@ -404,7 +404,7 @@ func TestAdapters(t *testing.T) {
 		rate float64
 		want int64
 	}{{3, 333333333}, {7, 142857142}, {10, 1e8}, {1.0 / 60, 60e9}, {1e9, 1}, {1e9 / 1234567, 1234567}} {
-		if got := emissionNs(c.rate); got != c.want {
+		if got := emissionNs(ratioOf(c.rate)); got != c.want {
 			t.Errorf("emissionNs(%v) = %d, want %d", c.rate, got, c.want)
 		}
 	}

@@ -23,9 +23,8 @@ import (
 //     each limit is a binary search on the upper concave hull of g.
 //   - token_bucket: per run of constant offered requests the bucket is in one
 //     of a few regimes (filling, draining, empty), each with a closed form, so
-//     a point costs O(runs). It is exact when the rate is a dyadic rational
-//     (integer, .5, .25, …) and the numbers fit: the reference's float64
-//     arithmetic is then exact too. Other rates use the reference kernel.
+//     a point costs O(runs), for every rate and capacity: the arithmetic is
+//     the reference's exact fractions (exact.go), with 128-bit products.
 //
 // Tables built for one (algorithm, window) are cached per simulator. A table
 // is built on the key's second use when that is cheap (cheapBuild), else only
@@ -105,7 +104,6 @@ func (h *slideHull) admitted(limit int64) int64 {
 type fastSim struct {
 	w       *Workload
 	runs    [][]run // per client: run-length encoding of the offered series
-	maxX    int64   // largest offered requests in one second, any client
 	safe    bool    // offered totals × duration fit in int64 comfortably
 	cache   map[fastKey]*fastEntry
 	last    *fastEntry
@@ -115,6 +113,8 @@ type fastSim struct {
 	cur     []int64
 	pre     []int64
 	gk      []int64
+	rate    float64 // token_bucket: the last rate seen and its exact fraction
+	ratio   ratio
 }
 
 // cheapBuild is the build cost (reference steps) up to which a key's tables
@@ -136,7 +136,6 @@ func newFastSim(w *Workload) *fastSim {
 				u++
 			}
 			rs = append(rs, run{n: int64(u - t), x: int64(a[t])})
-			f.maxX = max(f.maxX, int64(a[t]))
 			t = u
 		}
 		f.runs = append(f.runs, rs)
@@ -176,13 +175,18 @@ func (f *fastSim) admitAll(p Policy, clients []ClientResult) bool {
 		}
 		return true
 	case TokenBucket:
-		k, ok := dyadic(p.Rate, p.Capacity, f.maxX)
-		if !ok || p != (Policy{Algorithm: p.Algorithm, Rate: p.Rate, Capacity: p.Capacity}) {
+		if p != (Policy{Algorithm: p.Algorithm, Rate: p.Rate, Capacity: p.Capacity}) {
 			return false
 		}
-		r := int64(p.Rate * float64(int64(1)<<k))
+		if p.Rate != f.rate {
+			f.rate, f.ratio = p.Rate, ratioOf(p.Rate)
+		}
 		for i := range clients {
-			clients[i] = ClientResult{Offered: w.offered[i], Admitted: bucketRuns(f.runs[i], p.Capacity, k, r)}
+			adm := w.offered[i] // a bucket holding every request admits them all
+			if p.Capacity < adm {
+				adm = bucketRuns(f.runs[i], p.Capacity, f.ratio)
+			}
+			clients[i] = ClientResult{Offered: w.offered[i], Admitted: adm}
 		}
 		return true
 	}
@@ -394,86 +398,69 @@ func growInt64(s []int64, n int) []int64 {
 	return s[:n]
 }
 
-// dyadic returns k such that rate·2^k is a whole number and the token
-// bucket's numbers, scaled by 2^k, stay below 2^40 (so that float64 is exact
-// in the reference and products with durations fit in int64).
-func dyadic(rate float64, capacity, maxX int64) (uint, bool) {
-	if !(rate > 0) || rate >= 1<<40 || capacity < 1 || capacity >= 1<<40 {
-		return 0, false
-	}
-	bound := float64(capacity) + rate + float64(maxX) + 1
-	for k := uint(0); k <= 30; k++ {
-		s := float64(int64(1) << k)
-		if bound*s >= 1<<40 {
-			return 0, false
-		}
-		if v := rate * s; v == math.Trunc(v) {
-			return k, true
-		}
-	}
-	return 0, false
-}
-
-// bucketRuns is the token bucket over runs, in units of 2^-k tokens; r is the
-// rate in those units. It returns the total admitted.
-func bucketRuns(rs []run, capacity int64, k uint, r int64) int64 {
-	one := int64(1) << k
-	cS := capacity << k
-	tau := cS // tokens; the bucket starts full
+// bucketRuns is the token bucket over runs in exact arithmetic (exact.go),
+// rate r; it returns the total admitted. Per run of m seconds at x requests
+// the bucket is in one of a few regimes, each a closed form: refill covers
+// demand (admit x, tokens grow to capacity - x), draining (admit x while the
+// tokens last), empty (admit the refill, whole tokens of it).
+func bucketRuns(rs []run, capacity int64, r ratio) int64 {
+	b := newStepBucket(r, capacity)
 	var total int64
-	step := func(x int64) int64 { // the reference's step
-		u := min(cS, tau+r)
-		n := min(x, u>>k)
-		tau = u - n<<k
-		return n
-	}
 	for _, rn := range rs {
 		x, m := rn.x, rn.n
-		xS := x << k
-		if r >= xS { // refill covers demand
+		xU := x * r.den  // demand per second in units of 1/den token
+		if r.num >= xU { // refill covers demand
 			if capacity >= x {
 				total += m * x
-				tau = min(cS-xS, tau+m*(r-xS))
+				b.add(m, r.num-xU, capacity-x)
 			} else { // the bucket caps each second at capacity < x
 				total += m * capacity
-				tau = 0
+				b.whole, b.frac = 0, 0
 			}
 			continue
 		}
 		// Demand exceeds refill: drain at x, then admit the refill.
-		n := step(x)
+		n := b.step(x)
 		total += n
 		m--
 		if m == 0 {
 			continue
 		}
 		if n == x {
-			dr := xS - r
-			q := min(m, tau/dr)
+			dr := xU - r.num
+			q := b.drainSteps(m, dr)
 			total += q * x
-			tau -= q * dr
+			b.sub(q, dr)
 			m -= q
 			if m == 0 {
 				continue
 			}
-			total += step(x) // tokens now run short
+			total += b.step(x) // tokens now run short
 			m--
 			if m == 0 {
 				continue
 			}
 		}
-		// Empty: tau < one; each second admits floor(tau + r).
+		// Empty: tokens < 1; each second admits floor(tokens + rate).
 		switch {
-		case cS <= r:
+		case capacity <= b.rw: // capacity <= rate
 			total += m * capacity
-			tau = 0
-		case cS >= r+one-1:
-			v := tau + m*r
-			total += v >> k
-			tau = v & (one - 1)
+			b.whole, b.frac = 0, 0
+		case capacity > (r.num+r.den-2)/r.den: // tokens + rate never reach capacity
+			q, f, ok := mulDiv(m, r.num, r.den)
+			if !ok { // more than 2^63 tokens: not a workload anyone runs
+				panic("model: token bucket total overflows")
+			}
+			f += b.frac
+			if f >= r.den {
+				f -= r.den
+				q++
+			}
+			total += q
+			b.whole, b.frac = 0, f
 		default: // capacity = ceil(rate): the cap cuts fractions; step it
 			for ; m > 0; m-- {
-				total += step(x)
+				total += b.step(x)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -237,19 +238,19 @@ func TestFastFallsBackForOtherFields(t *testing.T) {
 }
 
 // TestBucketRunBoundaries checks the token bucket's closed form second by
-// second at every run boundary (cumulative admitted), for dyadic rates.
+// second at every run boundary (cumulative admitted), for every kind of rate
+// (whole, dyadic, decimal, any float) and capacities up to 2^62.
 func TestBucketRunBoundaries(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 8))
 	checked := 0
-	for range 10_000 {
+	for n := range 10_000 {
 		w := randomWorkload(t, rng)
 		f := newFastSim(w)
 		p := randomFastPolicy(rng, TokenBucket)
-		k, ok := dyadic(p.Rate, p.Capacity, f.maxX)
-		if !ok {
-			continue
+		if n%10 == 0 {
+			p.Capacity = maxCapacity - int64(rng.IntN(3))
 		}
-		r := int64(p.Rate * float64(int64(1)<<k))
+		r := ratioOf(p.Rate)
 		adm := make([]int32, w.Scenario.DurationS)
 		for i, a := range w.series {
 			Admit(p, a, adm)
@@ -260,7 +261,7 @@ func TestBucketRunBoundaries(t *testing.T) {
 				for t := end - rs[j].n; t < end; t++ {
 					cum += int64(adm[t])
 				}
-				if got := bucketRuns(rs[:j+1], p.Capacity, k, r); got != cum {
+				if got := bucketRuns(rs[:j+1], p.Capacity, r); got != cum {
 					t.Fatalf("%v runs %v: after %d s closed form %d, reference %d", p, rs[:j+1], end, got, cum)
 				}
 				checked++
@@ -272,16 +273,32 @@ func TestBucketRunBoundaries(t *testing.T) {
 	}
 }
 
-// TestDyadic covers the token bucket's exactness guard.
-func TestDyadic(t *testing.T) {
+// TestRatioOf: decimals as written, quotients as the fraction they round
+// from, and the bounds.
+func TestRatioOf(t *testing.T) {
 	for _, c := range []struct {
 		rate float64
-		k    uint
-		ok   bool
-	}{{10, 0, true}, {0.5, 1, true}, {2.75, 2, true}, {0.1, 0, false}, {1e13, 0, false}} {
-		k, ok := dyadic(c.rate, 100, 50)
-		if ok != c.ok || (ok && k != c.k) {
-			t.Errorf("dyadic(%v) = %d, %v; want %d, %v", c.rate, k, ok, c.k, c.ok)
+		want ratio
+	}{
+		{10, ratio{10, 1}}, {0.5, ratio{1, 2}}, {2.75, ratio{11, 4}}, {0.1, ratio{1, 10}},
+		{0.3, ratio{3, 10}}, {99.99, ratio{9999, 100}}, {0.123456789, ratio{123456789, 1e9}},
+		{1e-9, ratio{1, 1e9}}, {1e9, ratio{1e9, 1}}, {1.0 / 60, ratio{1, 60}}, {7.0 / 3, ratio{7, 3}},
+		{1000.0 / 4999, ratio{1000, 4999}}, {1e9 / 1234567.0, ratio{1e9, 1234567}},
+		{0.1 + 0.2, ratio{3, 10}}, // 0.30000000000000004: within 1 ulp of 3/10
+	} {
+		if got := ratioOf(c.rate); got != c.want {
+			t.Errorf("ratioOf(%v) = %v, want %v", c.rate, got, c.want)
+		}
+	}
+	// Any float in range: the fraction is within 1/(den·10^9) of it (and
+	// float rounding).
+	rng := rand.New(rand.NewPCG(3, 3))
+	for range 2000 {
+		x := math.Exp(rng.Float64()*math.Log(1e18)) * 1e-9
+		r := ratioOf(x)
+		if r.num < 1 || r.den < 1 || r.den > maxDen ||
+			math.Abs(float64(r.num)/float64(r.den)-x) > 1/(float64(r.den)*maxDen)+4e-16*x {
+			t.Fatalf("ratioOf(%v) = %v", x, r)
 		}
 	}
 }

@@ -165,7 +165,8 @@ type Policy struct {
 	// the number of requests in flight at once.
 	Limit int64
 	// Rate is the sustained rate, requests (tokens) per second: token_bucket,
-	// gcra, nginx.
+	// gcra, nginx. The limiters read it as the decimal written (0.1 is 1/10
+	// exactly) or as the fraction it rounds from (1/60): exact.go.
 	Rate float64
 	// Capacity is the number of requests admitted at once from idle
 	// (token_bucket, gcra: the bucket starts full).
@@ -228,8 +229,8 @@ func (p Policy) validateAlgorithm() error {
 		return nil
 	}
 	rate := func() error {
-		if !(p.Rate > 0) || p.Rate > maxRate {
-			return fieldErr("rate", "must be a finite number > 0 and <= %g requests/s, got %v", float64(maxRate), p.Rate)
+		if !(p.Rate >= minRate) || p.Rate > maxRate {
+			return fieldErr("rate", "must be a finite number >= %g and <= %g requests/s, got %v", minRate, float64(maxRate), p.Rate)
 		}
 		return nil
 	}
@@ -247,8 +248,8 @@ func (p Policy) validateAlgorithm() error {
 		if err := rate(); err != nil {
 			return err
 		}
-		if p.Capacity < 1 {
-			return fieldErr("capacity", "must be >= 1 request, got %d", p.Capacity)
+		if p.Capacity < 1 || p.Capacity > maxCapacity {
+			return fieldErr("capacity", "must be >= 1 and <= %d requests, got %d", int64(maxCapacity), p.Capacity)
 		}
 		if p.Algorithm == GCRA && float64(p.Capacity)*1e9/p.Rate > maxSpanNs {
 			return fieldErr("capacity", "capacity/rate must be below %g s, got %d/%v", maxSpanNs/1e9, p.Capacity, p.Rate)
@@ -422,15 +423,13 @@ func slidingWindow(a, adm []int32, limit int64, window int) int64 {
 }
 
 // tokenBucket starts full; each second it first adds rate tokens (capped at
-// capacity), then admits min(a, floor(tokens)).
-func tokenBucket(a, adm []int32, rate float64, capacity int64) int64 {
+// capacity), then admits min(a, floor(tokens)). The arithmetic is exact
+// (exact.go): rate 0.1 refills one whole token every 10 seconds.
+func tokenBucket(a, adm []int32, rate ratio, capacity int64) int64 {
 	var total int64
-	c := float64(capacity)
-	tokens := c
+	b := newStepBucket(rate, capacity)
 	for t, x := range a {
-		tokens = min(c, tokens+rate)
-		n := min(int64(x), int64(tokens))
-		tokens -= float64(n)
+		n := b.step(int64(x))
 		total += n
 		adm[t] = int32(n)
 	}
@@ -458,7 +457,7 @@ func admitKernel(p Policy, a, adm []int32) (int64, bool) {
 	case SlidingWindow:
 		return slidingWindow(a, adm, p.Limit, p.WindowS), true
 	case TokenBucket:
-		return tokenBucket(a, adm, p.Rate, p.Capacity), true
+		return tokenBucket(a, adm, ratioOf(p.Rate), p.Capacity), true
 	}
 	return 0, false
 }

@@ -99,7 +99,7 @@ func (s *trafficSim) setReplicate(seed uint64, rep int) {
 }
 
 func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Metrics {
-	d, err := model.NewDecider(p)
+	d, err := model.NewDeciderAt(p, s.src.cfg.WindowOrigin.OriginNs(s.src.tr))
 	if err != nil {
 		// The spec's corners were validated; a point inside them is valid.
 		panic(fmt.Sprintf("sweep: invalid policy %v: %v", p, err))
