@@ -66,3 +66,14 @@ func TestOutIsAFile(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
+
+// inspect shows log keys with their control characters escaped.
+func TestInspectEscapesKeys(t *testing.T) {
+	log := writeFile(t, t.TempDir(), "access.log",
+		"evil\x1b]0;title\x07 - - [01/Jul/1995:00:00:01 -0400] \"GET / HTTP/1.0\" 200 100\n"+
+			"good - - [01/Jul/1995:00:00:02 -0400] \"GET / HTTP/1.0\" 200 100\n")
+	code, stdout, stderr := runCLI(t, "inspect", log)
+	if code != 0 || strings.ContainsAny(stdout, "\x1b\x07") || !strings.Contains(stdout, `evil\x1b]0;title\x07`) {
+		t.Errorf("exit %d\nstdout %q\nstderr %s", code, stdout, stderr)
+	}
+}
