@@ -387,12 +387,21 @@ type sidePoint struct {
 // out of (point_id, replicate) order and repeated (point_id, replicate)
 // pairs, within a file and across files.
 func (s *side) points(ctx context.Context, keyCol string, metrics []string) iter.Seq2[[]sidePoint, error] {
+	return s.pointsOf(ctx, keyCol, metrics, nil)
+}
+
+// pointsOf is points over the files for which only(file index) is true
+// (nil: all).
+func (s *side) pointsOf(ctx context.Context, keyCol string, metrics []string, only func(int) bool) iter.Seq2[[]sidePoint, error] {
 	return func(yield func([]sidePoint, error) bool) {
 		row := sweep.PointRow{Params: map[string]float64{}}
 		lastID, lastRep, lastFile := int64(-1), int64(-1), ""
 		var cur *sidePoint
 		var curVals []float64 // cur's values so far
 		for fi, f := range s.files {
+			if only != nil && !only(fi) {
+				continue
+			}
 			cols := []string{"point_id", "replicate"}
 			var params []string
 			if keyCol != "" {
@@ -530,6 +539,7 @@ type joiner struct {
 	seed     maphash.Seed
 	matched  idSet // baseline ids matched (or skipped as duplicates)
 	pending  []pendingPoint
+	ranges   [][2]int64 // per baseline file: its point_id range, read when needed
 	basePts  int64
 	dupBase  int
 	dupRun   int
@@ -593,7 +603,14 @@ func (j *joiner) join() error {
 		if bc.err != nil {
 			return bc.err
 		}
-		j.pending = append(j.pending, pendingPoint{bid, *rp})
+		p := *rp
+		p.vals = slices.Clone(p.vals) // not the batch's array
+		j.pending = append(j.pending, pendingPoint{bid, p})
+		if len(j.pending) >= pendingMax {
+			if err := j.matchPending(); err != nil {
+				return err
+			}
+		}
 	}
 	if rc.err != nil {
 		return rc.err
@@ -682,15 +699,33 @@ func (j *joiner) lookup(key string) (int64, bool) {
 	return j.index[i].id, true
 }
 
+// pendingMax bounds the run points held for matchPending (about 200 bytes
+// each with every metric); a variable for tests.
+var pendingMax = 1 << 17
+
 // matchPending compares the run points that came in another order than
-// the baseline's, in a second pass over the baseline.
+// the baseline's, in another pass over the baseline files that hold their
+// point ids (by the files' point_id statistics). It runs whenever
+// pendingMax points wait, so a reordered grid costs passes, not memory.
 func (j *joiner) matchPending() error {
 	if len(j.pending) == 0 {
 		return nil
 	}
 	slices.SortFunc(j.pending, func(a, b pendingPoint) int { return cmp.Compare(a.baseID, b.baseID) })
+	lo, hi := j.pending[0].baseID, j.pending[len(j.pending)-1].baseID
+	if j.ranges == nil {
+		j.ranges = make([][2]int64, len(j.base.files))
+		for i, f := range j.base.files {
+			a, b, ok := sweep.IDRange(f)
+			if !ok {
+				a, b = math.MinInt64, math.MaxInt64
+			}
+			j.ranges[i] = [2]int64{a, b}
+		}
+	}
+	only := func(fi int) bool { return j.ranges[fi][0] <= hi && lo <= j.ranges[fi][1] }
 	k := 0
-	for batch, err := range j.base.points(j.ctx, j.keyCol, j.res.Metrics) {
+	for batch, err := range j.base.pointsOf(j.ctx, j.keyCol, j.res.Metrics, only) {
 		if err != nil {
 			return err
 		}
@@ -708,7 +743,10 @@ func (j *joiner) matchPending() error {
 			break
 		}
 	}
-	j.pending = nil
+	if k < len(j.pending) {
+		return fmt.Errorf("check: baseline point_id %d, placed by the index, was not found in %s again", j.pending[k].baseID, j.base.info.Dir)
+	}
+	j.pending = j.pending[:0]
 	return nil
 }
 

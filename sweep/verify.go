@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -107,3 +109,32 @@ var filePerm = func() os.FileMode {
 	syscall.Umask(mask)
 	return 0o666 &^ os.FileMode(mask)
 }()
+
+// IDRange returns the smallest and largest point_id of a Parquet file from
+// its row groups' statistics (ok false when a row group has none).
+func IDRange(path string) (lo, hi int64, ok bool) {
+	rdr, err := openParquet(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	defer rdr.Close()
+	md := rdr.MetaData()
+	col := md.Schema.ColumnIndexByName("point_id")
+	if col < 0 || md.NumRowGroups() == 0 {
+		return 0, 0, false
+	}
+	lo, hi = math.MaxInt64, math.MinInt64
+	for g := range md.NumRowGroups() {
+		cc, err := md.RowGroup(g).ColumnChunk(col)
+		if err != nil {
+			return 0, 0, false
+		}
+		st, err := cc.Statistics()
+		s, isInt := st.(*metadata.Int64Statistics)
+		if err != nil || !isInt || !s.HasMinMax() {
+			return 0, 0, false
+		}
+		lo, hi = min(lo, s.Min()), max(hi, s.Max())
+	}
+	return lo, hi, true
+}
