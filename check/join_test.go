@@ -37,8 +37,8 @@ func TestJoinReorderedExtended(t *testing.T) {
 	extra := "  - algorithm: gcra\n    rate: [5]\n    capacity: [10, 20]\n"
 	base := joinRun(t, fw, sw, tb)
 	for _, c := range []struct {
-		name                      string
-		run                       string
+		name                     string
+		run                      string
 		compared, added, removed int
 	}{
 		{"reordered", joinRun(t, tb, sw, fw), 180, 0, 0},
