@@ -311,8 +311,9 @@ func sample(side []float64, nm, m int) []float64 {
 // Both sides are streamed in point_id order (as ratesweep writes them) and
 // joined as they go, so memory does not grow with the run: when the keys of
 // the two sides stop agreeing point for point, an index of the baseline's
-// keys (16 bytes a point) places each run point, and only run points that
-// come in another order than the baseline's are held until a second pass.
+// keys (16 bytes a point) places each run point; run points that come in
+// another order than the baseline's wait, at most pendingMax at a time, for
+// a pass over the baseline files that hold their points.
 func Compare(ctx context.Context, baseDir, runDir string, opts Options) (*Result, error) {
 	base, err := readSide(baseDir, "baseline")
 	if err != nil {
