@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"syscall"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // DamagedError says a file of a run cannot be read back: its footer, a
@@ -60,31 +58,18 @@ func openParquet(path string) (rdr *file.Reader, err error) {
 // checksum, or by the decoder) or in the footer is a *DamagedError. It
 // returns the file's rows.
 func VerifyParquet(ctx context.Context, path string) (rows int64, err error) {
-	defer recoverDamaged(path, &err)
-	rdr, err := openParquet(path)
+	names, want, err := FileColumns(path)
 	if err != nil {
 		return 0, err
 	}
-	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
-	if err != nil {
-		return 0, damaged(path, err)
+	err = ScanFile(ctx, path, names, func(rec arrow.RecordBatch) error {
+		rows += rec.NumRows()
+		return nil
+	})
+	if err == nil && rows != want {
+		err = &DamagedError{Path: path, Err: fmt.Errorf("%d rows decoded, the footer says %d", rows, want)}
 	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
-	if err != nil {
-		return 0, damaged(path, err)
-	}
-	defer rr.Release()
-	for rr.Next() {
-		rows += rr.RecordBatch().NumRows()
-	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return rows, damaged(path, err)
-	}
-	if rows != rdr.NumRows() {
-		return rows, &DamagedError{Path: path, Err: fmt.Errorf("%d rows decoded, the footer says %d", rows, rdr.NumRows())}
-	}
-	return rows, ctx.Err()
+	return rows, err
 }
 
 // FileColumns returns a Parquet file's column names and rows.
