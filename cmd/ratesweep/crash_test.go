@@ -232,6 +232,24 @@ func TestCrashCompact(t *testing.T) {
 	full := time.Since(start)
 	t.Logf("uninterrupted merge --compact: %.2f s", full.Seconds())
 
+	// SIGTERM stops a compaction promptly: exit 143, one complete run left.
+	dir = fresh()
+	term := ratesweep(append([]string{"merge", dir, "--quiet"}, compact...)...)
+	if err := term.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(full / 2)
+	term.Process.Signal(syscall.SIGTERM)
+	sent := time.Now()
+	if err := term.Wait(); err == nil {
+		t.Logf("merge finished before SIGTERM")
+	} else if code := term.ProcessState.ExitCode(); code != 143 || time.Since(sent) > 5*time.Second {
+		t.Fatalf("merge after SIGTERM: exit %d after %v, want 143 promptly", code, time.Since(sent))
+	}
+	if out, err := ratesweep("check", "--baseline", ref, dir).CombinedOutput(); err != nil {
+		t.Fatalf("check after SIGTERM: %v\n%s", err, out)
+	}
+
 	wantRows := spec.Rows()
 	dir = fresh()
 	kills, finished := 0, 0
