@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events bench-check test-redis test-browser clean test-crash test-slurm
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events bench-check test-redis test-browser clean test-crash test-slurm test-proxies
 
 all: build
 
@@ -25,8 +25,12 @@ vet:
 unit:
 	$(GO) test ./...
 
-# ratesweep vs the peers (../shared/peers) on the bench and large grids, one
-# table; installs numpy and GNU time if missing. BENCHFLAGS e.g. -repeat 5.
+# ratesweep vs the peers (../shared/peers) on the bench and large grids,
+# interleaved for 5 rounds (medians, minima, CPU beside wall, load average),
+# with the pqarrow floor, a 10M-request log replay over 1,000 points and a
+# day-long scenario, one table; installs numpy and GNU time if missing.
+# Run it on a quiet machine. Smoke test: BENCHFLAGS=-quick (or
+# RATESWEEP_BENCH_QUICK=1); others: -rounds N, -grids bench, -skip node.
 bench: build
 	bash bench/setup.sh
 	$(GO) build -o bin/ratesweep-bench ./bench
@@ -50,7 +54,7 @@ duckdb: build
 	cd scripts/duckdb && npm ci --no-audit --no-fund --loglevel=error
 	rm -rf $(CURDIR)/out/.duckdb-lesson
 	./$(BIN) run configs/lesson-sweep.yaml --out $(CURDIR)/out/.duckdb-lesson --quiet
-	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson
+	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson $(CURDIR)/configs/baselines/lesson
 
 test: vet unit duckdb check
 
@@ -82,6 +86,12 @@ bench-ingest:
 # if missing, starts it on a free loopback port, stops it by PID.
 test-redis:
 	bash scripts/test-redis.sh
+
+# export for real (docs/deploy.md): nginx and HAProxy started on free
+# loopback ports with exported configs agree with the model decision by
+# decision on a replayed trace; installs nginx and haproxy if missing.
+test-proxies:
+	bash scripts/test-proxies.sh
 
 # The report page in a real browser (installs Debian's chromium if missing).
 test-browser: build

@@ -1,16 +1,23 @@
 // Command bench compares ratesweep with the peer baselines in ../shared/peers
-// (the lesson's Node model and a numpy vectorisation) on the same grids and
-// prints one table; `make bench` runs it from the repository root.
+// (the lesson's Node model and a numpy vectorisation) on the same grids, and
+// measures the writer's floor, log replay and a day-long scenario; it prints
+// one table. `make bench` runs it from the repository root.
 //
-//	go run ./bench [-grids bench,large] [-repeat 3] [-big bench/10m.yaml]
-//	go run ./bench writer [-workers N] SPEC.yaml OUT_DIR   (the writer alone)
+//	go run ./bench [-rounds 5] [-grids bench,large] [-quick] ...
+//	go run ./bench writer SPEC.yaml OUT_DIR   (the writer's floor alone)
+//	go run ./bench genlog [-requests N] [-keys K] [-span S] OUT.csv
 //
-// Every figure is wall-clock seconds as each tool reports it (process start-up
-// excluded), peak RSS from /usr/bin/time -v. ratesweep's figures are the
-// median of -repeat runs; the peers run -peer-repeat times (median).
+// Honest by construction: every tool runs once per round, interleaved
+// (A B C A B C …) for -rounds rounds, so a load that comes and goes hits all
+// alike; the table gives the median and the minimum of wall and CPU seconds
+// (wall as each tool reports it, process start-up excluded; CPU = user+system
+// of the whole process from /usr/bin/time -v, which also gives peak RSS), and
+// the load average at the start and the end. Figures from a loaded machine
+// are not results: run it on a quiet one.
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,6 +25,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,71 +40,179 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "writer" {
-		if err := writerMain(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "bench writer:", err)
-			os.Exit(1)
-		}
-		return
+	var err error
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "writer":
+		err = writerMain(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "genlog":
+		err = genlogMain(os.Args[2:])
+	default:
+		err = benchMain(os.Args[1:])
 	}
-	if err := benchMain(os.Args[1:]); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-// writerMain times the Parquet writer alone over a spec's rows and prints
-// one JSON line like the peers do.
+// writerMain measures the writer's floor (sweep.WriterFloor: pqarrow writing
+// pre-built records of a spec's rows) and prints one JSON line like the
+// peers do, with the writing's own CPU seconds.
 func writerMain(args []string) error {
 	fs := flag.NewFlagSet("writer", flag.ContinueOnError)
-	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "writer goroutines")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return errors.New("usage: bench writer [-workers N] SPEC.yaml OUT_DIR")
+		return errors.New("usage: bench writer SPEC.yaml OUT_DIR")
 	}
 	spec, err := sweep.LoadSpec(fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	res, elapsed, err := sweep.WriterOnly(context.Background(), spec, sweep.Options{OutDir: fs.Arg(1), Workers: *workers})
+	res, wall, cpu, err := sweep.WriterFloor(context.Background(), spec, sweep.Options{OutDir: fs.Arg(1)})
 	if err != nil {
 		return err
 	}
-	s := elapsed.Seconds()
 	return json.NewEncoder(os.Stdout).Encode(map[string]any{
-		"peer": "writer", "points": res.Points, "seconds": s, "points_per_s": float64(res.Points) / s,
-		"rows": res.Rows * int64(1+len(spec.Scenario.Clients)), "checksum": res.FalseCutSum,
+		"peer": "writer floor", "points": res.Points, "seconds": wall.Seconds(), "cpu_s": cpu.Seconds(),
+		"points_per_s": float64(res.Points) / wall.Seconds(), "checksum": res.FalseCutSum,
 	})
 }
 
-// measure is one tool's figures on one grid.
-type measure struct {
-	tool     string
-	points   int64
-	seconds  float64 // median
-	cpu      float64 // median user+system CPU seconds of the process (start-up included)
-	rssMB    float64 // largest peak RSS over the repeats
-	checksum int64
-	note     string
+// genlogMain writes the synthetic log of the replay row: CSV "t,key" with
+// times in Unix milliseconds, in time order, over span seconds from
+// 2026-01-01; requests per second vary slowly (a sine over the span, ±50%),
+// keys are Zipf-distributed (s = 1.1) over keys keys. Deterministic (-seed).
+func genlogMain(args []string) error {
+	fs := flag.NewFlagSet("genlog", flag.ContinueOnError)
+	requests := fs.Int64("requests", 10_000_000, "requests")
+	keys := fs.Uint64("keys", 20_000, "distinct keys (Zipf)")
+	span := fs.Int64("span", 3600, "seconds")
+	seed := fs.Uint64("seed", 1, "random seed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 || *requests < 1 || *keys < 2 || *span < 1 {
+		return errors.New("usage: bench genlog [-requests N] [-keys K >= 2] [-span S] OUT.csv")
+	}
+	return genlog(fs.Arg(0), *requests, *keys, *span, *seed)
 }
 
-type grid struct {
-	name, spec string // peers' grid name, ratesweep spec
+func genlog(path string, requests int64, keys uint64, span int64, seed uint64) error {
+	f, err := os.Create(path + ".tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(path + ".tmp")
+	w := bufio.NewWriterSize(f, 1<<20)
+	rng := rand.New(rand.NewPCG(seed, 17))
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(seed, 18)), 1.1, 1, keys-1)
+	const t0 = 1767225600000 // 2026-01-01T00:00:00Z, ms
+	w.WriteString("t,key\n")
+	var written int64
+	ms := make([]int64, 0, 1<<16)
+	var line []byte
+	for s := range span {
+		// Requests up to second s+1 follow a ±50% sine around the mean.
+		x := float64(s+1) / float64(span)
+		cum := func(x float64) float64 { return x - 0.5*(1-cosTurn(x))/(2*math.Pi) }
+		n := int64(float64(requests)*cum(x)/cum(1)+0.5) - written
+		if s == span-1 {
+			n = requests - written
+		}
+		ms = ms[:0]
+		for range n {
+			ms = append(ms, rng.Int64N(1000))
+		}
+		slices.Sort(ms)
+		for _, m := range ms {
+			line = strconv.AppendInt(line[:0], t0+s*1000+m, 10)
+			line = append(line, ',', 'k')
+			line = strconv.AppendUint(line, zipf.Uint64(), 10)
+			line = append(line, '\n')
+			w.Write(line)
+		}
+		written += n
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
+}
+
+// cosTurn is cos(2πx).
+func cosTurn(x float64) float64 { return math.Cos(2 * math.Pi * x) }
+
+// measure is one tool's figures on one row, over the rounds.
+type measure struct {
+	row, tool string
+	points    int64
+	secs      []float64 // wall per round, as the tool reports it
+	cpus      []float64 // user+system CPU seconds per round
+	rssMB     float64   // largest peak RSS over the rounds
+	checksum  int64
+	note      string
+	work      float64 // decisions per round (replay rows), 0 otherwise
+}
+
+func (m *measure) wall() float64    { return median(m.secs) }
+func (m *measure) cpu() float64     { return median(m.cpus) }
+func (m *measure) minWall() float64 { return slices.Min(m.secs) }
+func (m *measure) minCPU() float64  { return slices.Min(m.cpus) }
+
+// step is one command of a row, run once per round.
+type step struct {
+	row, tool string
+	cmd       []string
+	unset     []string
+	note      string
+	work      float64
+	m         *measure
 }
 
 func benchMain(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	grids := fs.String("grids", "bench,large", "peer grids to run (bench, large)")
-	repeat := fs.Int("repeat", 3, "runs of each ratesweep measurement (median reported)")
-	peerRepeat := fs.Int("peer-repeat", 1, "runs of each peer (median reported; node on large takes about a minute)")
+	quick := fs.Bool("quick", os.Getenv("RATESWEEP_BENCH_QUICK") != "", "smoke test: 2 rounds, the bench grid only, a 1M-request log over 100 points, no 10M run (also RATESWEEP_BENCH_QUICK=1)")
+	rounds := fs.Int("rounds", 5, "interleaved rounds (each tool runs once per round)")
+	grids := fs.String("grids", "bench,large", "peer grids (bench, large; empty for none)")
+	skip := fs.String("skip", "", "tools to leave out, comma-separated (node, numpy, sim, e2e, e2e-1w, floor, replay, day)")
+	replayN := fs.Int64("replay-requests", 10_000_000, "requests of the synthetic replay log")
+	replayKeys := fs.Uint64("replay-keys", 20_000, "keys of the synthetic replay log")
+	replayPoints := fs.Int("replay-points", 1000, "grid points of the replay row (a multiple of 4)")
+	cache := fs.String("cache", filepath.Join(os.TempDir(), "ratesweep-bench"), "directory for the generated logs (kept between runs)")
 	big := fs.String("big", "bench/10m.yaml", "spec of the peak-RSS run (writing Parquet); empty to skip")
 	peers := fs.String("peers", "../shared/peers", "directory of the peer scripts")
 	bin := fs.String("bin", "bin/ratesweep", "ratesweep binary")
 	python := fs.String("python", "", "Python with numpy (default: python3, else /usr/bin/python3)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *quick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		def := func(name string, apply func()) {
+			if !set[name] {
+				apply()
+			}
+		}
+		def("rounds", func() { *rounds = 2 })
+		def("grids", func() { *grids = "bench" })
+		def("replay-requests", func() { *replayN = 1_000_000 })
+		def("replay-keys", func() { *replayKeys = 2000 })
+		def("replay-points", func() { *replayPoints = 100 })
+		def("big", func() { *big = "" })
+	}
+	if *rounds < 1 || *replayPoints < 4 || *replayPoints%4 != 0 {
+		return errors.New("-rounds must be >= 1 and -replay-points a positive multiple of 4")
+	}
+	skipped := map[string]bool{}
+	for _, t := range strings.Split(*skip, ",") {
+		skipped[strings.TrimSpace(t)] = true
 	}
 	if *python == "" {
 		*python = "/usr/bin/python3"
@@ -112,132 +229,214 @@ func benchMain(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	specs := map[string]string{"bench": "configs/bench.yaml", "large": "configs/bench-large.yaml"}
 	load0 := loadAvg()
-	var all [][]measure
-	ok := true
-	for _, g := range strings.Split(*grids, ",") {
-		spec, found := specs[g]
-		if !found {
+
+	var steps []*step
+	add := func(row, tool, key, note string, cmd []string, unset ...string) *step {
+		if skipped[key] {
+			return nil
+		}
+		s := &step{row: row, tool: tool, cmd: cmd, unset: unset, note: note}
+		steps = append(steps, s)
+		return s
+	}
+	specs := map[string]string{"bench": "configs/bench.yaml", "large": "configs/bench-large.yaml"}
+	var gridNames []string
+	if *grids != "" {
+		gridNames = strings.Split(*grids, ",")
+	}
+	for _, g := range gridNames {
+		spec, ok := specs[g]
+		if !ok {
 			return fmt.Errorf("unknown grid %q (bench, large)", g)
 		}
 		out := filepath.Join(tmp, g)
-		steps := []struct {
-			tool string
-			n    int
-			cmd  []string
-			env  []string
-			note string
-		}{
-			{"node (lesson model)", *peerRepeat, []string{"node", filepath.Join(*peers, "seed_grid.mjs"), g}, nil, "1 core"},
-			{"numpy", *peerRepeat, []string{*python, filepath.Join(*peers, "numpy_grid.py"), g}, []string{"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"}, "1 core"},
-			{"ratesweep sim", *repeat, []string{*bin, "run", spec, "--no-output"}, nil, "--no-output, 2 workers"},
-			{"ratesweep sim 1w", *repeat, []string{*bin, "run", spec, "--no-output", "--workers", "1"}, nil, "--no-output --workers 1"},
-			{"ratesweep e2e", *repeat, []string{*bin, "run", spec, "--out", out, "--force", "--workers", "2"}, nil, "Parquet, 2 workers"},
-			{"ratesweep e2e 1w", *repeat, []string{*bin, "run", spec, "--out", out, "--force", "--workers", "1"}, nil, "Parquet, --workers 1"},
-			{"writer alone", *repeat, []string{self, "writer", "-workers", "2", spec, out + "-w"}, nil, "same rows, 2 writers"},
-		}
-		var ms []measure
-		for _, s := range steps {
-			fmt.Fprintf(os.Stderr, "bench: %s on %s (%d×): %s\n", s.tool, g, s.n, strings.Join(s.cmd, " "))
-			m, err := runTool(s.tool, s.n, s.cmd, s.env)
-			if err != nil {
-				return fmt.Errorf("%s on %s: %w", s.tool, g, err)
+		add(g, "node (lesson model)", "node", "1 core", []string{"node", filepath.Join(*peers, "seed_grid.mjs"), g})
+		add(g, "numpy", "numpy", "1 core", []string{*python, filepath.Join(*peers, "numpy_grid.py"), g}, "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+		add(g, "ratesweep sim", "sim", "--no-output, 2 workers", []string{*bin, "run", spec, "--no-output"})
+		add(g, "ratesweep e2e", "e2e", "Parquet, 2 workers", []string{*bin, "run", spec, "--out", out, "--force", "--workers", "2"})
+		add(g, "ratesweep e2e 1w", "e2e-1w", "Parquet, --workers 1", []string{*bin, "run", spec, "--out", out, "--force", "--workers", "1"})
+		add(g, "pqarrow floor", "floor", "pre-built records, same settings; CPU = writing only", []string{self, "writer", spec, out + "-floor"})
+	}
+	// Log replay: a synthetic log over a grid of count-based and state-based
+	// algorithms; decisions = points × requests.
+	var replaySpecs [2]string
+	if !skipped["replay"] {
+		for i, n := range []int64{*replayN, *replayN / 10} {
+			path := filepath.Join(*cache, fmt.Sprintf("log-%d-%d.csv", n, *replayKeys))
+			if _, err := os.Stat(path); err != nil {
+				if err := os.MkdirAll(*cache, 0o755); err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "bench: generating %s\n", path)
+				if err := genlog(path, n, *replayKeys, 3600, 1); err != nil {
+					return err
+				}
 			}
-			m.note = s.note
-			ms = append(ms, m)
+			replaySpecs[i] = filepath.Join(tmp, fmt.Sprintf("replay-%d.yaml", i))
+			if err := os.WriteFile(replaySpecs[i], []byte(replaySpec(path, *replayPoints/4)), 0o644); err != nil {
+				return err
+			}
 		}
-		for _, m := range ms[1:] {
-			if m.checksum != ms[0].checksum || m.points != ms[0].points {
-				fmt.Fprintf(os.Stderr, "bench: %s on %s: %d points, checksum %d; node: %d points, checksum %d\n",
-					m.tool, g, m.points, m.checksum, ms[0].points, ms[0].checksum)
+		s := add("replay", fmt.Sprintf("ratesweep replay %dM", *replayN/1_000_000), "replay",
+			fmt.Sprintf("%d requests, %d keys, --no-output", *replayN, *replayKeys), []string{*bin, "run", replaySpecs[0], "--no-output"})
+		s.work = float64(*replayPoints) * float64(*replayN)
+	}
+	if !skipped["day"] {
+		add("day", "ratesweep 86,400 s", "day", "bench/day.yaml, --no-output", []string{*bin, "run", "bench/day.yaml", "--no-output"})
+		add("day", "ratesweep 300 s", "day", "bench/day-lesson.yaml, --no-output", []string{*bin, "run", "bench/day-lesson.yaml", "--no-output"})
+	}
+	for _, s := range steps {
+		s.m = &measure{row: s.row, tool: s.tool, note: s.note, work: s.work}
+	}
+	for r := range *rounds {
+		for _, s := range steps {
+			fmt.Fprintf(os.Stderr, "bench: round %d/%d: %s on %s: %s\n", r+1, *rounds, s.tool, s.row, strings.Join(s.cmd, " "))
+			if err := runOnce(s.m, s.cmd, s.unset); err != nil {
+				return fmt.Errorf("%s on %s: %w", s.tool, s.row, err)
+			}
+		}
+	}
+	ok := true
+	var all []*measure
+	for _, s := range steps {
+		all = append(all, s.m)
+	}
+	for _, g := range gridNames {
+		var ref *measure
+		for _, m := range all {
+			if m.row != g {
+				continue
+			}
+			if ref == nil {
+				ref = m
+			} else if m.checksum != ref.checksum || m.points != ref.points {
+				fmt.Fprintf(os.Stderr, "bench: %s on %s: %d points, checksum %d; %s: %d points, checksum %d\n",
+					m.tool, g, m.points, m.checksum, ref.tool, ref.points, ref.checksum)
 				ok = false
 			}
 		}
-		all = append(all, ms)
+	}
+	// Marginal memory per request: the replay of a log a tenth as long.
+	var small *measure
+	if !skipped["replay"] {
+		small = &measure{}
+		if err := runOnce(small, []string{*bin, "run", replaySpecs[1], "--no-output"}, nil); err != nil {
+			return fmt.Errorf("replay of the short log: %w", err)
+		}
 	}
 	var bigM *measure
 	if *big != "" {
 		fmt.Fprintf(os.Stderr, "bench: peak RSS run %s\n", *big)
-		m, err := runTool("ratesweep e2e", 1, []string{*bin, "run", *big, "--out", filepath.Join(tmp, "big"), "--force", "--workers", "2"}, nil)
-		if err != nil {
+		bigM = &measure{}
+		if err := runOnce(bigM, []string{*bin, "run", *big, "--out", filepath.Join(tmp, "big"), "--force", "--workers", "2"}, nil); err != nil {
 			return fmt.Errorf("peak RSS run: %w", err)
 		}
-		bigM = &m
 	}
-	printTable(os.Stdout, strings.Split(*grids, ","), all, bigM, *big)
-	fmt.Printf("load average (1 min) at the start: %s, at the end: %s (other processes share the cores)\n", load0, loadAvg())
+	printTable(os.Stdout, *rounds, all)
+	printGoals(os.Stdout, gridNames, all, small, *replayN, bigM, *big)
+	fmt.Printf("load average (1, 5, 15 min) at the start: %s; at the end: %s (other processes share the cores)\n", load0, loadAvg())
 	if !ok {
 		return errors.New("checksums differ")
 	}
 	return nil
 }
 
-// runTool runs cmd n times under /usr/bin/time -v (with the variables in
-// unset removed from its environment) and parses its one-line report.
-func runTool(tool string, n int, cmd, unset []string) (measure, error) {
-	m := measure{tool: tool}
-	var secs, cpus []float64
-	for range n {
-		rssFile, err := os.CreateTemp("", "bench-rss-")
-		if err != nil {
-			return m, err
-		}
-		rssFile.Close()
-		defer os.Remove(rssFile.Name())
-		c := exec.Command("/usr/bin/time", append([]string{"-v", "-o", rssFile.Name()}, cmd...)...)
-		for _, kv := range os.Environ() {
-			if !slices.Contains(unset, strings.SplitN(kv, "=", 2)[0]) {
-				c.Env = append(c.Env, kv)
-			}
-		}
-		var stdout, stderr bytes.Buffer
-		c.Stdout, c.Stderr = &stdout, &stderr
-		if err := c.Run(); err != nil {
-			return m, fmt.Errorf("%v: %s%s", err, stdout.String(), stderr.String())
-		}
-		points, s, sum, err := parseReport(stdout.String())
-		if err != nil {
-			return m, err
-		}
-		rss, cpu, err := parseTime(rssFile.Name())
-		if err != nil {
-			return m, err
-		}
-		m.points, m.checksum = points, sum
-		m.rssMB = max(m.rssMB, rss)
-		secs, cpus = append(secs, s), append(cpus, cpu)
+// replaySpec is the replay row's spec over the log at path: perAlg points
+// of each of fixed_window, sliding_log, sliding_window (window 60 s, limits
+// 1…) and token_bucket (rate 1/s, capacities 1…).
+func replaySpec(path string, perAlg int) string {
+	return fmt.Sprintf(`name: bench-replay
+traffic:
+  log: %q
+  format: csv
+  csv: {time_format: unix_ms, columns: {time: t, ip: key}}
+  key: ip
+  spread: none
+sweep:
+  - algorithm: fixed_window
+    window_s: [60]
+    limit: {from: 1, to: %[2]d, step: 1}
+  - algorithm: sliding_log
+    window_s: [60]
+    limit: {from: 1, to: %[2]d, step: 1}
+  - algorithm: sliding_window
+    window_s: [60]
+    limit: {from: 1, to: %[2]d, step: 1}
+  - algorithm: token_bucket
+    rate: [1]
+    capacity: {from: 1, to: %[2]d, step: 1}
+`, path, perAlg)
+}
+
+// runOnce runs cmd once under /usr/bin/time -v (with the variables in
+// unset removed from its environment) and adds its figures to m.
+func runOnce(m *measure, cmd, unset []string) error {
+	rssFile, err := os.CreateTemp("", "bench-rss-")
+	if err != nil {
+		return err
 	}
-	m.seconds, m.cpu = median(secs), median(cpus)
-	return m, nil
+	rssFile.Close()
+	defer os.Remove(rssFile.Name())
+	c := exec.Command("/usr/bin/time", append([]string{"-v", "-o", rssFile.Name()}, cmd...)...)
+	for _, kv := range os.Environ() {
+		if !slices.Contains(unset, strings.SplitN(kv, "=", 2)[0]) {
+			c.Env = append(c.Env, kv)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("%v: %s%s", err, stdout.String(), stderr.String())
+	}
+	points, s, sum, ownCPU, err := parseReport(stdout.String())
+	if err != nil {
+		return err
+	}
+	rss, cpu, err := parseTime(rssFile.Name())
+	if err != nil {
+		return err
+	}
+	if ownCPU > 0 { // the tool measured the CPU of the timed part itself
+		cpu = ownCPU
+	}
+	m.points, m.checksum = points, sum
+	m.rssMB = max(m.rssMB, rss)
+	m.secs, m.cpus = append(m.secs, s), append(m.cpus, cpu)
+	return nil
 }
 
 func median(xs []float64) float64 {
-	slices.Sort(xs)
-	return xs[len(xs)/2]
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 var runLine = regexp.MustCompile(`(\d+) points \(\d+ rows\) in [0-9.]+ s: ([0-9.]+) points/s; Σ false cut = (-?\d+)`)
 
-// parseReport reads a peer's JSON line or ratesweep run's summary line.
-func parseReport(out string) (points int64, seconds float64, checksum int64, err error) {
+// parseReport reads a peer's JSON line (with cpu_s when the tool timed its
+// own CPU) or ratesweep run's summary line.
+func parseReport(out string) (points int64, seconds float64, checksum int64, cpu float64, err error) {
 	for _, line := range strings.Split(out, "\n") {
 		var j struct {
 			Points   int64   `json:"points"`
 			Seconds  float64 `json:"seconds"`
 			Checksum float64 `json:"checksum"`
+			CPU      float64 `json:"cpu_s"`
 		}
 		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &j) == nil {
-			return j.Points, j.Seconds, int64(j.Checksum), nil
+			return j.Points, j.Seconds, int64(j.Checksum), j.CPU, nil
 		}
 		if m := runLine.FindStringSubmatch(line); m != nil {
 			points, _ = strconv.ParseInt(m[1], 10, 64)
 			pps, _ := strconv.ParseFloat(m[2], 64)
 			checksum, _ = strconv.ParseInt(m[3], 10, 64)
-			return points, float64(points) / pps, checksum, nil
+			return points, float64(points) / pps, checksum, 0, nil
 		}
 	}
-	return 0, 0, 0, fmt.Errorf("no report line in %q", out)
+	return 0, 0, 0, 0, fmt.Errorf("no report line in %q", out)
 }
 
 // parseTime reads /usr/bin/time -v's report: peak RSS (MB) and user+system
@@ -271,48 +470,76 @@ func parseTime(path string) (rssMB, cpu float64, err error) {
 	return rssMB, cpu, nil
 }
 
-// loadAvg is the 1-minute load average, or "?".
+// loadAvg is the 1, 5 and 15-minute load averages, or "?".
 func loadAvg() string {
 	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
-		return f[0]
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
 	}
 	return "?"
 }
 
-func find(ms []measure, tool string) measure {
+func find(ms []*measure, row, tool string) *measure {
 	for _, m := range ms {
-		if m.tool == tool {
+		if m.row == row && m.tool == tool {
 			return m
 		}
 	}
-	return measure{}
+	return nil
 }
 
-func printTable(w io.Writer, grids []string, all [][]measure, big *measure, bigSpec string) {
-	fmt.Fprintf(w, "\n%d cores; ratesweep figures are medians; seconds are wall clock as each tool reports it "+
-		"(process start-up excluded); CPU s = user+system of the whole process (/usr/bin/time -v).\n\n", runtime.NumCPU())
-	fmt.Fprintln(w, "| grid | tool | points | seconds | points/s | × numpy | × node | CPU s | peak RSS MB | checksum | note |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-	for gi, ms := range all {
-		node, np := find(ms, "node (lesson model)"), find(ms, "numpy")
-		for _, m := range ms {
-			pps := float64(m.points) / m.seconds
-			fmt.Fprintf(w, "| %s | %s | %d | %.3f | %.0f | %.1f | %.1f | %.2f | %.0f | %d | %s |\n",
-				grids[gi], m.tool, m.points, m.seconds, pps, np.seconds/m.seconds, node.seconds/m.seconds, m.cpu, m.rssMB, m.checksum, m.note)
+func printTable(w io.Writer, rounds int, all []*measure) {
+	fmt.Fprintf(w, "\n%d cores; %d interleaved rounds; wall = seconds as each tool reports them (process start-up excluded), "+
+		"CPU = user+system of the whole process (/usr/bin/time -v; the floor: CPU of its writing only); med = median.\n\n", runtime.NumCPU(), rounds)
+	fmt.Fprintln(w, "| row | tool | points | wall med | wall min | CPU med | CPU min | points/s | × numpy (wall) | peak RSS MB | checksum | note |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	for _, m := range all {
+		ratio := "–"
+		if np := find(all, m.row, "numpy"); np != nil {
+			ratio = fmt.Sprintf("%.1f", np.wall()/m.wall())
 		}
+		fmt.Fprintf(w, "| %s | %s | %d | %.3f | %.3f | %.2f | %.2f | %.0f | %s | %.0f | %d | %s |\n",
+			m.row, m.tool, m.points, m.wall(), m.minWall(), m.cpu(), m.minCPU(), float64(m.points)/m.wall(), ratio, m.rssMB, m.checksum, m.note)
 	}
 	fmt.Fprintln(w)
-	for gi, ms := range all {
-		np := find(ms, "numpy")
-		sim, sim1 := find(ms, "ratesweep sim"), find(ms, "ratesweep sim 1w")
-		e2e, e2e1, wr := find(ms, "ratesweep e2e"), find(ms, "ratesweep e2e 1w"), find(ms, "writer alone")
-		fmt.Fprintf(w, "%s: sim %.1f× numpy (goal ≥ 30 on large); e2e / writer alone = %.2f (goal ≤ 1.5); "+
-			"workers 2 vs 1: e2e %.2f×, sim %.2f× (goal ≥ 1.8)\n",
-			grids[gi], np.seconds/sim.seconds, e2e.seconds/wr.seconds, e2e1.seconds/e2e.seconds, sim1.seconds/sim.seconds)
+}
+
+// printGoals prints issue 17's goals against this run's figures.
+func printGoals(w io.Writer, grids []string, all []*measure, small *measure, requests int64, big *measure, bigSpec string) {
+	for _, g := range grids {
+		np, sim, e2e, floor := find(all, g, "numpy"), find(all, g, "ratesweep sim"), find(all, g, "ratesweep e2e"), find(all, g, "pqarrow floor")
+		var parts []string
+		if np != nil && sim != nil {
+			parts = append(parts, fmt.Sprintf("sim %.1f× numpy", np.wall()/sim.wall()))
+		}
+		if np != nil && e2e != nil {
+			parts = append(parts, fmt.Sprintf("e2e %.1f× numpy (goal ≥ 15 on large)", np.wall()/e2e.wall()))
+		}
+		if e2e != nil && floor != nil {
+			parts = append(parts, fmt.Sprintf("e2e CPU per point / pqarrow floor = %.2f (goal ≤ 1.15; floor %.2f CPU-s, %.3f µs per point)",
+				e2e.cpu()/floor.cpu(), floor.cpu(), floor.cpu()/float64(floor.points)*1e6))
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "%s: %s\n", g, strings.Join(parts, "; "))
+		}
+	}
+	for _, m := range all {
+		if m.row == "replay" && m.work > 0 {
+			fmt.Fprintf(w, "replay: %.3g decisions per CPU-second (goal ≥ 1e9), %.3g per wall second; peak RSS %.0f MB",
+				m.work/m.cpu(), m.work/m.wall(), m.rssMB)
+			if small != nil && small.rssMB > 0 {
+				fmt.Fprintf(w, ", %.1f bytes per request beyond the fixed overhead (vs a log a tenth as long: %.0f MB; goal ≤ 16)",
+					(m.rssMB-small.rssMB)*(1<<20)/(float64(requests)-float64(requests/10)), small.rssMB)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if day, lesson := find(all, "day", "ratesweep 86,400 s"), find(all, "day", "ratesweep 300 s"); day != nil && lesson != nil {
+		fmt.Fprintf(w, "day: per point %.2f µs at 86,400 s, %.3f µs at 300 s: %.0f× for 288× the length (goal ≤ 576)\n",
+			day.wall()/float64(day.points)*1e6, lesson.wall()/float64(lesson.points)*1e6, day.wall()/lesson.wall())
 	}
 	if big != nil {
 		fmt.Fprintf(w, "peak RSS of %s (%d points, writing Parquet, 2 workers): %.0f MB in %.1f s (goal ≤ 300 MB)\n",
-			bigSpec, big.points, big.rssMB, big.seconds)
+			bigSpec, big.points, big.rssMB, big.wall())
 	}
 }

@@ -452,7 +452,8 @@ func (s *side) pointsOf(ctx context.Context, keyCol string, metrics []string, on
 							row.Algorithm, _ = sweep.String(c[2], i)
 							clear(row.Params)
 							for k, p := range params {
-								if v, ok := sweep.Float(c[3+k], i); ok {
+								prm, _ := model.LookupParam(p) // enumerated ones are names
+								if v, ok := sweep.ParamAt(prm, c[3+k], i); ok {
 									row.Params[p] = v
 								}
 							}

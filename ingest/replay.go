@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"sync"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
@@ -49,9 +50,18 @@ func (t *Traffic) Replay(times [][]int64, d Decider, out *Replay) {
 		out.Keys = make([]KeyResult, len(t.Keys))
 	}
 	out.Keys = out.Keys[:len(t.Keys)]
-	for i, ts := range times[:len(t.Keys)] {
+	t.ReplayKeys(times, d, out.Keys, 0, len(t.Keys))
+	out.Metrics = MetricsByLabel(out.Keys)
+}
+
+// ReplayKeys is Replay of keys [lo, hi) alone, into keys[lo:hi] (len(keys)
+// = len(t.Keys)), without the metrics: disjoint ranges may run at once,
+// each with its own Decider.
+func (t *Traffic) ReplayKeys(times [][]int64, d Decider, keys []KeyResult, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		ts := times[i]
 		labels := t.Labels(i)
-		r := &out.Keys[i]
+		r := &keys[i]
 		*r = KeyResult{}
 		d.Reset()
 		for j, tn := range ts {
@@ -62,7 +72,6 @@ func (t *Traffic) Replay(times [][]int64, d Decider, out *Replay) {
 			}
 		}
 	}
-	out.Metrics = MetricsByLabel(out.Keys)
 }
 
 // MetricsByLabel derives the judged numbers from per-key results by label.
@@ -105,4 +114,197 @@ func (r *Replay) Totals(buf []model.ClientResult) []model.ClientResult {
 		buf[i] = r.Keys[i].Totals()
 	}
 	return buf
+}
+
+// CountReplay holds ReplayCounts' and ReplayMany's scratch between calls.
+type CountReplay struct {
+	c    []int32
+	hist []int64
+	acc  pointSums
+	part []pointSums // per key range (ReplayMany)
+}
+
+// pointSums accumulates, per point of a batch, the grouping's rows and the
+// requests offered and admitted by label.
+type pointSums struct {
+	nr     int
+	rows   []model.ClientResult // point × row
+	offers [][4]int64           // per point: offered by label
+	admits [][4]int64           // per point: admitted by label
+}
+
+func (a *pointSums) reset(points, nr int) {
+	a.nr = nr
+	a.rows = grow(a.rows, points*nr)
+	a.offers = grow(a.offers, points)
+	a.admits = grow(a.admits, points)
+}
+
+// add counts one key's result at point k, in the key's row.
+func (a *pointSums) add(k, row int, offered, admitted *[4]int64) {
+	r := &a.rows[k*a.nr+row]
+	for l := range 4 {
+		a.offers[k][l] += offered[l]
+		a.admits[k][l] += admitted[l]
+		r.Offered += offered[l]
+		r.Admitted += admitted[l]
+	}
+}
+
+// merge adds b's sums to a's.
+func (a *pointSums) merge(b *pointSums) {
+	for i := range a.rows {
+		a.rows[i].Offered += b.rows[i].Offered
+		a.rows[i].Admitted += b.rows[i].Admitted
+	}
+	for k := range a.offers {
+		for l := range 4 {
+			a.offers[k][l] += b.offers[k][l]
+			a.admits[k][l] += b.admits[k][l]
+		}
+	}
+}
+
+// finish copies the rows out and derives each point's metrics as
+// MetricsByLabel does (its counts are sums over keys, so by label first is
+// the same).
+func (a *pointSums) finish(rows []model.ClientResult, metrics []model.Metrics) {
+	copy(rows, a.rows)
+	for k := range a.offers {
+		var m model.Metrics
+		m.Count(model.Legit, model.NoStage, model.ClientResult{Offered: a.offers[k][model.NoStage], Admitted: a.admits[k][model.NoStage]})
+		for _, st := range model.Stages {
+			m.Count(model.Abusive, st, model.ClientResult{Offered: a.offers[k][st], Admitted: a.admits[k][st]})
+		}
+		m.Finish()
+		metrics[k] = m
+	}
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// ReplayCounts replays a count-based policy at many limits in one pass:
+// count fills c[j] with the count key's request j is compared with (admitted
+// at limit L iff c[j] < L, the same c for every L; model.CountFunc), and for
+// each k, rows[k·len(g.Names) …] receives the grouping's rows and metrics[k]
+// the metrics, exactly what Replay, Rows.Aggregate and the metrics give at
+// limits[k] (limits >= 0). Per key it histograms the counts by label (capped
+// at the largest limit or the key's requests, whichever is less), so it
+// costs O(requests + keys × limits), not O(requests × limits).
+func (t *Traffic) ReplayCounts(times [][]int64, count func(ts []int64, c []int32, cap int64), limits []int64, g *Rows, rows []model.ClientResult, metrics []model.Metrics, s *CountReplay) {
+	s.acc.reset(len(limits), len(g.Names))
+	var maxL int64
+	for _, l := range limits {
+		maxL = max(maxL, l)
+	}
+	for i, ts := range times[:len(t.Keys)] {
+		n := len(ts)
+		if n == 0 {
+			continue
+		}
+		labels := t.Labels(i)
+		h := int(min(maxL, int64(n))) + 1 // buckets 0 … h-1; h-1 = "at least h-1"
+		if cap(s.c) < n {
+			s.c = make([]int32, n)
+		}
+		c := s.c[:n]
+		count(ts, c, int64(h-1))
+		if cap(s.hist) < 4*h {
+			s.hist = make([]int64, 4*h)
+		}
+		hist := s.hist[:4*h]
+		clear(hist)
+		var offered [4]int64
+		var present uint8 // labels present
+		for j, l := range labels {
+			hist[int(l)*h+int(c[j])]++
+			offered[l]++
+			present |= 1 << l
+		}
+		// Prefix sums: hist[l·h + v] becomes the requests of label l with a
+		// count <= v, so admitted at L is hist[l·h + min(L, h) − 1].
+		for l := range 4 {
+			if present&(1<<l) == 0 {
+				continue
+			}
+			row := hist[l*h : (l+1)*h]
+			for v := 1; v < h; v++ {
+				row[v] += row[v-1]
+			}
+		}
+		of := int(g.Of[i])
+		for k, L := range limits {
+			var admitted [4]int64
+			if L > 0 {
+				for l := range 4 {
+					if present&(1<<l) != 0 {
+						admitted[l] = hist[l*h+int(min(L, int64(h)))-1]
+					}
+				}
+			}
+			s.acc.add(k, of, &offered, &admitted)
+		}
+	}
+	s.acc.finish(rows, metrics)
+}
+
+// replayChunk is how many of a key's requests ReplayMany offers to each
+// Decider in turn (4 KiB of times and 512 B of labels).
+var replayChunk = 512 // a variable for the tests
+
+// ReplayMany replays len(ds) policies over the log key by key: each key's
+// requests are read once and offered to every Decider in turn (each Reset
+// for the key), so they stay in cache, where Replay streams the whole log
+// once per policy. Each range of ranges (key bounds, see ReplayKeys) runs in
+// its own goroutine with its own Deciders (ds[r] for range r). Results as
+// ReplayCounts: the same as Replay per policy, decision by decision.
+func (t *Traffic) ReplayMany(times [][]int64, ds [][]Decider, ranges []int, g *Rows, rows []model.ClientResult, metrics []model.Metrics, s *CountReplay) {
+	points := len(ds[0])
+	if cap(s.part) < len(ranges)-1 {
+		s.part = make([]pointSums, len(ranges)-1)
+	}
+	s.part = s.part[:len(ranges)-1]
+	var wg sync.WaitGroup
+	for r := range s.part {
+		acc := &s.part[r]
+		acc.reset(points, len(g.Names))
+		wg.Go(func() {
+			admitted := make([][4]int64, points)
+			for i := ranges[r]; i < ranges[r+1]; i++ {
+				ts, labels := times[i], t.Labels(i)
+				var offered [4]int64
+				for _, l := range labels {
+					offered[l]++
+				}
+				for k, d := range ds[r] {
+					d.Reset()
+					admitted[k] = [4]int64{}
+				}
+				// A busy key's requests go by in chunks, every Decider
+				// over a chunk while it is in cache.
+				for lo := 0; lo < len(ts); lo += replayChunk {
+					hi := min(lo+replayChunk, len(ts))
+					for k, d := range ds[r] {
+						model.AdmitByLabel(d, ts[lo:hi], labels[lo:hi], &admitted[k])
+					}
+				}
+				of := int(g.Of[i])
+				for k := range ds[r] {
+					acc.add(k, of, &offered, &admitted[k])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for r := 1; r < len(s.part); r++ {
+		s.part[0].merge(&s.part[r])
+	}
+	s.part[0].finish(rows, metrics)
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/ratesweep/ratesweep/configs"
@@ -91,5 +93,63 @@ func BenchmarkRunWindows(b *testing.B) {
 				sim.Run(p, &o)
 			}
 		})
+	}
+}
+
+// stretchedLesson is the lesson's scenario over d seconds: every segment's
+// ends scaled by d/300 (the same day shape, longer), or, tiled, the 300 s
+// lesson repeated d/300 times (many short runs).
+func stretchedLesson(b *testing.B, d int, tiled bool) *Workload {
+	sc, err := ParseScenario(configs.Lesson)
+	if err != nil {
+		b.Fatal(err)
+	}
+	k := d / sc.DurationS
+	for i := range sc.Clients {
+		var segs []Segment
+		for _, s := range sc.Clients[i].Segments {
+			if !tiled {
+				segs = append(segs, Segment{T0: s.T0 * k, T1: s.T1 * k, Rate: s.Rate})
+				continue
+			}
+			for r := range k {
+				off := r * sc.DurationS
+				segs = append(segs, Segment{T0: s.T0 + off, T1: s.T1 + off, Rate: s.Rate})
+			}
+		}
+		slices.SortFunc(segs, func(a, b Segment) int { return a.T0 - b.T0 })
+		sc.Clients[i].Segments = segs
+	}
+	sc.DurationS = d
+	w, err := NewWorkload(sc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w
+}
+
+// BenchmarkRunDuration is Simulator.Run for sliding_window (window 60 s,
+// limits 1–2000, tables cold every 2,000 points as in a sweep's entry) over
+// the lesson stretched to 300 s … one day; one op = one grid point. Linear
+// in duration means ns/op at 86400 within 2 × 288 × ns/op at 300.
+func BenchmarkRunDuration(b *testing.B) {
+	for _, tiled := range []bool{false, true} {
+		for _, d := range []int{300, 3600, 14400, 86400} {
+			name := fmt.Sprintf("stretched/%d", d)
+			if tiled {
+				name = fmt.Sprintf("tiled/%d", d)
+			}
+			b.Run(name, func(b *testing.B) {
+				w := stretchedLesson(b, d, tiled)
+				var o Outcome
+				sim := w.NewSimulator()
+				for i := 0; b.Loop(); i++ {
+					if i%2000 == 0 {
+						sim = w.NewSimulator()
+					}
+					sim.Run(Policy{Algorithm: SlidingWindow, WindowS: 60, Limit: int64(1 + i%2000)}, &o)
+				}
+			})
+		}
 	}
 }

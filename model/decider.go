@@ -56,13 +56,19 @@ func NewDeciderAt(p Policy, originNs int64) (Decider, error) {
 		return nil, err
 	}
 	d := newDecider(p)
+	atOrigin(d, originNs)
+	return d, nil
+}
+
+// atOrigin moves a configured decider's window boundaries for event times
+// counted from originNs (NewDeciderAt).
+func atOrigin(d decider, originNs int64) {
 	switch d := d.(type) {
 	case *fixedWindowLimiter:
 		d.phaseNs = floorMod(d.phaseNs-originNs, d.windowNs)
 	case *slidingCounterLimiter:
 		d.phaseNs = floorMod(-originNs, d.sizeNs)
 	}
-	return d, nil
 }
 
 // floorMod is a mod b in [0, b) (b > 0).
@@ -301,10 +307,13 @@ func (r *tally) expire(cutoff int64) {
 }
 
 // add counts n at time t (not before the last entry's time).
+// The buffer's length is a power of two (16, 32, …), so positions wrap with a
+// mask rather than a division.
 func (r *tally) add(t, n int64) {
 	r.total += n
+	mask := len(r.buf) - 1
 	if r.size > 0 {
-		if last := &r.buf[(r.head+r.size-1)%len(r.buf)]; last.t == t {
+		if last := &r.buf[(r.head+r.size-1)&mask]; last.t == t {
 			last.n += n
 			return
 		}
@@ -312,11 +321,12 @@ func (r *tally) add(t, n int64) {
 	if r.size == len(r.buf) {
 		grown := make([]tallyEntry, max(16, 2*len(r.buf)))
 		for i := range r.size {
-			grown[i] = r.buf[(r.head+i)%len(r.buf)]
+			grown[i] = r.buf[(r.head+i)&mask]
 		}
 		r.buf, r.head = grown, 0
+		mask = len(r.buf) - 1
 	}
-	r.buf[(r.head+r.size)%len(r.buf)] = tallyEntry{t, n}
+	r.buf[(r.head+r.size)&mask] = tallyEntry{t, n}
 	r.size++
 }
 

@@ -20,7 +20,10 @@ import (
 //     and g(k) the most offered requests that k disjoint windows of W seconds
 //     (the first may start before 0) can cover. g does not depend on the
 //     limit: per (client, window) a dynamic programme computes it once, and
-//     each limit is a binary search on the upper concave hull of g.
+//     each limit is a binary search on the upper concave hull of g. Until
+//     the table pays for itself (below), a point runs the run-by-run kernel
+//     of slide.go: the admitted series is W-periodic from 2W seconds into a
+//     run of constant offered requests, so a point costs O(runs·W), not O(D).
 //   - token_bucket: per run of constant offered requests the bucket is in one
 //     of a few regimes (filling, draining, empty), each with a closed form, so
 //     a point costs O(runs), for every rate and capacity: the arithmetic is
@@ -48,6 +51,7 @@ type fastKey struct {
 // fastEntry is one key's tables, or the cost spent on it so far.
 type fastEntry struct {
 	spent, build int64 // reference-equivalent work spent on the key; cost of building
+	pointCost    int64 // work of one point without tables, once measured (0: not yet)
 	uses         int
 	built        bool
 	fixed        []fixedTable // per client (fixed_window, and sliding_window with W = 1)
@@ -113,6 +117,7 @@ type fastSim struct {
 	cur     []int64
 	pre     []int64
 	gk      []int64
+	ring    []int64 // scratch: slidingRuns
 	rate    float64 // token_bucket: the last rate seen and its exact fraction
 	ratio   ratio
 }
@@ -233,9 +238,30 @@ func (f *fastSim) admitUnbuilt(e *fastEntry, p Policy, clients []ClientResult) b
 	d := int64(f.w.Scenario.DurationS)
 	n := int64(len(f.runs))
 	e.uses++
-	if (e.uses >= 2 && e.build <= cheapBuild) || e.spent+n*d >= e.build {
+	cost := e.pointCost
+	if cost == 0 {
+		cost = n * d
+	}
+	if (e.uses >= 2 && e.build <= cheapBuild) || e.spent+cost >= e.build {
 		f.build(e, p.Algorithm, p.WindowS, p.PhaseS)
 		return f.admitAll(p, clients)
+	}
+	if p.Algorithm == SlidingWindow && p.WindowS > 1 {
+		// Without tables: the run-by-run kernel (slide.go), O(runs·W).
+		var steps int64
+		for i, rs := range f.runs {
+			adm := min(f.w.offered[i], p.Limit) // a window of the whole duration holds every admission
+			if p.WindowS < int(d) {
+				f.ring = growInt64(f.ring, p.WindowS)
+				var s int64
+				adm, s = slidingRuns(rs, p.Limit, p.WindowS, f.ring)
+				steps += s
+			}
+			clients[i] = ClientResult{Offered: f.w.offered[i], Admitted: adm}
+		}
+		e.pointCost = max(steps, 1)
+		e.spent += e.pointCost
+		return true
 	}
 	e.spent += n * d
 	if p.Algorithm == FixedWindow || p.WindowS == 1 {
@@ -249,7 +275,7 @@ func (f *fastSim) admitUnbuilt(e *fastEntry, p Policy, clients []ClientResult) b
 		}
 		return true
 	}
-	return false // the reference kernel is the direct way
+	return false
 }
 
 // build fills the key's tables.

@@ -325,6 +325,24 @@ func (p *Policy) Value(name string) float64 {
 	return v
 }
 
+// Values writes Value of every parameter into dst, in the order of Params
+// (len(dst) >= len(Params)), without looking names up: the writer's per-point
+// path.
+func (p *Policy) Values(dst []float64) {
+	_ = dst[len(Params)-1]
+	dst[0], dst[1], dst[2], dst[3] = float64(p.WindowS), float64(p.Limit), p.Rate, float64(p.Capacity)
+	dst[4], dst[5], dst[6], dst[7] = float64(p.PhaseS), float64(p.Burst), float64(p.Delay), p.ServiceS
+	dst[8], dst[9], dst[10], dst[11], dst[12] = float64(p.Key), float64(p.Nodes), float64(p.LB), float64(p.State), p.SyncMs
+	for i := range Params[:13] {
+		if dst[i] == 0 {
+			dst[i] = Params[i].Default
+		}
+	}
+	for i := 13; i < len(Params); i++ { // parameters added later
+		dst[i] = p.Value(Params[i].Name)
+	}
+}
+
 // Set sets parameter name to v; it reports false for an unknown name.
 // Whole-number parameters are truncated; range checks are Validate's job.
 func (p *Policy) Set(name string, v float64) bool {

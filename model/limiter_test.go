@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -117,5 +118,29 @@ func BenchmarkAdmit(b *testing.B) {
 				Admit(p, a, adm)
 			}
 		})
+	}
+}
+
+// Values is Value for every parameter, in the order of Params.
+func TestPolicyValuesMatchValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	got := make([]float64, len(Params))
+	for range 1000 {
+		var p Policy
+		for _, prm := range Params {
+			if rng.IntN(3) > 0 {
+				v := float64(rng.IntN(5))
+				if !prm.Int && prm.Values == nil && !prm.Whole {
+					v += 0.25
+				}
+				p.Set(prm.Name, v)
+			}
+		}
+		p.Values(got)
+		for i, prm := range Params {
+			if want := p.Value(prm.Name); got[i] != want {
+				t.Fatalf("%+v: Values[%d] (%s) = %v, Value = %v", p, i, prm.Name, got[i], want)
+			}
+		}
 	}
 }

@@ -97,6 +97,9 @@ type Simulator struct {
 
 	fast *fastSim // closed forms for fluid workloads (fast.go)
 
+	counts []int32 // RunLimits scratch (counts.go)
+	hist   []int64
+
 	// Keyed and distributed simulation (keyed.go).
 	keyed         *keyedSim
 	keyedScenario bool

@@ -3,11 +3,15 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"image/color"
 	"math"
+	"strings"
 
+	"github.com/ratesweep/ratesweep/model"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -22,7 +26,59 @@ type Figure struct {
 	Title   string    // what it shows (heading, alt text)
 	Caption string    // how to read it
 	W, H    vg.Length // size
+	Banner  string    // when set, a warning strip across the top (an incomplete run)
 	draw    func(c draw.Canvas)
+	hover   []hoverMark // filled while drawing by hoverLayer plotters
+	renderH vg.Length   // H plus the banner, as last rendered
+}
+
+// bannerH is the height of the incomplete-run banner strip.
+const bannerH = 22 * vg.Length(1)
+
+// hoverMark is a point that the SVG identifies on hover: an invisible
+// circle over a marker, with a <title> (the browser's tooltip).
+type hoverMark struct {
+	At        vg.Point // on the canvas, from its bottom left
+	Algorithm string   // data-algorithm (the page's tests read it)
+	Kind      string   // data-kind: curve, frontier or reference
+	Title     string
+}
+
+// hoverLayer is a plotter that draws nothing and records its points'
+// positions on the figure's canvas for the SVG's tooltips.
+type hoverLayer struct {
+	f     *Figure
+	xys   plotter.XYs
+	marks []hoverMark // At filled in from xys when plotted
+}
+
+func (h *hoverLayer) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	for i, m := range h.marks {
+		m.At = vg.Point{X: trX(h.xys[i].X), Y: trY(h.xys[i].Y)}
+		h.f.hover = append(h.f.hover, m)
+	}
+}
+
+func (h *hoverLayer) add(x, y float64, m hoverMark) {
+	h.xys = append(h.xys, plotter.XY{X: x, Y: y})
+	h.marks = append(h.marks, m)
+}
+
+// hoverSVG is the figure's tooltip layer: one transparent circle with a
+// <title> per hover mark, in SVG user units (points, y down).
+func (f *Figure) hoverSVG() []byte {
+	if len(f.hover) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteString(`<g class="hover" fill="#000" fill-opacity="0" pointer-events="all">` + "\n")
+	for _, m := range f.hover {
+		fmt.Fprintf(&b, `<circle cx="%.2f" cy="%.2f" r="5" data-kind="%s" data-algorithm="%s"><title>%s</title></circle>`+"\n",
+			m.At.X.Points(), (f.renderH - m.At.Y).Points(), html.EscapeString(m.Kind), html.EscapeString(m.Algorithm), html.EscapeString(m.Title))
+	}
+	b.WriteString("</g>\n")
+	return b.Bytes()
 }
 
 // pngDPI is the PNG resolution: 10 in × 6.5 in gives 1200 × 780 pixels.
@@ -36,18 +92,37 @@ func (f *Figure) Render(format string) (out []byte, err error) {
 			err = fmt.Errorf("report: drawing %s.%s: %v", f.Name, format, p)
 		}
 	}()
+	// A banner is a strip above the figure.
+	f.renderH = f.H
+	if f.Banner != "" {
+		f.renderH += bannerH
+	}
 	var c vg.CanvasWriterTo
 	switch format {
 	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.W, f.H), vgimg.UseDPI(pngDPI))}
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.W, f.renderH), vgimg.UseDPI(pngDPI))}
 	case "svg":
-		c = vgsvg.New(f.W, f.H)
+		// Fonts embedded: a browser without Liberation draws the same
+		// glyph widths gonum measured, so no text overflows its box.
+		c = vgsvg.NewWith(vgsvg.UseWH(f.W, f.renderH), vgsvg.EmbedFonts(true))
 	default:
 		return nil, fmt.Errorf("report: unknown figure format %q", format)
 	}
 	dc := draw.New(c)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
+	if f.Banner != "" {
+		band := sub(dc, 0, 1, 0, 1)
+		band.Min.Y = band.Max.Y - bannerH
+		dc.SetColor(colBannerBg)
+		dc.Fill(band.Rectangle.Path())
+		ts := textStyle(vg.Points(10))
+		ts.Color = colBannerText
+		ts.XAlign, ts.YAlign = draw.XCenter, draw.YCenter
+		fillText(dc, ts, (band.Min.X+band.Max.X)/2, (band.Min.Y+band.Max.Y)/2, f.Banner)
+		dc = draw.Crop(dc, 0, 0, 0, -bannerH)
+	}
+	f.hover = f.hover[:0]
 	f.draw(dc)
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
@@ -55,9 +130,37 @@ func (f *Figure) Render(format string) (out []byte, err error) {
 	}
 	if format == "svg" {
 		// vgsvg labels its embedded PNG images as JPEG; say what they are.
-		return bytes.ReplaceAll(b.Bytes(), []byte("data:image/jpg;base64,"), []byte("data:image/png;base64,")), nil
+		out := bytes.ReplaceAll(b.Bytes(), []byte("data:image/jpg;base64,"), []byte("data:image/png;base64,"))
+		if h := f.hoverSVG(); h != nil {
+			i := bytes.LastIndex(out, []byte("</svg>"))
+			out = append(out[:i:i], append(h, out[i:]...)...)
+		}
+		return out, nil
 	}
 	return b.Bytes(), nil
+}
+
+// splitFonts separates an SVG's embedded @font-face rules (vgsvg writes them
+// in one <defs><style> block before the drawing) from the rest, so that a
+// page holding many SVGs carries each font once.
+func splitFonts(svg []byte) (rest []byte, faces []string) {
+	const open, end = "<defs>\n\t<style>\n", "\t</style>\n</defs>\n"
+	i := bytes.Index(svg, []byte(open))
+	if i < 0 {
+		return svg, nil
+	}
+	j := bytes.Index(svg[i:], []byte(end))
+	if j < 0 {
+		return svg, nil
+	}
+	css := string(svg[i+len(open) : i+j])
+	for _, r := range strings.SplitAfter(css, "\t\t}\n") {
+		if r = strings.TrimSpace(r); r != "" {
+			faces = append(faces, r)
+		}
+	}
+	rest = append(append([]byte{}, svg[:i]...), svg[i+j+len(end):]...)
+	return rest, faces
 }
 
 // Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
@@ -72,14 +175,34 @@ var (
 	colBlack      = color.RGBA{0x00, 0x00, 0x00, 0xFF}
 )
 
-// algoColor is an algorithm's colour on every plot.
-func algoColor(i int) color.Color {
-	cols := []color.Color{colVermillion, colBlue, colGreen, colOrange, colPurple, colSky}
-	return cols[i%len(cols)]
+// algoColors are the algorithms' colours on every plot, by model.Algorithm:
+// Paul Tol's "muted" scheme, nine colours told apart with the common
+// colour-vision deficiencies (and in greyscale by their dashes and glyphs).
+var algoColors = map[model.Algorithm]color.RGBA{
+	model.FixedWindow:         {0xCC, 0x66, 0x77, 0xFF}, // rose
+	model.SlidingWindow:       {0x33, 0x22, 0x88, 0xFF}, // indigo
+	model.TokenBucket:         {0x11, 0x77, 0x33, 0xFF}, // green
+	model.SlidingLog:          {0x88, 0x22, 0x55, 0xFF}, // wine
+	model.SlidingCounter:      {0x88, 0xCC, 0xEE, 0xFF}, // cyan
+	model.GCRA:                {0x44, 0xAA, 0x99, 0xFF}, // teal
+	model.Nginx:               {0x99, 0x99, 0x33, 0xFF}, // olive
+	model.FixedWindowAnchored: {0xAA, 0x44, 0x99, 0xFF}, // purple
+	model.Concurrency:         {0xDD, 0xCC, 0x77, 0xFF}, // sand
 }
 
-// paletteSize is the number of algorithm colours before they repeat.
-const paletteSize = 6
+// algoColor is algorithm a's colour on every plot.
+func algoColor(a model.Algorithm) color.RGBA {
+	if c, ok := algoColors[a]; ok {
+		return c
+	}
+	return colGrey
+}
+
+// The incomplete-run banner: dark text on a light amber strip.
+var (
+	colBannerBg   = color.RGBA{0xFF, 0xE0, 0xA0, 0xFF}
+	colBannerText = color.RGBA{0x70, 0x30, 0x00, 0xFF}
+)
 
 // Class colours: legitimate requests blue, abusive vermillion; the lighter
 // shade is admitted, the full shade is cut.
@@ -138,6 +261,27 @@ func niceStep(span float64, n int) float64 {
 		}
 	}
 	return 10 * mag
+}
+
+// roundValues returns the round values in [lo, hi]: 1, 2 and 5 × 10^k on
+// a log scale (geo), else the multiples of a round step giving about n.
+func roundValues(lo, hi float64, geo bool, n int) []float64 {
+	var out []float64
+	if geo {
+		for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+			for _, m := range []float64{1, 2, 5} {
+				if v := m * math.Pow(10, e); v >= lo && v <= hi {
+					out = append(out, v)
+				}
+			}
+		}
+		return out
+	}
+	step := niceStep(hi-lo, n)
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		out = append(out, roundTo(v, step))
+	}
+	return out
 }
 
 // fmtNum prints a number compactly with thousands separators for integers.

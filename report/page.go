@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ratesweep/ratesweep/model"
@@ -13,6 +14,19 @@ import (
 
 // Figures returns every figure of the report, in page order.
 func (r *Run) Figures() ([]*Figure, error) {
+	figs, err := r.figures()
+	if err != nil {
+		return nil, err
+	}
+	if r.Incomplete != "" {
+		for _, f := range figs {
+			f.Banner = r.Incomplete
+		}
+	}
+	return figs, nil
+}
+
+func (r *Run) figures() ([]*Figure, error) {
 	figs := []*Figure{r.TradeoffFigure()}
 	if all := r.TradeoffAllFigure(); all != nil {
 		figs = append(figs, all)
@@ -143,12 +157,17 @@ func (r *Run) writeMarkdown(w *bytes.Buffer, figs []rendered, lesson []*Table) e
 	fmt.Fprintf(w, "# %s\n\n", mdEscape(r.title()))
 	fmt.Fprintf(w, "Which algorithm and setting cuts the fewest legitimate requests for the abuse it must stop? "+
 		"Every setting of the sweep is one point: legitimate requests cut (x) against abusive requests missed (y).\n\n")
+	if r.Incomplete != "" {
+		fmt.Fprintf(w, "> **%s**\n\n", mdEscape(r.Incomplete))
+	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "> warning: %s\n\n", mdEscape(wn))
 	}
 	tables := r.Tables()
 	section := func(title string, ts []*Table, fs []rendered) error {
-		fmt.Fprintf(w, "## %s\n\n", mdEscape(title))
+		if title != "" {
+			fmt.Fprintf(w, "## %s\n\n", mdEscape(title))
+		}
 		for _, f := range fs {
 			alt := strings.NewReplacer("[", `\[`, "]", `\]`).Replace(mdEscape(f.Title))
 			fmt.Fprintf(w, "![%s](%s.png)\n\n%s ([SVG](%s.svg))\n\n", alt, f.Name, mdEscape(f.Caption), f.Name)
@@ -165,7 +184,12 @@ func (r *Run) writeMarkdown(w *bytes.Buffer, figs []rendered, lesson []*Table) e
 	if err := section("Trade-off", tables[:1], groups.tradeoff); err != nil {
 		return err
 	}
-	if err := section("Best settings", tables[1:2], nil); err != nil {
+	fmt.Fprintf(w, "## Best settings\n\n%s\n\n", mdEscape(pickIntro))
+	for _, l := range r.PickSummary() {
+		fmt.Fprintf(w, "- %s\n", mdEscape(l))
+	}
+	w.WriteString("\n")
+	if err := section("", tables[1:2], nil); err != nil {
 		return err
 	}
 	if len(groups.heat) > 0 {
@@ -225,6 +249,7 @@ type htmlFig struct {
 type htmlSection struct {
 	ID, Title string
 	Intro     string
+	Bullets   []string
 	Figs      []htmlFig
 	Tables    []template.HTML
 }
@@ -236,6 +261,7 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
+{{.Fonts}}
 body { font-family: system-ui, sans-serif; max-width: 1200px; margin: 1em auto; padding: 0 1em; color: #222; line-height: 1.4; }
 nav a { margin-right: 1em; }
 figure { margin: 1.5em 0; }
@@ -248,6 +274,7 @@ th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; }
 th { background: #f3f3f3; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 p.note { font-size: 0.85em; color: #555; margin-top: 0; }
+.incomplete { position: sticky; top: 0; z-index: 1; background: #ffe0a0; color: #703000; border: 2px solid #d55e00; padding: 0.5em 1em; }
 .warning { background: #fff4e0; border-left: 4px solid #e69f00; padding: 0.5em 1em; }
 </style>
 </head>
@@ -256,11 +283,13 @@ p.note { font-size: 0.85em; color: #555; margin-top: 0; }
 <p>Which algorithm and setting cuts the fewest legitimate requests for the abuse it must stop?
 Every setting of the sweep is one point: legitimate requests cut (x) against abusive requests missed (y).
 Files: <a href="report.md">report.md</a>, <a href="frontier.csv">frontier.csv</a>, and a PNG and an SVG per figure beside this page.</p>
-{{range .Warnings}}<p class="warning">warning: {{.}}</p>
+{{if .Incomplete}}<p class="incomplete" id="incomplete-run"><strong>{{.Incomplete}}</strong></p>
+{{end}}{{range .Warnings}}<p class="warning">warning: {{.}}</p>
 {{end}}<nav>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</nav>
 {{range .Sections}}<section id="{{.ID}}">
 <h2>{{.Title}}</h2>
 {{if .Intro}}<p>{{.Intro}}</p>
+{{end}}{{if .Bullets}}<ul class="pick">{{range .Bullets}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{range .Figs}}<figure id="fig-{{.Name}}">
 {{.SVG}}
 <figcaption><strong>{{.Title}}.</strong> {{.Caption}} <a href="{{.Name}}.png">PNG</a> · <a href="{{.Name}}.svg">SVG</a></figcaption>
@@ -282,10 +311,18 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error
 		}
 		return out, nil
 	}
+	// Each font once for the page, not once per inline SVG.
+	var fonts []string
 	conv := func(fs []rendered) []htmlFig {
 		var out []htmlFig
 		for _, f := range fs {
-			out = append(out, htmlFig{f.Name, f.Title, f.Caption, inlineSVG(f.SVG, f.Title)})
+			svg, faces := splitFonts(f.SVG)
+			for _, fc := range faces {
+				if !slices.Contains(fonts, fc) {
+					fonts = append(fonts, fc)
+				}
+			}
+			out = append(out, htmlFig{f.Name, f.Title, f.Caption, inlineSVG(svg, f.Title)})
 		}
 		return out
 	}
@@ -300,7 +337,11 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error
 		if len(fs) == 0 && len(h) == 0 {
 			return nil
 		}
-		secs = append(secs, htmlSection{ID: id, Title: title, Intro: intro, Figs: conv(fs), Tables: h})
+		sec := htmlSection{ID: id, Title: title, Intro: intro, Figs: conv(fs), Tables: h}
+		if id == "best" {
+			sec.Bullets = r.PickSummary()
+		}
+		secs = append(secs, sec)
 		return nil
 	}
 	steps := []struct {
@@ -309,7 +350,7 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error
 		ts               []*Table
 	}{
 		{"tradeoff", "Trade-off", "", g.tradeoff, tables[:1]},
-		{"best", "Best settings", "", nil, tables[1:2]},
+		{"best", "Best settings", pickIntro, nil, tables[1:2]},
 		{"heatmaps", "Two parameters at once", "", g.heat, nil},
 		{"selected", "Selected settings, per client and over time", "", g.selected, tables[2:4]},
 		{"frontier", "Pareto frontier", "", nil, tables[4:]},
@@ -321,8 +362,10 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error
 		}
 	}
 	return pageTmpl.Execute(w, struct {
-		Title    string
-		Warnings []string
-		Sections []htmlSection
-	}{r.title(), r.Warnings, secs})
+		Title      string
+		Incomplete string
+		Fonts      template.CSS
+		Warnings   []string
+		Sections   []htmlSection
+	}{r.title(), r.Incomplete, template.CSS(strings.Join(fonts, "\n")), r.Warnings, secs})
 }

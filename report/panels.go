@@ -2,9 +2,7 @@ package report
 
 import (
 	"fmt"
-	"image"
 	"image/color"
-	imgdraw "image/draw"
 	"math"
 	"slices"
 	"sort"
@@ -55,17 +53,19 @@ func viridis() palette.ColorMap {
 	return cm
 }
 
-// blockHeat draws a grid as one raster image whose cells are blocks of
-// pixels, so that neither PNG scaling nor a browser blurs cell edges.
-type blockHeat struct {
+// cellHeat draws a grid as filled vector rectangles in bin coordinates (cell
+// (c, r) covers [c-0.5, c+0.5] × [r-0.5, r+0.5]), so the PNG and the SVG have
+// the same geometry and no renderer can stretch or blur the cells. Runs of
+// equal colour along a row are merged into one rectangle.
+type cellHeat struct {
 	g        plotter.GridXYZ
 	cm       palette.ColorMap
 	Min, Max float64
 	NaN      color.Color
 }
 
-func newBlockHeat(g plotter.GridXYZ, cm palette.ColorMap) *blockHeat {
-	h := &blockHeat{g: g, cm: cm, Min: math.Inf(1), Max: math.Inf(-1), NaN: color.RGBA{0xE0, 0xE0, 0xE0, 0xFF}}
+func newCellHeat(g plotter.GridXYZ, cm palette.ColorMap) *cellHeat {
+	h := &cellHeat{g: g, cm: cm, Min: math.Inf(1), Max: math.Inf(-1), NaN: color.RGBA{0xE0, 0xE0, 0xE0, 0xFF}}
 	nc, nr := g.Dims()
 	for c := range nc {
 		for r := range nr {
@@ -85,45 +85,135 @@ func newBlockHeat(g plotter.GridXYZ, cm palette.ColorMap) *blockHeat {
 	return h
 }
 
-// Plot implements plot.Plotter.
-func (h *blockHeat) Plot(c draw.Canvas, plt *plot.Plot) {
-	nc, nr := h.g.Dims()
-	kx, ky := max(1, (1200+nc-1)/nc), max(1, (800+nr-1)/nr)
-	img := image.NewRGBA(image.Rect(0, 0, nc*kx, nr*ky))
-	for ci := range nc {
-		for ri := range nr {
-			col := h.NaN
-			if v := h.g.Z(ci, ri); !math.IsNaN(v) {
-				if cc, err := h.cm.At(math.Min(h.Max, math.Max(h.Min, v))); err == nil {
-					col = cc
-				}
-			}
-			// Image rows run top-down; grid rows bottom-up.
-			rect := image.Rect(ci*kx, (nr-1-ri)*ky, (ci+1)*kx, (nr-ri)*ky)
-			imgdraw.Draw(img, rect, &image.Uniform{col}, image.Point{}, imgdraw.Src)
+// color is cell (c, r)'s colour, 8 bits per channel.
+func (h *cellHeat) color(c, r int) color.RGBA {
+	v := h.g.Z(c, r)
+	if !math.IsNaN(v) {
+		if cc, err := h.cm.At(math.Min(h.Max, math.Max(h.Min, v))); err == nil {
+			return color.RGBAModel.Convert(cc).(color.RGBA)
 		}
 	}
+	return color.RGBAModel.Convert(h.NaN).(color.RGBA)
+}
+
+// Plot implements plot.Plotter.
+func (h *cellHeat) Plot(c draw.Canvas, plt *plot.Plot) {
+	nc, nr := h.g.Dims()
 	trX, trY := plt.Transforms(&c)
-	xmin, xmax, ymin, ymax := h.DataRange()
-	c.DrawImage(vg.Rectangle{Min: vg.Point{X: trX(xmin), Y: trY(ymin)}, Max: vg.Point{X: trX(xmax), Y: trY(ymax)}}, img)
+	// Each rectangle reaches a point into its right and upper
+	// neighbours (drawn later), so anti-aliased edges leave no seams.
+	const overlap = vg.Length(1)
+	for ri := range nr {
+		y0, y1 := trY(float64(ri)-0.5), trY(float64(ri)+0.5)
+		if ri < nr-1 {
+			y1 += overlap
+		}
+		for c0 := 0; c0 < nc; {
+			col := h.color(c0, ri)
+			c1 := c0 + 1
+			for c1 < nc && h.color(c1, ri) == col {
+				c1++
+			}
+			x0, x1 := trX(float64(c0)-0.5), trX(float64(c1)-0.5)
+			if c1 < nc {
+				x1 += overlap
+			}
+			c.SetColor(col)
+			c.Fill(vg.Rectangle{Min: vg.Point{X: x0, Y: y0}, Max: vg.Point{X: x1, Y: y1}}.Path())
+			c0 = c1
+		}
+	}
 }
 
 // DataRange implements plot.DataRanger: cells are centred on their index.
-func (h *blockHeat) DataRange() (xmin, xmax, ymin, ymax float64) {
+func (h *cellHeat) DataRange() (xmin, xmax, ymin, ymax float64) {
 	nc, nr := h.g.Dims()
 	return -0.5, float64(nc) - 0.5, -0.5, float64(nr) - 0.5
 }
 
-// binTicks labels a binned axis with the parameter values at round numbers
-// (or every bin when there are few).
+// colorBar is a horizontal colour scale drawn as vector rectangles (gonum's
+// ColorBar is a raster image, which browsers may not stretch to its box).
+type colorBar struct {
+	cm       palette.ColorMap
+	min, max float64
+}
+
+// colorBarSteps is the number of rectangles of a colour bar.
+const colorBarSteps = 120
+
+func (b colorBar) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	step := (b.max - b.min) / colorBarSteps
+	for i := range colorBarSteps {
+		v := b.min + (float64(i)+0.5)*step
+		col, err := b.cm.At(math.Min(b.max, math.Max(b.min, v)))
+		if err != nil {
+			continue
+		}
+		x1 := trX(b.min + float64(i+1)*step)
+		if i < colorBarSteps-1 {
+			x1 += 1
+		}
+		c.SetColor(col)
+		c.Fill(vg.Rectangle{Min: vg.Point{X: trX(b.min + float64(i)*step), Y: trY(0)}, Max: vg.Point{X: x1, Y: trY(1)}}.Path())
+	}
+}
+
+func (b colorBar) DataRange() (xmin, xmax, ymin, ymax float64) { return b.min, b.max, 0, 1 }
+
+// binTicks labels a binned axis. Few values: every one, at its cell. Many:
+// round values (1, 2, 5 × 10^k on a geometric axis, multiples of a round
+// step on a linear one) placed by interpolating between the neighbouring
+// values, linearly or on a log scale, so a geometric sweep reads as a log
+// axis.
 type binTicks struct {
 	vals []float64
 	n    int
 }
 
+// maxEveryTick is the most values an axis labels one by one.
+const maxEveryTick = 12
+
+// geometric reports whether sorted positive values grow by a roughly constant
+// factor over at least a factor of 20 (a log-spaced sweep).
+func geometric(vals []float64) bool {
+	n := len(vals)
+	if n < 3 || vals[0] <= 0 || !slices.IsSorted(vals) || vals[n-1]/vals[0] < 20 {
+		return false
+	}
+	// The middle value is nearer the geometric than the arithmetic mean.
+	mid := vals[n/2]
+	g := vals[0] * math.Pow(vals[n-1]/vals[0], float64(n/2)/float64(n-1))
+	a := vals[0] + (vals[n-1]-vals[0])*float64(n/2)/float64(n-1)
+	return math.Abs(math.Log(mid/g)) < math.Abs(math.Log(mid/a))
+}
+
+// position is value v's coordinate on a binned axis (bin b is centred on b),
+// or false when v is outside the values.
+func (t binTicks) position(v float64, geo bool) (float64, bool) {
+	vals := t.vals
+	n := len(vals)
+	i := sort.SearchFloat64s(vals, v) // first >= v
+	var idx float64
+	switch {
+	case i < n && vals[i] == v:
+		idx = float64(i)
+	case i == 0 || i == n:
+		return 0, false
+	default:
+		lo, hi := vals[i-1], vals[i]
+		f := (v - lo) / (hi - lo)
+		if geo {
+			f = math.Log(v/lo) / math.Log(hi/lo)
+		}
+		idx = float64(i-1) + f
+	}
+	return (idx+0.5)*float64(t.n)/float64(n) - 0.5, true
+}
+
 func (t binTicks) Ticks(min, max float64) []plot.Tick {
 	var out []plot.Tick
-	if t.n <= 16 {
+	if t.n <= maxEveryTick {
 		for b := range t.n {
 			lo, hi := binRange(t.vals, t.n, b)
 			l := fmtNum(lo)
@@ -134,24 +224,29 @@ func (t binTicks) Ticks(min, max float64) []plot.Tick {
 		}
 		return out
 	}
-	sorted := append([]float64(nil), t.vals...)
-	sort.Float64s(sorted)
-	step := niceStep(sorted[len(sorted)-1]-sorted[0], 6)
-	for v := math.Ceil(sorted[0]/step) * step; v <= sorted[len(sorted)-1]; v += step {
-		// The first axis value >= v, and its bin.
-		for i, x := range t.vals {
-			if x >= v-step*1e-9 {
-				b := binOf(i, len(t.vals), t.n)
-				out = append(out, plot.Tick{Value: float64(b), Label: fmtNum(x)})
-				break
-			}
+	if !slices.IsSorted(t.vals) {
+		// Unsorted values: label a few bins evenly.
+		for _, b := range thin(t.n, 6) {
+			lo, _ := binRange(t.vals, t.n, b)
+			out = append(out, plot.Tick{Value: float64(b), Label: fmtNum(lo)})
+		}
+		return out
+	}
+	geo := geometric(t.vals)
+	for _, v := range roundValues(t.vals[0], t.vals[len(t.vals)-1], geo, 6) {
+		if x, ok := t.position(v, geo); ok {
+			out = append(out, plot.Tick{Value: x, Label: fmtNum(v)})
 		}
 	}
 	return out
 }
 
-func paramAxisLabel(name string) string {
+// paramAxisLabel names a parameter with its unit for an axis of a's plots.
+func paramAxisLabel(a model.Algorithm, name string) string {
 	if name == "limit" {
+		if a == model.Concurrency {
+			return "limit (requests in flight)"
+		}
 		return "limit (requests per window)"
 	}
 	prm, ok := model.LookupParam(name)
@@ -161,10 +256,24 @@ func paramAxisLabel(name string) string {
 	return fmt.Sprintf("%s (%s)", name, prm.Unit)
 }
 
-// HeatFigure draws one sweep entry's two swept parameters as two heat maps:
-// legit cut % and missed %, each with its colour scale.
+// heatAxisLabel is paramAxisLabel, saying when the axis is log-spaced.
+func heatAxisLabel(a model.Algorithm, name string, vals []float64, n int) string {
+	l := paramAxisLabel(a, name)
+	if n > maxEveryTick && geometric(vals) {
+		l += ", log scale"
+	}
+	return l
+}
+
+// HeatFigure draws one sweep entry's two swept parameters (at one value of
+// each further swept parameter) as two heat maps: legit cut % and missed %,
+// each with its colour scale.
 func (r *Run) HeatFigure(i int, h *Heat) *Figure {
-	f := &Figure{Name: fmt.Sprintf("heatmap-%d-%s", i+1, h.Algorithm), W: 11 * vg.Inch, H: 5.6 * vg.Inch}
+	stem := fmt.Sprintf("heatmap-%d-%s", i+1, h.Algorithm)
+	for _, fv := range h.Fixed {
+		stem += "-" + fv.slug()
+	}
+	f := &Figure{Name: stem, W: 11 * vg.Inch, H: 5.6 * vg.Inch}
 	fixed := ""
 	for _, fv := range h.Fixed {
 		fixed += ", " + fv.String()
@@ -175,19 +284,21 @@ func (r *Run) HeatFigure(i int, h *Heat) *Figure {
 		binned = fmt.Sprintf(" The axes are binned (%d × %d cells for %d × %d values); a cell shows the pooled outcome of its settings.",
 			h.NX, h.NY, len(h.XValues), len(h.YValues))
 	}
-	f.Caption = fmt.Sprintf("Each cell is one setting of %s (x) and %s (y) for %s%s. Left: legitimate requests cut, "+
+	f.Caption = fmt.Sprintf("Each cell is one setting of %s (x) and %s (y) for %s%s; every value swept gets a cell of the same size, "+
+		"so an axis swept on a log scale reads as a log axis. Left: legitimate requests cut, "+
 		"right: abusive requests missed, both in %% and both better when darker (purple) and worse when lighter (yellow). A black-and-white ring "+
 		"marks the lesson's reference setting when the run has it. Light grey cells are not in the run (for example a missing shard).%s", h.XParam, h.YParam, algoLabel(h.Algorithm), fixed, binned)
 	mk := func(missed bool, title string) (*plot.Plot, *plot.Plot) {
 		cm := viridis()
-		hm := newBlockHeat(heatGrid{h, missed}, cm)
+		hm := newCellHeat(heatGrid{h, missed}, cm)
 		p := plot.New()
 		p.Title.Text = title
-		p.X.Label.Text = paramAxisLabel(h.XParam)
-		p.Y.Label.Text = paramAxisLabel(h.YParam)
+		p.X.Label.Text = heatAxisLabel(h.Algorithm, h.XParam, h.XValues, h.NX)
+		p.Y.Label.Text = heatAxisLabel(h.Algorithm, h.YParam, h.YValues, h.NY)
 		p.X.Tick.Marker = binTicks{h.XValues, h.NX}
 		p.Y.Tick.Marker = binTicks{h.YValues, h.NY}
 		p.Add(hm)
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = hm.DataRange()
 		if xy, ok := r.heatRef(h); ok {
 			// A black and a white ring: visible on dark and light cells.
 			outer, _ := plotter.NewScatter(plotter.XYs{xy})
@@ -196,14 +307,13 @@ func (r *Run) HeatFigure(i int, h *Heat) *Figure {
 			inner.GlyphStyle = draw.GlyphStyle{Color: color.White, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
 			p.Add(outer, inner)
 		}
-		cm.SetMin(hm.Min)
-		cm.SetMax(hm.Max)
 		cb := plot.New()
-		cb.Add(&plotter.ColorBar{ColorMap: cm})
+		cb.Add(colorBar{cm: cm, min: hm.Min, max: hm.Max})
 		cb.HideY()
 		cb.X.Label.Text = title + " (%)"
 		cb.X.Tick.Marker = pctTicks{}
 		cb.X.Padding = 0
+		cb.X.Min, cb.X.Max = hm.Min, hm.Max
 		return p, cb
 	}
 	lp, lcb := mk(false, "legitimate requests cut")
@@ -213,7 +323,7 @@ func (r *Run) HeatFigure(i int, h *Heat) *Figure {
 		ts := textStyle(vg.Points(13))
 		ts.XAlign = draw.XCenter
 		fillText(c, ts, (c.Min.X+c.Max.X)/2, c.Max.Y-vg.Points(4), title)
-		body := sub(c, 0, 1, 0, 0.88)
+		body := draw.Crop(sub(c, 0, 1, 0, 0.88), vg.Points(4), -vg.Points(14), 0, 0)
 		for k, pp := range [][2]*plot.Plot{{lp, lcb}, {mp, mcb}} {
 			col := sub(body, float64(k)*0.5, float64(k)*0.5+0.5, 0, 1)
 			pp[0].Draw(sub(col, 0, 1, 0.2, 1))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"image/png"
 	"io"
@@ -191,6 +192,12 @@ func TestShardsReportLikeOneRun(t *testing.T) {
 	spec := strings.Replace(tinySpec, "limit: {from: 100, to: 1000, step: 100}", "limit: {from: 1, to: 1200, step: 1}", 1)
 	whole := runSpec(t, spec)
 	split := runSpec(t, spec, sweep.Shard{Index: 0, Count: 2}, sweep.Shard{Index: 1, Count: 2})
+	if _, err := Load(context.Background(), split, Options{}); !errors.As(err, new(*IncompleteError)) {
+		t.Fatalf("unmerged shards: got %v, want an *IncompleteError", err)
+	}
+	if _, err := sweep.Merge(context.Background(), split, sweep.MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	a, err := Load(context.Background(), whole, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -206,23 +213,55 @@ func TestShardsReportLikeOneRun(t *testing.T) {
 		t.Fatalf("frontiers differ: %v vs %v", fa, fb)
 	}
 	half := runSpec(t, spec, sweep.Shard{Index: 1, Count: 2})
-	h, err := Load(context.Background(), half, Options{})
+	_, err = Load(context.Background(), half, Options{})
+	var ie *IncompleteError
+	if !errors.As(err, &ie) || len(ie.Missing) == 0 || !strings.Contains(err.Error(), "points/part-") {
+		t.Fatalf("half run: got %v, want an *IncompleteError naming the missing parts", err)
+	}
+	h, err := Load(context.Background(), half, Options{AllowIncomplete: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Points >= a.Points || h.Points == 0 {
-		t.Fatalf("half run: %d points of %d", h.Points, a.Points)
+	if h.Points >= a.Points || h.Points == 0 || h.Incomplete == "" {
+		t.Fatalf("half run: %d points of %d, incomplete %q", h.Points, a.Points, h.Incomplete)
 	}
-	if _, err := h.Write(t.TempDir()); err != nil {
+	out := t.TempDir()
+	if _, err := h.Write(out); err != nil {
 		t.Fatal(err)
+	}
+	// The banner on the page, in report.md and in every figure.
+	for _, name := range []string{"index.html", "report.md"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil || !bytes.Contains(b, []byte("INCOMPLETE RUN")) {
+			t.Errorf("%s has no incomplete-run banner (%v)", name, err)
+		}
+	}
+	svgs, _ := filepath.Glob(filepath.Join(out, "*.svg"))
+	for _, f := range svgs {
+		b, _ := os.ReadFile(f)
+		if !bytes.Contains(b, []byte("INCOMPLETE RUN")) {
+			t.Errorf("%s has no incomplete-run banner", f)
+		}
+	}
+	if len(svgs) == 0 {
+		t.Error("no figures")
 	}
 }
 
 func TestWriteReport(t *testing.T) {
 	dir := runSpec(t, tinySpec)
-	r, err := Load(context.Background(), dir, Options{})
+	var calls, last, total int64
+	r, err := Load(context.Background(), dir, Options{Progress: func(rows, of int64) {
+		if rows < last {
+			t.Errorf("progress went back from %d to %d rows", last, rows)
+		}
+		calls, last, total = calls+1, rows, of
+	}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if calls < 2 || last != r.Rows || total != r.Rows {
+		t.Errorf("progress: %d calls, last %d of %d, want the %d rows read", calls, last, total, r.Rows)
 	}
 	out := filepath.Join(dir, "report")
 	files, err := r.Write(out)
@@ -256,6 +295,11 @@ func TestWriteReport(t *testing.T) {
 	}
 	if !bytes.Contains(page, []byte("tiny &lt;b&gt;scenario&lt;/b&gt; &amp;")) {
 		t.Error("index.html does not show the escaped scenario name")
+	}
+	// Each font once for the page (in its <style>), none inside the inline SVGs.
+	if head, _, _ := strings.Cut(string(page), "</style>"); strings.Count(string(page), "@font-face") != strings.Count(head, "@font-face") ||
+		strings.Count(head, "@font-face") == 0 {
+		t.Errorf("index.html: %d @font-face rules, %d in its <style>", strings.Count(string(page), "@font-face"), strings.Count(head, "@font-face"))
 	}
 	if n := strings.Count(string(page), "<svg "); n != len(mustFigures(t, r)) {
 		t.Errorf("index.html embeds %d SVGs, want one per figure (%d)", n, len(mustFigures(t, r)))
@@ -393,6 +437,15 @@ func TestFiguresRender(t *testing.T) {
 		}
 		if f.Name == "tradeoff" {
 			checkTradeoffSVG(t, r, doc)
+			// A hover title per visible marker, naming the setting.
+			if n := bytes.Count(s, []byte(`<circle `)); n < len(r.Frontier.Points())+len(r.Refs) || !bytes.Contains(s, []byte("<title>frontier: ")) {
+				t.Errorf("tradeoff.svg: %d hover circles, no frontier titles", n)
+			}
+		}
+		// Vector drawings only (a raster stretched by a browser misplaced
+		// cells), with their font inside.
+		if bytes.Contains(s, []byte("<image")) || !bytes.Contains(s, []byte("@font-face")) {
+			t.Errorf("%s.svg: has a raster image or no embedded font", f.Name)
 		}
 		if strings.HasPrefix(f.Name, "clients-") && !slices.Contains(doc.Texts, evilName+" (legit)") {
 			t.Errorf("%s.svg: no y label for the client %q", f.Name, evilName)
@@ -420,9 +473,8 @@ func checkTradeoffSVG(t *testing.T, r *Run, doc svgDoc) {
 	// One stroked path per curve on the plot plus one legend thumbnail,
 	// in the algorithm's colour.
 	for _, a := range r.Algos {
-		col := algoColor(r.algoIndex(a.Algorithm)).(interface{ RGBA() (r, g, b, a uint32) })
-		cr, cg, cb, _ := col.RGBA()
-		stroke := fmt.Sprintf("stroke:#%02X%02X%02X;stroke-width:1.6", cr>>8, cg>>8, cb>>8)
+		col := algoColor(a.Algorithm)
+		stroke := fmt.Sprintf("stroke:#%02X%02X%02X;stroke-width:1.6", col.R, col.G, col.B)
 		n := 0
 		for _, p := range doc.Paths {
 			if strings.Contains(p.Style, stroke) {
@@ -439,15 +491,21 @@ func checkTradeoffSVG(t *testing.T, r *Run, doc svgDoc) {
 			t.Errorf("tradeoff.svg: %d paths stroked %s, want %d (2 per curve)", n, stroke, 2*curves)
 		}
 	}
-	frontier := regexp.MustCompile(`stroke-width:3.5\b`)
+	// The frontier's dark underlay: once on the plot, once per algorithm
+	// in the legend.
+	frontier := regexp.MustCompile(`stroke-width:5.5\b`)
 	n := 0
 	for _, p := range doc.Paths {
 		if frontier.MatchString(p.Style) {
 			n++
 		}
 	}
-	if n != 2 {
-		t.Errorf("tradeoff.svg: %d frontier paths, want 2 (plot and legend)", n)
+	algs := map[model.Algorithm]bool{}
+	for _, q := range r.Frontier.Points() {
+		algs[q.Policy.Algorithm] = true
+	}
+	if n != 1+len(algs) {
+		t.Errorf("tradeoff.svg: %d frontier underlay paths, want %d (plot and one legend entry per algorithm)", n, 1+len(algs))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/ratesweep/ratesweep/model"
@@ -19,9 +20,54 @@ import (
 type Options struct {
 	MaxCurves      int       // curves per sweep entry on the trade-off plot (values of the secondary parameter); default 4
 	MaxCurvePoints int       // points kept per curve (the swept axis is thinned evenly); default 2000
-	MaxHeatBins    int       // heat-map cells per axis (axis values are binned beyond it); default 500
+	MaxHeatBins    int       // heat-map cells per axis (axis values are binned beyond it); default 160 (a map is about 550 pixels wide)
 	Knees          int       // frontier knees selected for per-client plots; 0 = default 2, negative = none
 	Targets        []float64 // missed-% targets for the "best setting" table; default 50, 25, 10
+	// AllowIncomplete reports on a run without its manifest.json (interrupted,
+	// or shards not merged) instead of failing with an *IncompleteError; every
+	// page and figure then carries a banner saying so.
+	AllowIncomplete bool
+	// Progress, when set, is called before each record batch of points is
+	// read with the rows read so far and the rows expected (grid points ×
+	// replicates), and once at the end with both the rows read.
+	Progress func(rows, points int64)
+}
+
+// IncompleteError is Load's error for a run without its manifest.json.
+type IncompleteError struct {
+	Dir     string
+	Missing []string // part files the finished run would have, relative to Dir
+	Parts   int      // part files per table in the finished run
+}
+
+func (e *IncompleteError) Error() string {
+	msg := fmt.Sprintf("%s is incomplete: no manifest.json (the run was interrupted, or its shards were not merged with `ratesweep merge`)", e.Dir)
+	if len(e.Missing) > 0 {
+		names := e.Missing
+		if len(names) > 6 {
+			names = append(names[:6:6], fmt.Sprintf("… %d more", len(e.Missing)-6))
+		}
+		msg += fmt.Sprintf("; missing %d of %d part files: %s", len(e.Missing), 2*e.Parts, strings.Join(names, ", "))
+	}
+	return msg + "; resume it with `ratesweep run --resume`, or report on what is there with --allow-incomplete"
+}
+
+// checkComplete returns an *IncompleteError when dir has no manifest.json.
+func checkComplete(dir string, spec *sweep.Spec) error {
+	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil {
+		return nil
+	}
+	parts := sweep.ShardParts(sweep.NewGrid(spec), sweep.Shard{Index: 0, Count: 1})
+	e := &IncompleteError{Dir: dir, Parts: len(parts)}
+	for _, table := range []string{"points", "clients"} {
+		for _, p := range parts {
+			name := filepath.Join(table, p.Name())
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				e.Missing = append(e.Missing, name)
+			}
+		}
+	}
+	return e
 }
 
 func (o Options) withDefaults() Options {
@@ -32,7 +78,7 @@ func (o Options) withDefaults() Options {
 		o.MaxCurvePoints = 2000
 	}
 	if o.MaxHeatBins <= 1 {
-		o.MaxHeatBins = 500
+		o.MaxHeatBins = 160
 	}
 	if o.Knees < 0 {
 		o.Knees = 0
@@ -64,8 +110,11 @@ type Run struct {
 	Refs     []Point    // the lesson's reference points present in the run
 	Selected []Selected // points with per-client bars and timelines
 	Warnings []string
-	opts     Options
-	specYAML string
+	// Incomplete, when set, says why the run is partial (Options.AllowIncomplete);
+	// every page and figure shows it as a banner.
+	Incomplete string
+	opts       Options
+	specYAML   string
 }
 
 // AlgoSummary is one algorithm's share of the run.
@@ -79,14 +128,44 @@ type AlgoSummary struct {
 type ParamValue struct {
 	Name  string
 	Value float64
+	Label string // replaces "name value unit" when set, e.g. "nodelay"
 }
 
 func (p ParamValue) String() string {
+	if p.Label != "" {
+		return p.Label
+	}
 	prm, _ := model.LookupParam(p.Name)
 	if prm.Unit == "" {
 		return fmt.Sprintf("%s %g", p.Name, p.Value)
 	}
 	return fmt.Sprintf("%s %g %s", p.Name, p.Value, shortUnit(prm.Unit))
+}
+
+// slug is a file-name part, e.g. "delay0" or "nodelay".
+func (p ParamValue) slug() string {
+	if p.Label != "" {
+		return strings.ReplaceAll(p.Label, " ", "_")
+	}
+	return fmt.Sprintf("%s%g", p.Name, p.Value)
+}
+
+// fixedValue is entry e's value v of parameter name, held fixed on a plot:
+// nginx's delay at or above every swept burst is labelled "nodelay".
+func fixedValue(e *sweep.Entry, name string, v float64) ParamValue {
+	pv := ParamValue{Name: name, Value: v}
+	if e.Algorithm == model.Nginx && name == "delay" {
+		maxBurst := 0.0
+		for _, ax := range e.Axes {
+			if ax.Param == "burst" {
+				maxBurst = slices.Max(ax.Values)
+			}
+		}
+		if v >= maxBurst {
+			pv.Label = "nodelay"
+		}
+	}
+	return pv
 }
 
 func shortUnit(u string) string {
@@ -202,8 +281,10 @@ type entryPlan struct {
 	refIdx    []int // index each other axis must have to be drawn
 	curveOf   map[int]*Curve
 	slot      map[int]int // swept-axis index → curve slot when thinned (nil: identity)
-	heat      *Heat
-	idx       []int // scratch
+	others    []int       // further swept axes (more than one value), one heat map per combination
+	heats     []*Heat     // by mixed-radix index over others' indices; nil: no heat maps
+	heatAll   bool        // heats cover every combination (else one heat on the refIdx slice)
+	idx       []int       // scratch
 }
 
 // Selected is a point shown with per-client bars and a timeline.
@@ -255,9 +336,21 @@ func Load(ctx context.Context, dir string, opts Options) (*Run, error) {
 	if r.Spec, err = sweep.ParseSpec([]byte(specYAML), nil); err != nil {
 		return nil, inputErrorf("%s: metadata %s: %v", files[0], sweep.MetaSpec, err)
 	}
+	if err := checkComplete(dir, r.Spec); err != nil {
+		if !opts.AllowIncomplete {
+			return nil, err
+		}
+		var ie *IncompleteError
+		errors.As(err, &ie)
+		r.Incomplete = fmt.Sprintf("INCOMPLETE RUN: no manifest.json, %d of %d part files missing; figures and tables show only the points present, and the frontier may not be the run's",
+			len(ie.Missing), 2*ie.Parts)
+	}
 	plans := r.plan()
 	if err := r.scanPoints(ctx, files, plans); err != nil {
 		return nil, err
+	}
+	if r.opts.Progress != nil {
+		r.opts.Progress(r.Rows, r.Rows)
 	}
 	if r.Points == 0 {
 		return nil, inputErrorf("%s: the points files hold no rows", dir)
@@ -306,7 +399,8 @@ func (r *Run) plan() []*entryPlan {
 			}
 			pl.refIdx[i] = refIndex(e.Algorithm, ax)
 			if len(ax.Values) > 1 {
-				fixed = append(fixed, ParamValue{ax.Param, ax.Values[pl.refIdx[i]]})
+				fixed = append(fixed, fixedValue(e, ax.Param, ax.Values[pl.refIdx[i]]))
+				pl.others = append(pl.others, i)
 			}
 		}
 		prim := &e.Axes[pl.primary]
@@ -330,12 +424,12 @@ func (r *Run) plan() []*entryPlan {
 			c := &Curve{Algorithm: e.Algorithm, Param: prim.Param, Total: len(prim.Values),
 				Values: kept, acc: make([]acc, len(kept))}
 			if pl.secondary >= 0 {
-				c.Fixed = append(c.Fixed, ParamValue{e.Axes[pl.secondary].Param, e.Axes[pl.secondary].Values[k]})
+				c.Fixed = append(c.Fixed, fixedValue(e, e.Axes[pl.secondary].Param, e.Axes[pl.secondary].Values[k]))
 			} else {
 				// A single-valued other axis still names the curve.
 				for i, ax := range e.Axes {
 					if i != pl.primary && len(ax.Values) == 1 {
-						c.Fixed = append(c.Fixed, ParamValue{ax.Param, ax.Values[0]})
+						c.Fixed = append(c.Fixed, fixedValue(e, ax.Param, ax.Values[0]))
 					}
 				}
 			}
@@ -345,15 +439,40 @@ func (r *Run) plan() []*entryPlan {
 		}
 		if pl.secondary >= 0 {
 			xs, ys := prim.Values, e.Axes[pl.secondary].Values
-			h := &Heat{Algorithm: e.Algorithm, XParam: prim.Param, YParam: e.Axes[pl.secondary].Param,
-				XValues: xs, YValues: ys, NX: min(len(xs), r.opts.MaxHeatBins), NY: min(len(ys), r.opts.MaxHeatBins), Fixed: fixed}
-			h.cells = make([]acc, h.NX*h.NY)
-			pl.heat = h
-			r.Heats = append(r.Heats, h)
+			combos := 1
+			for _, i := range pl.others {
+				combos *= len(e.Axes[i].Values)
+			}
+			pl.heatAll = combos <= maxHeatsPerEntry
+			if !pl.heatAll {
+				combos = 1
+			}
+			for k := range combos {
+				hf := fixed
+				if pl.heatAll {
+					hf = nil
+					rest := k
+					for j := len(pl.others) - 1; j >= 0; j-- {
+						ax := &e.Axes[pl.others[j]]
+						hf = append([]ParamValue{fixedValue(e, ax.Param, ax.Values[rest%len(ax.Values)])}, hf...)
+						rest /= len(ax.Values)
+					}
+				}
+				h := &Heat{Algorithm: e.Algorithm, XParam: prim.Param, YParam: e.Axes[pl.secondary].Param,
+					XValues: xs, YValues: ys, NX: min(len(xs), r.opts.MaxHeatBins), NY: min(len(ys), r.opts.MaxHeatBins), Fixed: hf}
+				h.cells = make([]acc, h.NX*h.NY)
+				pl.heats = append(pl.heats, h)
+				r.Heats = append(r.Heats, h)
+			}
 		}
 	}
 	return plans
 }
+
+// maxHeatsPerEntry bounds the heat maps of one sweep entry: one per
+// combination of its further swept parameters when there are at most this
+// many, else one at the lesson's (or the middle) values.
+const maxHeatsPerEntry = 6
 
 // thinAxis picks at most k indices of an axis's values for a curve, in
 // ascending order: all of them when there are few; else half evenly spaced
@@ -492,6 +611,7 @@ func pointColumns() []string {
 func (r *Run) scanPoints(ctx context.Context, files []string, plans []*entryPlan) error {
 	cols := pointColumns()
 	np := len(model.Params)
+	total := r.Spec.Points() * int64(max(1, r.Spec.Replicates))
 	var cur Point
 	have := false
 	algoIdx := map[model.Algorithm]int{}
@@ -506,6 +626,9 @@ func (r *Run) scanPoints(ctx context.Context, files []string, plans []*entryPlan
 		lastName, lastAlg := "", model.Algorithm(0)
 		err := sweep.ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
 			c := rec.Columns()
+			if r.opts.Progress != nil {
+				r.opts.Progress(r.Rows, total)
+			}
 			for i := range int(rec.NumRows()) {
 				r.Rows++
 				id, ok := sweep.Int(c[0], i)
@@ -607,17 +730,30 @@ func (r *Run) emit(file string, p *Point, plans []*entryPlan, algoIdx map[model.
 	if pl.primary < 0 {
 		return nil
 	}
+	pi := pl.idx[pl.primary]
+	onSlice := true // on the drawn slice of the further axes
 	for i, want := range pl.refIdx {
 		if want >= 0 && pl.idx[i] != want {
-			return nil // off the drawn slice of a third axis
+			onSlice = false
 		}
 	}
-	pi := pl.idx[pl.primary]
+	if pl.secondary >= 0 && (pl.heatAll || onSlice) {
+		si := pl.idx[pl.secondary]
+		k := 0
+		if pl.heatAll {
+			for _, i := range pl.others {
+				k = k*len(pl.entry.Axes[i].Values) + pl.idx[i]
+			}
+		}
+		h := pl.heats[k]
+		h.cells[binOf(si, len(h.YValues), h.NY)*h.NX+binOf(pi, len(h.XValues), h.NX)].add(p)
+	}
+	if !onSlice {
+		return nil
+	}
 	si := 0
 	if pl.secondary >= 0 {
 		si = pl.idx[pl.secondary]
-		h := pl.heat
-		h.cells[binOf(si, len(h.YValues), h.NY)*h.NX+binOf(pi, len(h.XValues), h.NX)].add(p)
 	}
 	if c := pl.curveOf[si]; c != nil {
 		slot, ok := pi, true

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/ratesweep/ratesweep/model"
@@ -12,11 +14,26 @@ import (
 // frontier.csv always has every frontier point.
 const maxFrontierRows = 40
 
-// paramsCell prints a policy's parameters, e.g. "window_s=60 limit=600".
+// paramsCell prints a policy's parameters, e.g. "window_s=60 limit=600":
+// the required ones, and optional ones that differ from their default
+// (nginx's delay at or beyond its burst is "nodelay").
 func paramsCell(p model.Policy) string {
 	var parts []string
 	for _, n := range p.Algorithm.Params() {
 		parts = append(parts, fmt.Sprintf("%s=%g", n, p.Get(n)))
+	}
+	for _, n := range p.Algorithm.OptionalParams() {
+		prm, _ := model.LookupParam(n)
+		v := p.Get(n)
+		switch {
+		case v == prm.Default || v == 0: // a zero value means the default (nodes 0 is 1)
+		case p.Algorithm == model.Nginx && n == "delay" && p.Delay >= p.Burst:
+			parts = append(parts, "nodelay")
+		case prm.ParamName(v) != "":
+			parts = append(parts, n+"="+prm.ParamName(v))
+		default:
+			parts = append(parts, fmt.Sprintf("%s=%g", n, v))
+		}
 	}
 	return strings.Join(parts, " ")
 }
@@ -88,34 +105,76 @@ func thin(n, k int) []int {
 }
 
 // TargetsTable gives, for each missed-% target, the setting with the least
-// legitimate cut overall and per algorithm.
+// legitimate cut overall and per algorithm, flagging settings on an end of
+// their swept range.
 func (r *Run) TargetsTable() *Table {
 	t := &Table{
 		Title:   "Best setting for a target miss rate: the least legitimate cut that misses at most the target",
-		Headers: []string{"missed at most", "algorithm", "parameters", "false cut", "legit cut %", "missed %"},
-		Right:   []bool{true, false, false, true, true, true},
+		Headers: []string{"missed at most", "algorithm", "parameters", "false cut", "legit cut %", "missed %", "edge of the swept range"},
+		Right:   []bool{true, false, false, true, true, true, false},
 	}
+	edges := false
 	for _, target := range r.opts.Targets {
 		tl := fmt.Sprintf("%g%%", target)
-		row := func(who string, f *Frontier) {
+		row := func(overall bool, a string, f *Frontier) {
 			if b, ok := f.Best(target); ok {
-				t.AddRow(tl, who, paramsCell(b.Policy), b.FalseCut, pct2(b.X()), pct2(b.Y()))
+				who := b.Policy.Algorithm.String()
+				if overall {
+					who = "best of all: " + who
+				}
+				var flags []string
+				for _, e := range EdgesOfRange(r.Spec, b.ID) {
+					flags = append(flags, "⚠ "+e.String())
+				}
+				edges = edges || len(flags) > 0
+				t.AddRow(tl, who, paramsCell(b.Policy), b.FalseCut, pct2(b.X()), pct2(b.Y()), strings.Join(flags, "; "))
 				return
 			}
 			low := "–"
 			if n := f.Len(); n > 0 {
 				low = pct2(f.Points()[n-1].Y())
 			}
-			t.AddRow(tl, who, "none reaches the target", "–", "–", "lowest "+low)
+			who := a
+			if overall {
+				who = "best of all"
+			}
+			t.AddRow(tl, who, "none reaches the target", "–", "–", "lowest "+low, "")
 		}
-		row("any", &r.Frontier)
+		row(true, "", &r.Frontier)
 		for _, a := range r.Algos {
-			row(a.Algorithm.String(), &a.Frontier)
+			row(false, a.Algorithm.String(), &a.Frontier)
 		}
 	}
-	t.Note = "\"any\" is the best over all algorithms (a point of the frontier); the other rows are each algorithm's own best."
+	t.Note = "\"best of all\" is the best over every algorithm (a point of the frontier); the rows below it are each algorithm's own best. " +
+		"Targets: --target missed<=N% (repeatable)."
+	if edges {
+		t.Note += " ⚠ marks a parameter at the smallest or largest value its sweep tried: the optimum may lie beyond, so extend the sweep that way before trusting it."
+	}
 	return t
 }
+
+// PickSummary says which setting to pick, one line per target: the best
+// of all algorithms, and whether it sits on the edge of its sweep.
+func (r *Run) PickSummary() []string {
+	var out []string
+	for _, target := range r.opts.Targets {
+		b, ok := r.Frontier.Best(target)
+		if !ok {
+			out = append(out, fmt.Sprintf("missing at most %g%% of the abusive requests: no setting of the run gets there", target))
+			continue
+		}
+		s := fmt.Sprintf("missing at most %g%% of the abusive requests: %s %s, which cuts %.2f%% of the legitimate requests and misses %.2f%%",
+			target, b.Policy.Algorithm, paramsCell(b.Policy), b.X(), b.Y())
+		if e := EdgesOfRange(r.Spec, b.ID); len(e) > 0 {
+			s += fmt.Sprintf(" (⚠ %s: extend the sweep before trusting it)", e[0])
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// pickIntro opens the best-settings section.
+const pickIntro = "What to pick, for each target (--target missed<=N%); the table adds each algorithm's own best."
 
 // SelectedTable lists the selected points with their three numbers.
 func (r *Run) SelectedTable() *Table {
@@ -173,4 +232,18 @@ func (r *Run) WriteFrontierCSV(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ParseTarget reads a best-settings target such as "missed<=5%" (or
+// "missed<=5") as a missed-% bound in [0, 100].
+func ParseTarget(s string) (float64, error) {
+	rest, ok := strings.CutPrefix(strings.ReplaceAll(s, " ", ""), "missed<=")
+	if !ok {
+		return 0, fmt.Errorf("%q: want missed<=N%% (abusive requests missed, at most N %%)", s)
+	}
+	v, err := strconv.ParseFloat(strings.TrimSuffix(rest, "%"), 64)
+	if err != nil || v < 0 || v > 100 || math.IsNaN(v) {
+		return 0, fmt.Errorf("%q: N must be a number from 0 to 100", s)
+	}
+	return v, nil
 }

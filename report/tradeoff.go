@@ -10,13 +10,14 @@ import (
 	"github.com/ratesweep/ratesweep/model"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// algoIndex is an algorithm's colour index: its position among the
-// algorithms the spec sweeps.
-func (r *Run) algoIndex(a model.Algorithm) int {
+// algoOrder is an algorithm's position among the algorithms the spec
+// sweeps (legend order).
+func (r *Run) algoOrder(a model.Algorithm) int {
 	var seen []model.Algorithm
 	for _, e := range r.Spec.Entries {
 		if !slices.Contains(seen, e.Algorithm) {
@@ -56,21 +57,7 @@ func labelIndices(pts []CurvePoint) []int {
 	if lo > hi {
 		lo, hi = hi, lo
 	}
-	var targets []float64
-	if lo > 0 && hi/lo >= 20 {
-		for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
-			for _, m := range []float64{1, 2, 5} {
-				if v := m * math.Pow(10, e); v >= lo && v <= hi {
-					targets = append(targets, v)
-				}
-			}
-		}
-	} else {
-		step := niceStep(hi-lo, 5)
-		for v := math.Ceil(lo/step) * step; v <= hi; v += step {
-			targets = append(targets, v)
-		}
-	}
+	targets := roundValues(lo, hi, lo > 0 && hi/lo >= 20, 5)
 	var out []int
 	for _, v := range targets {
 		best := 0
@@ -129,7 +116,7 @@ func (r *Run) TradeoffAllFigure() *Figure {
 		return nil
 	}
 	return r.tradeoffFigure("tradeoff-all", curves, "Every algorithm, one curve each: false cuts vs missed abuse",
-		"Every algorithm of the run, one curve each (the one through a 60 s window or 10 requests/s where the run has it); colours repeat with another dash. ")
+		"Every algorithm of the run, one curve each (the one through a 60 s window or 10 requests/s where the run has it), each in its own colour. ")
 }
 
 // lessonSetting reports whether a curve's fixed parameter is the lesson's
@@ -143,12 +130,126 @@ func lessonSetting(c *Curve) bool {
 	return false
 }
 
-// tradeoffFigure draws curves, the frontier over every point and the
-// lesson's reference settings, under a title; note opens the caption.
+// legendGroup is one block of the trade-off legend: a heading and entries,
+// each with a thumbnail.
+type legendGroup struct {
+	head    string
+	sub     string // a grey line under the heading, may be empty
+	entries []legendEntry
+}
+
+type legendEntry struct {
+	label  string
+	thumbs []plot.Thumbnailer
+}
+
+// legend sizes.
+const (
+	legFont   = 8.5 // points
+	legLine   = 11.5
+	legThumb  = 30
+	legColGap = 14
+)
+
+// legendLayout places groups in columns under the plot, each group in the
+// shortest column so far; it returns the columns' groups and the height.
+func legendLayout(groups []legendGroup, width vg.Length) ([][]legendGroup, vg.Length) {
+	sty := textStyle(vg.Points(legFont))
+	colW := vg.Length(0)
+	for _, g := range groups {
+		colW = max(colW, sty.Width(g.head), sty.Width(g.sub))
+		for _, e := range g.entries {
+			colW = max(colW, vg.Points(legThumb+4)+sty.Width(e.label))
+		}
+	}
+	ncol := max(1, int((width+vg.Points(legColGap))/(colW+vg.Points(legColGap))))
+	cols := make([][]legendGroup, ncol)
+	hs := make([]int, ncol)
+	for _, g := range groups {
+		k := slices.Index(hs, slices.Min(hs))
+		cols[k] = append(cols[k], g)
+		hs[k] += groupLines(g) + 1
+	}
+	return cols, vg.Points(legLine * float64(slices.Max(hs)))
+}
+
+func groupLines(g legendGroup) int {
+	n := 1 + len(g.entries)
+	if g.sub != "" {
+		n++
+	}
+	return n
+}
+
+// drawLegend draws the columns of legendLayout into c.
+func drawLegend(c draw.Canvas, cols [][]legendGroup) {
+	sty := textStyle(vg.Points(legFont))
+	grey := sty
+	grey.Color = color.RGBA{0x55, 0x55, 0x55, 0xFF}
+	colW := (c.Max.X - c.Min.X) / vg.Length(len(cols))
+	line := vg.Points(legLine)
+	for k, groups := range cols {
+		x := c.Min.X + vg.Length(k)*colW
+		y := c.Max.Y
+		for _, g := range groups {
+			fillText(c, sty, x, y, g.head)
+			y -= line
+			if g.sub != "" {
+				fillText(c, grey, x+vg.Points(4), y, g.sub)
+				y -= line
+			}
+			for _, e := range g.entries {
+				th := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+					Min: vg.Point{X: x + vg.Points(2), Y: y - line + vg.Points(1)},
+					Max: vg.Point{X: x + vg.Points(legThumb), Y: y - vg.Points(1)}}}
+				for _, t := range e.thumbs {
+					t.Thumbnail(&th)
+				}
+				fillText(c, sty, x+vg.Points(legThumb+4), y, e.label)
+				y -= line
+			}
+			y -= line
+		}
+	}
+}
+
+// frontierRun is a stretch of consecutive frontier points of one algorithm.
+type frontierRun struct {
+	alg    model.Algorithm
+	lo, hi int // indices into the frontier, inclusive
+}
+
+func frontierRuns(fp []FrontierPoint) []frontierRun {
+	var runs []frontierRun
+	for i, q := range fp {
+		if n := len(runs); n > 0 && runs[n-1].alg == q.Policy.Algorithm {
+			runs[n-1].hi = i
+			continue
+		}
+		runs = append(runs, frontierRun{q.Policy.Algorithm, i, i})
+	}
+	return runs
+}
+
+// pointTitle is a point's tooltip: algorithm, parameters and its three numbers.
+func pointTitle(p *Point) string {
+	return fmt.Sprintf("%s %s — caught %s, missed %s (%.1f%%), false cut %s (%.1f%%)",
+		p.Policy.Algorithm, paramsCell(p.Policy), groupDigits(p.Caught), groupDigits(p.Missed), p.Y(),
+		groupDigits(p.FalseCut), p.X())
+}
+
+// tradeoffFigure draws curves, the frontier over every point (coloured by
+// the algorithm each stretch comes from) and the lesson's reference
+// settings, under a title, with the legend below the plot; note opens the
+// caption.
 func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *Figure {
 	headline := r.headline()
-	f := &Figure{Name: name, W: 11 * vg.Inch, H: 6.8 * vg.Inch,
-		Title: title + " (" + headline + ")"}
+	f := &Figure{Name: name, W: 11 * vg.Inch, Title: title + " (" + headline + ")"}
+	// Curves grouped by algorithm in the spec's order (an algorithm swept in
+	// several entries, like fixed_window's phase_s, stays in its group).
+	curves = slices.Clone(curves)
+	slices.SortStableFunc(curves, func(a, b *Curve) int { return r.algoOrder(a.Algorithm) - r.algoOrder(b.Algorithm) })
+
 	p := plot.New()
 	p.Title.Text = title + "\n" + headline
 	p.Title.TextStyle.Font.Size = vg.Points(13)
@@ -156,17 +257,13 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 	p.Y.Label.Text = "abusive requests missed (% of all abusive requests)   → worse"
 	p.X.Tick.Marker, p.Y.Tick.Marker = pctTicks{}, pctTicks{}
 	p.Add(plotter.NewGrid())
-	leg := plot.NewLegend()
-	leg.Left, leg.Top = true, true
-	leg.TextStyle.Font.Size = vg.Points(9)
-	leg.ThumbnailWidth = vg.Points(28)
+	hover := &hoverLayer{f: f}
 
-	// Curves, grouped by algorithm: one colour per algorithm, one dash and
-	// glyph per fixed secondary value.
 	xmax, ymax := 0.0, 0.0
 	track := func(x, y float64) {
 		xmax, ymax = max(xmax, x), max(ymax, y)
 	}
+	var groups []legendGroup
 	nth := map[model.Algorithm]int{}
 	var swept []string
 	var placed []vg.Point // label anchors so far, in fractions of the axes
@@ -181,6 +278,9 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 		placed = append(placed, q)
 		return true
 	}
+	// The frontier first, under the curves, so that no marker hides under it.
+	fg := r.addFrontier(p, hover, xr, yr)
+	oneEach := name == "tradeoff-all"
 	for _, c := range curves {
 		pts := c.Points()
 		if len(pts) == 0 {
@@ -188,18 +288,19 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 		}
 		k := nth[c.Algorithm]
 		nth[c.Algorithm]++
-		first := k == 0
-		if name == "tradeoff-all" {
-			k = r.algoIndex(c.Algorithm) / paletteSize // same colour: another dash
-		}
-		if first {
-			head := algoLabel(c.Algorithm)
+		if k == 0 || groups[len(groups)-1].head != algoLabel(c.Algorithm) {
+			g := legendGroup{head: algoLabel(c.Algorithm)}
 			if len(pts) > 1 {
-				head += fmt.Sprintf(" — along each curve: %s %s–%s", c.Param, fmtNum(pts[0].Value), fmtNum(pts[len(pts)-1].Value))
+				g.sub = fmt.Sprintf("along each curve: %s %s–%s", c.Param, fmtNum(pts[0].Value), fmtNum(pts[len(pts)-1].Value))
 			}
-			leg.Add(head)
+			groups = append(groups, g)
+		} else if g := &groups[len(groups)-1]; len(pts) > 1 && !strings.Contains(g.sub, c.Param) {
+			g.sub += fmt.Sprintf("; %s %s–%s", c.Param, fmtNum(pts[0].Value), fmtNum(pts[len(pts)-1].Value))
 		}
-		ls, gs := curveStyle(algoColor(r.algoIndex(c.Algorithm)), k)
+		ls, gs := curveStyle(algoColor(c.Algorithm), k)
+		if oneEach {
+			gs.Shape = draw.CircleGlyph{} // filled: every algorithm's marker shows its colour
+		}
 		xys := make(plotter.XYs, len(pts))
 		for i, q := range pts {
 			xys[i] = plotter.XY{X: q.X, Y: q.Y}
@@ -218,6 +319,9 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 			if free(xys[j].X, xys[j].Y) {
 				mxys = append(mxys, xys[j])
 				lbls = append(lbls, fmtNum(pts[j].Value))
+				hover.add(xys[j].X, xys[j].Y, hoverMark{Algorithm: c.Algorithm.String(), Kind: "curve",
+					Title: fmt.Sprintf("%s, %s %s: %.1f%% of legitimate requests cut, %.1f%% of abusive missed",
+						c.Label(), c.Param, fmtNum(pts[j].Value), pts[j].X, pts[j].Y)})
 			}
 		}
 		if len(mxys) == 0 { // keep one marker so the curve matches its legend entry
@@ -236,56 +340,30 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 			lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
 			p.Add(lb)
 		}
-		label := "   " + c.Label()
+		label := c.Label()
 		if i := strings.Index(label, ", "); i >= 0 {
-			label = "   " + label[i+2:]
+			label = label[i+2:]
+		} else {
+			label = "(no second parameter)"
 		}
 		if len(pts) > 1 && !slices.Contains(swept, c.Param) {
 			swept = append(swept, c.Param)
 		}
-		leg.Add(label, thumbs...)
+		g := &groups[len(groups)-1]
+		g.entries = append(g.entries, legendEntry{label, thumbs})
 	}
 
-	// The frontier: a staircase (from each frontier point, the best missed %
-	// holds until the next point's legit cut %).
-	fp := r.Frontier.Points()
-	fxys := make(plotter.XYs, len(fp))
-	for i, q := range fp {
-		fxys[i] = plotter.XY{X: q.X(), Y: q.Y()}
+	for _, q := range r.Frontier.Points() {
 		track(q.X(), q.Y())
 	}
-	if len(fp) > 0 {
-		fl, _ := plotter.NewLine(fxys)
-		fl.StepStyle = plotter.PostStep
-		fl.LineStyle = draw.LineStyle{Color: color.RGBA{0, 0, 0, 150}, Width: vg.Points(3.5)}
-		p.Add(fl)
-		leg.Add(fmt.Sprintf("Pareto frontier over all %s points (%d settings)", groupDigits(r.Points), len(fp)), fl)
-	}
-
-	// The lesson's reference points.
-	var refs []string
-	var refThumbs [][]plot.Thumbnailer
 	for _, ref := range r.Refs {
-		col := algoColor(r.algoIndex(ref.Policy.Algorithm))
-		xy := plotter.XYs{{X: ref.X(), Y: ref.Y()}}
 		track(ref.X(), ref.Y())
-		ring, _ := plotter.NewScatter(xy)
-		ring.GlyphStyle = draw.GlyphStyle{Color: colBlack, Radius: vg.Points(7.5), Shape: draw.RingGlyph{}}
-		dot, _ := plotter.NewScatter(xy)
-		dot.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(5.5), Shape: draw.CircleGlyph{}}
-		p.Add(ring, dot)
-		// Smaller copies for the legend row.
-		lring, ldot := *ring, *dot
-		lring.GlyphStyle.Radius, ldot.GlyphStyle.Radius = vg.Points(4.5), vg.Points(3.2)
-		refs = append(refs, fmt.Sprintf("   %s: %.1f%% cut, %.1f%% missed", lessonName(ref.Policy), ref.X(), ref.Y()))
-		refThumbs = append(refThumbs, []plot.Thumbnailer{&lring, &ldot})
 	}
-
-	if len(refs) > 0 {
-		leg.Add("the lesson's reference settings")
-		for i := range refs {
-			leg.Add(refs[i], refThumbs[i]...)
-		}
+	rg := r.addRefs(p, hover)
+	p.Add(hover)
+	groups = append(groups, fg)
+	if len(rg.entries) > 0 {
+		groups = append(groups, rg)
 	}
 
 	// Linear axes from 0 % so that settings with no false cut (0 %) sit on
@@ -293,25 +371,155 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 	p.X.Min, p.X.Max = 0, math.Max(1, xmax*1.04)
 	p.Y.Min, p.Y.Max = 0, math.Max(1, math.Min(100, ymax)*1.02)
 
-	leg.Add("Numbers at markers: the swept " + strings.Join(swept, " / "))
-	leg.Add("Curves show a few values of each algorithm's")
-	leg.Add("second parameter; the frontier uses every point.")
-	leg.Add("Both axes linear from 0 %: lower left is better.")
+	margin := vg.Points(10)
+	cols, legH := legendLayout(groups, f.W-2*margin)
+	plotH := 5.6 * vg.Inch
+	f.H = plotH + legH + vg.Points(16)
 
 	f.Caption = note + "Each curve is one algorithm with its second parameter fixed (" + curveSummary(r, curves) +
-		"); moving along a curve changes the swept parameter, whose value is printed at the markers. " +
-		"The thick black staircase is the Pareto frontier over all " + groupDigits(r.Points) +
-		" settings in the run: no setting is both to the left of and below it. Rings mark the lesson's three " +
+		"); moving along a curve changes the swept parameter (" + strings.Join(swept, ", ") + "), whose value is printed at the markers. " +
+		"The thick staircase is the Pareto frontier over all " + groupDigits(r.Points) +
+		" settings in the run: no setting is both to the left of and below it; each stretch has the colour of the algorithm it comes from, " +
+		"also when that algorithm has no curve here. Rings mark the lesson's three " +
 		"reference settings (600 requests per 60 s fixed and sliding window, token bucket 10/s with capacity 900) " +
 		"when the run contains them. Both axes are linear and start at 0 %, so settings that cut no legitimate " +
-		"request lie on the y axis; lower left is better."
+		"request lie on the y axis; lower left is better. In the page, hovering a marker or a frontier corner names the setting."
 	f.draw = func(c draw.Canvas) {
-		legW := vg.Length(0.34)
-		p.Draw(sub(c, 0, 1-float64(legW), 0, 1))
-		lc := sub(c, 1-float64(legW)+0.01, 1, 0, 0.93)
-		leg.Draw(lc)
+		top := c.Max.Y
+		pc := c
+		pc.Min.Y = top - plotH
+		p.Draw(draw.Crop(pc, margin, -margin, 0, -vg.Points(4)))
+		lc := c
+		lc.Max.Y = top - plotH - vg.Points(10)
+		drawLegend(draw.Crop(lc, margin+vg.Points(30), -margin, 0, 0), cols)
 	}
 	return f
+}
+
+// addFrontier draws the frontier on p as a staircase (from each frontier
+// point, the best missed % holds until the next point's legit cut %): a dark
+// underlay with each stretch in the colour of the algorithm it comes from,
+// the long ones named. xr and yr are the axes' extents. It returns the
+// frontier's legend group.
+func (r *Run) addFrontier(p *plot.Plot, hover *hoverLayer, xr, yr float64) legendGroup {
+	fp := r.Frontier.Points()
+	fg := legendGroup{head: fmt.Sprintf("Pareto frontier over all %s points (%d settings)", groupDigits(r.Points), len(fp)),
+		sub: "each stretch in the colour of its algorithm"}
+	if len(fp) == 0 {
+		return fg
+	}
+	fxys := make(plotter.XYs, len(fp))
+	for i, q := range fp {
+		fxys[i] = plotter.XY{X: q.X(), Y: q.Y()}
+		hover.add(q.X(), q.Y(), hoverMark{Algorithm: q.Policy.Algorithm.String(), Kind: "frontier",
+			Title: "frontier: " + pointTitle(&q.Point)})
+	}
+	under, _ := plotter.NewLine(fxys)
+	under.StepStyle = plotter.PostStep
+	under.LineStyle = draw.LineStyle{Color: colBlack, Width: vg.Points(5.5)}
+	p.Add(under)
+
+	type stretch struct {
+		alg  model.Algorithm
+		seg  plotter.XYs
+		span float64 // length in fractions of the axes
+	}
+	var stretches []stretch
+	count := map[model.Algorithm]int{}
+	xlo, xhi := map[model.Algorithm]float64{}, map[model.Algorithm]float64{}
+	var order []model.Algorithm
+	longest := map[model.Algorithm]int{} // index into stretches
+	for _, run := range frontierRuns(fp) {
+		// The stretch: its points, then the step to the next point's x.
+		seg := slices.Clone(fxys[run.lo : run.hi+1])
+		if run.hi+1 < len(fxys) {
+			seg = append(seg, plotter.XY{X: fxys[run.hi+1].X, Y: fxys[run.hi].Y})
+		}
+		if len(seg) == 1 {
+			seg = append(seg, seg[0])
+		}
+		l, _ := plotter.NewLine(seg)
+		l.StepStyle = plotter.PostStep
+		l.LineStyle = draw.LineStyle{Color: algoColor(run.alg), Width: vg.Points(3)}
+		p.Add(l)
+		stretches = append(stretches, stretch{run.alg, seg, (seg[len(seg)-1].X-seg[0].X)/xr + math.Abs(seg[len(seg)-1].Y-seg[0].Y)/yr})
+		k, ok := longest[run.alg]
+		if !ok {
+			order = append(order, run.alg)
+			xlo[run.alg] = fxys[run.lo].X
+		}
+		xhi[run.alg] = fxys[run.hi].X
+		if !ok || stretches[len(stretches)-1].span > stretches[k].span {
+			longest[run.alg] = len(stretches) - 1
+		}
+		count[run.alg] += run.hi - run.lo + 1
+	}
+	// Named: each algorithm's longest stretch and any other long one, below
+	// and left of its first corner, where the staircase (descending to the
+	// right) leaves room; near the y axis, below and right of it.
+	var left, right plotter.XYLabels
+	for i, st := range stretches {
+		if st.span < 0.01 || (st.span < 0.08 && longest[st.alg] != i) {
+			continue
+		}
+		ls := &right
+		if st.seg[0].X <= 0.07*xr {
+			ls = &left
+		}
+		ls.XYs = append(ls.XYs, st.seg[0])
+		ls.Labels = append(ls.Labels, algoLabel(st.alg))
+	}
+	for _, side := range []struct {
+		ls     plotter.XYLabels
+		align  text.XAlignment
+		offset vg.Point
+	}{
+		{right, draw.XRight, vg.Point{X: -vg.Points(5), Y: -vg.Points(6)}},
+		{left, draw.XLeft, vg.Point{X: vg.Points(5), Y: -vg.Points(18)}},
+	} {
+		if len(side.ls.XYs) == 0 {
+			continue
+		}
+		lb, _ := plotter.NewLabels(side.ls)
+		for i := range lb.TextStyle {
+			lb.TextStyle[i].Font.Size = vg.Points(8)
+			lb.TextStyle[i].Color = colBlack
+			lb.TextStyle[i].YAlign = draw.YTop
+			lb.TextStyle[i].XAlign = side.align
+		}
+		lb.Offset = side.offset
+		p.Add(lb)
+	}
+	for _, a := range order {
+		under := &plotter.Line{LineStyle: draw.LineStyle{Color: colBlack, Width: vg.Points(5.5)}}
+		over := &plotter.Line{LineStyle: draw.LineStyle{Color: algoColor(a), Width: vg.Points(3)}}
+		fg.entries = append(fg.entries, legendEntry{fmt.Sprintf("%s: %d settings, %.1f–%.1f%% cut", algoLabel(a), count[a], xlo[a], xhi[a]),
+			[]plot.Thumbnailer{under, over}})
+	}
+	return fg
+}
+
+// addRefs marks the lesson's reference settings on p with rings and
+// returns their legend group.
+func (r *Run) addRefs(p *plot.Plot, hover *hoverLayer) legendGroup {
+	rg := legendGroup{head: "the lesson's reference settings"}
+	for _, ref := range r.Refs {
+		col := algoColor(ref.Policy.Algorithm)
+		xy := plotter.XYs{{X: ref.X(), Y: ref.Y()}}
+		ring, _ := plotter.NewScatter(xy)
+		ring.GlyphStyle = draw.GlyphStyle{Color: colBlack, Radius: vg.Points(7.5), Shape: draw.RingGlyph{}}
+		dot, _ := plotter.NewScatter(xy)
+		dot.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(5.5), Shape: draw.CircleGlyph{}}
+		p.Add(ring, dot)
+		hover.add(ref.X(), ref.Y(), hoverMark{Algorithm: ref.Policy.Algorithm.String(), Kind: "reference",
+			Title: "the lesson's " + lessonName(ref.Policy) + ": " + pointTitle(&ref)})
+		// Smaller copies for the legend row.
+		lring, ldot := *ring, *dot
+		lring.GlyphStyle.Radius, ldot.GlyphStyle.Radius = vg.Points(4.5), vg.Points(3.2)
+		rg.entries = append(rg.entries, legendEntry{fmt.Sprintf("%s: %.1f%% cut, %.1f%% missed", lessonName(ref.Policy), ref.X(), ref.Y()),
+			[]plot.Thumbnailer{&lring, &ldot}})
+	}
+	return rg
 }
 
 // curveRange is the extent of the plotted data (for spacing labels).

@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# Loads the default run's report page in headless Chromium and checks that
-# every image loads (<img>, inline <svg>, and <image> inside the SVGs) and
-# that the page logs nothing to the console and raises no error.
+# Renders the default run's report in headless Chromium as a reader's browser
+# does and checks it with scripts/browser-check.js: every image loads, no
+# console error; fonts come from the page (not the machine) and no text
+# leaves its figure or sits on another; each figure's SVG, drawn by the
+# browser, matches its PNG pixel for pixel within anti-aliasing; every
+# algorithm has its own colour under the trade-off plot's markers, and each
+# marker has a hover title. A report of an incomplete run must be refused
+# without --allow-incomplete and carry the banner on the page and every
+# figure with it.
+#
+# A run whose names are markup must show them as text (no image loads, no
+# script runs).
 #
 # Usage: scripts/test-browser.sh [BIN]   (BIN default: bin/ratesweep)
 #
-# Each run also checks the checker: three broken copies of the page (a missing
-# image, a corrupt image inside an SVG, a console error) must fail, or the
-# test fails.
+# Each run also checks the checker: broken copies of the page (a missing
+# image, a corrupt image inside an SVG, a console error, a text overflowing
+# its figure, a figure whose SVG is shifted against its PNG, two algorithms
+# in one colour, fonts not embedded, the banner removed) must fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-bin/ratesweep}
@@ -24,77 +34,27 @@ trap 'rm -rf "$TMP"' EXIT
 "$BIN" report "$TMP/run" --quiet
 PAGE_DIR="$TMP/run/report"
 
-# The checker runs first in <head> (after the charset): it records errors (capture phase, so
-# failed resources count too) and console.error calls, then after load checks
-# every image and writes its verdict into the DOM as <pre id="browser-check">.
-cat >"$TMP/checker.html" <<'EOF'
-<script>
-(function () {
-  var errors = [];
-  window.addEventListener('error', function (e) {
-    var t = e.target;
-    if (t && t !== window) {
-      var src = t.src || (t.href && t.href.baseVal) || (t.getAttribute && t.getAttribute('href')) || t.tagName;
-      errors.push('resource failed: ' + String(src).slice(0, 80));
-    } else {
-      errors.push('error: ' + e.message);
-    }
-  }, true);
-  var ce = console.error;
-  console.error = function () {
-    errors.push('console.error: ' + Array.prototype.join.call(arguments, ' '));
-    ce.apply(console, arguments);
-  };
-  function loads(src) {
-    return new Promise(function (ok) {
-      var im = new Image();
-      im.onload = function () { ok(im.naturalWidth > 0); };
-      im.onerror = function () { ok(false); };
-      im.src = src;
-    });
-  }
-  window.addEventListener('load', function () {
-    var bad = [], waits = [];
-    var imgs = document.images;
-    for (var i = 0; i < imgs.length; i++) {
-      if (!(imgs[i].complete && imgs[i].naturalWidth > 0)) bad.push('img ' + imgs[i].src.slice(0, 80));
-    }
-    var svgs = document.querySelectorAll('svg');
-    for (var j = 0; j < svgs.length; j++) {
-      var r = svgs[j].getBoundingClientRect();
-      if (!(r.width > 0 && r.height > 0 && svgs[j].querySelector('path') && svgs[j].querySelector('text'))) bad.push('svg #' + j + ' is empty');
-    }
-    var inner = document.querySelectorAll('svg image');
-    Array.prototype.forEach.call(inner, function (im, k) {
-      var href = im.getAttribute('href') || im.getAttributeNS('http://www.w3.org/1999/xlink', 'href');
-      waits.push(loads(href).then(function (ok) { if (!ok) bad.push('svg image #' + k); }));
-    });
-    Promise.all(waits).then(function () {
-      var out = document.createElement('pre');
-      out.id = 'browser-check';
-      out.textContent = JSON.stringify({ok: bad.length === 0 && errors.length === 0 && svgs.length > 0,
-        img: imgs.length, svg: svgs.length, svgImage: inner.length, bad: bad, errors: errors});
-      document.body.appendChild(out);
-    });
-  });
-})();
-</script>
-EOF
+# The checker runs first in <head> (after the charset): it records errors
+# (capture phase, so failed resources count too) and console.error calls,
+# then after load checks the page and writes its verdict into the DOM as
+# <pre id="browser-check">.
+{ echo '<script>'; cat scripts/browser-check.js; echo '</script>'; } >"$TMP/checker.html"
 
 # check NAME FILE: loads FILE and returns 0 when the page passes.
 check() {
 	local name=$1 file=$2 prof
 	prof=$(mktemp -d)
 	set +e
-	timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run \
+	timeout 180 chromium --headless --no-sandbox --disable-gpu --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
-		--user-data-dir="$prof" --enable-logging=stderr --v=0 --virtual-time-budget=5000 \
+		--allow-file-access-from-files --window-size=1400,1000 --hide-scrollbars \
+		--user-data-dir="$prof" --enable-logging=stderr --v=0 --virtual-time-budget=60000 \
 		--dump-dom "file://$file" >"$TMP/$name.dom" 2>"$TMP/$name.log"
 	local rc=$?
 	set -e
 	rm -rf "$prof"
 	local verdict
-	verdict=$(sed -n 's/.*<pre id="browser-check">\(.*\)<\/pre>.*/\1/p' "$TMP/$name.dom" | sed 's/&quot;/"/g')
+	verdict=$(sed -n 's/.*<pre id="browser-check">\(.*\)<\/pre>.*/\1/p' "$TMP/$name.dom" | sed 's/&quot;/"/g; s/&amp;/\&/g; s/&lt;/</g; s/&gt;/>/g')
 	echo "test-browser: $name: chromium exit $rc; checker: ${verdict:-no verdict}"
 	# Console messages (from scripts or from the browser, e.g. failed loads).
 	if grep -E 'CONSOLE' "$TMP/$name.log"; then
@@ -104,8 +64,18 @@ check() {
 	[ "$rc" -eq 0 ] && [[ $verdict == '{"ok":true,'* ]]
 }
 
-inject() { # inject SRC DST EXTRA_BODY_HTML
-	sed -e "/<meta charset/r $TMP/checker.html" -e "s#</body>#$3</body>#" "$1" >"$2"
+inject() { # inject SRC DST EXTRA_BODY_HTML [EXTRA_HEAD_HTML]
+	sed -e "/<meta charset/r $TMP/checker.html" -e "s#<meta charset=\"utf-8\">#&${4:-}#" -e "s#</body>#$3</body>#" "$1" >"$2"
+}
+
+# A copy of the report whose figure STEM is changed by the sed script SED
+# (in the SVG file and inline in the page): broken DIR STEM SED.
+broken() {
+	local dir=$TMP/$1 stem=$2 script=$3
+	rm -rf "$dir"
+	cp -r "$PAGE_DIR" "$dir"
+	sed -i -e "$script" "$dir/$stem.svg"
+	inject "$PAGE_DIR/index.html" "$dir/check.html" ""
 }
 
 inject "$PAGE_DIR/index.html" "$PAGE_DIR/check.html" ""
@@ -113,16 +83,102 @@ inject "$PAGE_DIR/index.html" "$PAGE_DIR/broken-image.html" '<img src="missing.p
 inject "$PAGE_DIR/index.html" "$PAGE_DIR/console-error.html" '<script>console.error("boom")</script>'
 inject "$PAGE_DIR/index.html" "$PAGE_DIR/broken-svg-image.html" \
 	'<svg width="20" height="20"><image href="data:image/png;base64,AAAA" width="10" height="10"/><path d="M0,0L9,9"/><text>x</text></svg>'
+inject "$PAGE_DIR/index.html" "$PAGE_DIR/text-overflow.html" \
+	'<svg width="60" height="20"><path d="M0,0L9,9"/><text x="30" y="15">capacity 10–3,000 requests</text></svg>'
+# No @font-face for the page: the machine's fonts draw the inline SVGs.
+sed -e '/@font-face{/,/^\t*}$/d' "$PAGE_DIR/index.html" >"$TMP/nofont.html"
+inject "$TMP/nofont.html" "$PAGE_DIR/no-font.html" ""
+# The first heat map's SVG file shifted by 20 pt against its PNG.
+heat=$(basename "$(ls "$PAGE_DIR"/heatmap-1-*.svg | head -1)" .svg)
+broken shifted "$heat" 's/viewBox="0 0 /viewBox="0 20 /'
+# Two algorithms in one colour: the second algorithm's colour replaced by
+# the first's in the trade-off SVG file.
+trade=tradeoff-all
+[ -f "$PAGE_DIR/$trade.svg" ] || trade=tradeoff
+broken colours "$trade" 's/#332288/#CC6677/g'
 
+# Names that are markup: the page must show them as text (an unescaped one
+# would load an image or run a script, which the checker reports).
+cat >"$TMP/markup.yaml" <<'EOF'
+name: "markup <img src=x onerror=console.error('spec')>"
+scenario:
+  name: "<script>console.error('scenario')</script> & co"
+  duration_s: 60
+  clients:
+    - name: "<img src=y onerror=console.error('client')>"
+      class: legit
+      segments: [[0, 20, 2], [20, 30, 12], [30, 60, 2]]
+    - name: "abuser </svg><script>console.error('svg')</script>"
+      class: abusive
+      stage: none
+      segments: [[0, 60, 9]]
+sweep:
+  - algorithm: sliding_window
+    window_s: [30, 60]
+    limit: {from: 10, to: 400, step: 10}
+  - algorithm: token_bucket
+    rate: [1, 2, 5]
+    capacity: [10, 50, 100, 200]
+EOF
+"$BIN" run "$TMP/markup.yaml" --out "$TMP/markup" --quiet
+"$BIN" report "$TMP/markup" --quiet
+inject "$TMP/markup/report/index.html" "$TMP/markup/report/check.html" ""
+
+# An incomplete run: its manifest and one clients part removed.
+cp -r "$TMP/run" "$TMP/partial"
+rm "$TMP/partial/manifest.json" "$TMP/partial/clients/part-000001.parquet"
 fail=0
-check page "$PAGE_DIR/check.html" || { echo "test-browser: FAIL: the report page"; fail=1; }
-for neg in broken-image broken-svg-image console-error; do
-	if check "$neg" "$PAGE_DIR/$neg.html"; then
-		echo "test-browser: FAIL: the checker passed a page with a $neg"
-		fail=1
-	else
-		echo "test-browser: ok: the checker rejects a page with a $neg"
-	fi
+if "$BIN" report "$TMP/partial" --quiet 2>"$TMP/partial.err"; then
+	echo "test-browser: FAIL: report accepted a run without its manifest"
+	fail=1
+elif ! grep -q "clients/part-000001.parquet" "$TMP/partial.err"; then
+	echo "test-browser: FAIL: report's refusal does not name the missing part: $(cat "$TMP/partial.err")"
+	fail=1
+fi
+partial=1
+"$BIN" report "$TMP/partial" --allow-incomplete --quiet 2>/dev/null || {
+	echo "test-browser: FAIL: report --allow-incomplete"
+	fail=1 partial=0
+}
+EXPECT='<script>window.EXPECT_INCOMPLETE = true</script>'
+negs=("$PAGE_DIR/broken-image.html" "$PAGE_DIR/broken-svg-image.html" "$PAGE_DIR/console-error.html"
+	"$PAGE_DIR/text-overflow.html" "$PAGE_DIR/no-font.html" "$TMP/shifted/check.html" "$TMP/colours/check.html")
+if [ "$partial" = 1 ]; then
+	inject "$TMP/partial/report/index.html" "$TMP/partial/report/check.html" "" "$EXPECT"
+	sed -e '/id="incomplete-run"/d' "$TMP/partial/report/index.html" >"$TMP/nobanner.html"
+	inject "$TMP/nobanner.html" "$TMP/partial/report/no-banner.html" "" "$EXPECT"
+	negs+=("$TMP/partial/report/no-banner.html")
+fi
+
+# Every page in its own Chromium, JOBS at a time (each check reads back
+# every figure's pixels, so they run in parallel); the verdicts are printed
+# in order once all are in. want: pass or fail.
+JOBS=${TEST_BROWSER_JOBS:-4}
+names=() files=() wants=()
+add() { names+=("$1"); files+=("$2"); wants+=("$3"); }
+add page "$PAGE_DIR/check.html" pass
+add markup "$TMP/markup/report/check.html" pass
+[ "$partial" = 1 ] && add incomplete "$TMP/partial/report/check.html" pass
+for neg in "${negs[@]}"; do
+	name=$(basename "$neg" .html)
+	[ "$name" = check ] && name=$(basename "$(dirname "$neg")")
+	add "$name" "$neg" fail
+done
+for i in "${!names[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+	( if check "${names[$i]}" "${files[$i]}" >"$TMP/${names[$i]}.out" 2>&1; then echo pass; else echo fail; fi >"$TMP/${names[$i]}.got" ) &
+done
+wait
+for i in "${!names[@]}"; do
+	name=${names[$i]}
+	cat "$TMP/$name.out"
+	got=$(cat "$TMP/$name.got")
+	case "${wants[$i]}/$got" in
+	pass/pass) ;;
+	pass/*) echo "test-browser: FAIL: the page: $name"; fail=1 ;;
+	fail/fail) echo "test-browser: ok: the checker rejects a page with: $name" ;;
+	*) echo "test-browser: FAIL: the checker passed a page with: $name"; fail=1 ;;
+	esac
 done
 [ "$fail" -eq 0 ] && echo "test-browser: PASS"
 exit "$fail"

@@ -127,8 +127,8 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 		primitive(arrow.PrimitiveTypes.Int32, reps, nil, 0),
 		r.dictArray(dictInt8, primitive(arrow.PrimitiveTypes.Int8, algs, nil, 0), algorithmNames()),
 	}
-	for _, prm := range model.Params {
-		cols = append(cols, r.paramArray(lo, n, prm))
+	for j := range model.Params {
+		cols = append(cols, r.paramArray(lo, n, j))
 	}
 	met := r.metrics[lo:hi]
 	for _, m := range intMetrics {
@@ -159,9 +159,44 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 		}
 		cols = append(cols, primitive(arrow.PrimitiveTypes.Int64, v, valid, nulls))
 	}
+	cols = append(cols, r.policyArray(lo, n))
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
 
+// policyArray is the policy column of rows [lo, lo+n): each point's
+// canonical label, formatted once per part.
+func (r *partResult) policyArray(lo, n int) arrow.Array {
+	if !r.labelsValid || r.labelsOf != r.part {
+		r.labelOffsets, r.labelData = append(r.labelOffsets[:0], 0), r.labelData[:0]
+		for _, p := range r.policies {
+			r.labelData = p.AppendCanonical(r.labelData)
+			r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
+		}
+		r.labelsOf, r.labelsValid = r.part, true
+	}
+	s := &r.scratch
+	offs := s.int32s(n + 1)
+	var data []byte
+	if r.reps == 1 { // a contiguous slice of the part's labels
+		first := r.labelOffsets[lo]
+		for i := range offs {
+			offs[i] = r.labelOffsets[lo+i] - first
+		}
+		data = r.labelData[first:r.labelOffsets[lo+n]]
+	} else {
+		for i := range n {
+			pt := (lo + i) / r.reps
+			offs[i] = int32(len(data))
+			data = append(data, r.labelData[r.labelOffsets[pt]:r.labelOffsets[pt+1]]...)
+		}
+		offs[n] = int32(len(data))
+	}
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(offs))), len(offs)*4)
+	d := array.NewData(arrow.BinaryTypes.String, n,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(raw), memory.NewBufferBytes(data)}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
 func intColumn(s *columnScratch, met []model.Metrics, m intMetric) arrow.Array {
 	v := s.int64s(len(met))
 	for i := range met {
@@ -178,52 +213,64 @@ func floatColumn(s *columnScratch, met []model.Metrics, m floatMetric) arrow.Arr
 	return primitive(arrow.PrimitiveTypes.Float64, v, nil, 0)
 }
 
-// paramArray is parameter prm of rows [lo, lo+n), null where the row's
-// algorithm does not take it; enumerated parameters are dictionary strings.
-func (r *partResult) paramArray(lo, n int, prm model.Param) arrow.Array {
+// prepareParams fills r.paramVals with every point's parameter values,
+// column by column (parameter j of point i at j·points + i), once per part:
+// the batches read them by index, never by name.
+func (r *partResult) prepareParams() {
+	np, n := len(model.Params), len(r.policies)
+	r.paramVals = grow(r.paramVals, n*np)
+	row := make([]float64, np)
+	for i := range r.policies {
+		r.policies[i].Values(row)
+		for j, v := range row {
+			r.paramVals[j*n+i] = v
+		}
+	}
+}
+
+// paramArray is parameter j of model.Params for rows [lo, lo+n), null where
+// the row's algorithm does not take it; enumerated parameters are
+// dictionary strings.
+func (r *partResult) paramArray(lo, n, j int) arrow.Array {
+	prm := model.Params[j]
 	s := &r.scratch
 	var takes [256]bool // per algorithm
 	for _, a := range model.Algorithms {
 		takes[a] = a.Takes(prm.Name)
 	}
 	valid := s.bitmap(n)
-	nulls := 0
-	var ints []int64
-	var floats []float64
-	var enums []int8
+	vals := r.paramVals[j*len(r.policies) : (j+1)*len(r.policies)]
 	switch {
 	case prm.Values != nil:
-		enums = s.int8s(n)
+		enums := s.int8s(n)
+		nulls := fillParam(enums, valid, vals, r.policies, &takes, lo, r.reps)
+		return r.dictArray(dictInt8, primitive(arrow.PrimitiveTypes.Int8, enums, valid, nulls), prm.Values)
 	case prm.Int:
-		ints = s.int64s(n)
-	default:
-		floats = s.float64s(n)
+		ints := s.int64s(n)
+		return primitive(arrow.PrimitiveTypes.Int64, ints, valid, fillParam(ints, valid, vals, r.policies, &takes, lo, r.reps))
 	}
-	for i := range n {
-		p := &r.policies[(lo+i)/r.reps]
-		v := 0.0
-		if takes[p.Algorithm] {
+	floats := s.float64s(n)
+	return primitive(arrow.PrimitiveTypes.Float64, floats, valid, fillParam(floats, valid, vals, r.policies, &takes, lo, r.reps))
+}
+
+// fillParam fills dst with rows [lo, lo+len(dst)) of a parameter whose
+// values per point are vals, setting valid where the point's algorithm
+// takes it (takes) and 0 elsewhere; it returns the nulls.
+func fillParam[T int8 | int64 | float64](dst []T, valid []byte, vals []float64, policies []model.Policy, takes *[256]bool, lo, reps int) (nulls int) {
+	pt, rep := lo/reps, lo%reps
+	for i := range dst {
+		if takes[policies[pt].Algorithm] {
 			bitutil.SetBit(valid, i)
-			v = p.Value(prm.Name)
+			dst[i] = T(vals[pt])
 		} else {
+			dst[i] = 0
 			nulls++
 		}
-		switch {
-		case enums != nil:
-			enums[i] = int8(v)
-		case ints != nil:
-			ints[i] = int64(v)
-		default:
-			floats[i] = v
+		if rep++; rep == reps {
+			rep, pt = 0, pt+1
 		}
 	}
-	switch {
-	case enums != nil:
-		return r.dictArray(dictInt8, primitive(arrow.PrimitiveTypes.Int8, enums, valid, nulls), prm.Values)
-	case ints != nil:
-		return primitive(arrow.PrimitiveTypes.Int64, ints, valid, nulls)
-	}
-	return primitive(arrow.PrimitiveTypes.Float64, floats, valid, nulls)
+	return nulls
 }
 
 // clientsBatch builds clients rows [lo, hi) of the part.
@@ -237,11 +284,10 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 	stageValid := s.bitmap(n)
 	offered, admitted, cut := s.int64s(n), s.int64s(n), s.int64s(n)
 	nulls := 0
+	row, c := lo/nc, lo%nc // counters, not a division per row
+	id, rep := r.part.From+int64(row/r.reps), int32(row%r.reps)
 	for i := range n {
-		row, c := (lo+i)/nc, (lo+i)%nc
-		ids[i] = r.part.From + int64(row/r.reps)
-		reps[i] = int32(row % r.reps)
-		cl[i] = int32(c)
+		ids[i], reps[i], cl[i] = id, rep, int32(c)
 		class[i] = int8(r.classes[c])
 		if st := r.stages[c]; st == model.NoStage {
 			stage[i] = 0
@@ -252,6 +298,13 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 		}
 		res := &r.clients[lo+i]
 		offered[i], admitted[i], cut[i] = res.Offered, res.Admitted, res.Cut()
+		if c++; c == nc {
+			c = 0
+			if rep++; int(rep) == r.reps {
+				rep = 0
+				id++
+			}
+		}
 	}
 	cols := []arrow.Array{
 		primitive(arrow.PrimitiveTypes.Int64, ids, nil, 0),

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"slices"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -104,8 +106,14 @@ func pointsFields() []arrow.Field {
 	for _, m := range stateMetrics {
 		f = append(f, arrow.Field{Name: m.name, Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 	}
-	return f
+	return append(f, arrow.Field{Name: PolicyColumn, Type: arrow.BinaryTypes.String})
 }
+
+// PolicyColumn is the points column holding the canonical identity of the
+// row's policy (model.Policy.Canonical, e.g. "sliding_window window_s=60
+// limit=600"): the key that joins points across runs, since a join on the
+// parameter columns fails on their NULLs.
+const PolicyColumn = "policy"
 
 // clientsFields is the schema of clients/*.parquet.
 func clientsFields() []arrow.Field {
@@ -127,6 +135,18 @@ func dictionaryColumns() []string {
 	out := []string{"replicate", "algorithm", "client", "class", "stage"}
 	for _, p := range model.Params {
 		out = append(out, p.Name)
+	}
+	return out
+}
+
+// noStatsColumns are the columns of Arrow dictionary type, which get no
+// Parquet statistics (see writerProps).
+func noStatsColumns() []string {
+	var out []string
+	for _, f := range append(pointsFields(), clientsFields()...) {
+		if _, ok := f.Type.(*arrow.DictionaryType); ok && !slices.Contains(out, f.Name) {
+			out = append(out, f.Name)
+		}
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/ratesweep/ratesweep/model"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -240,6 +241,13 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if opts.NoOutput {
 		return res, nil
 	}
+	// One directory sync each makes every part's rename durable before the
+	// manifest says the run is complete (parts skip their own, write.go).
+	for _, sub := range []string{"points", "clients"} {
+		if err := syncDir(filepath.Join(opts.OutDir, sub)); err != nil {
+			return res, err
+		}
+	}
 	m := Manifest{
 		Version: Version, Spec: spec.Name, SpecSHA256: sha256Hex([]byte(specYAML)),
 		ScenarioSHA256: meta[MetaScenarioSHA256], Shard: opts.Shard.String(),
@@ -271,21 +279,33 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 		r.policies[i] = grid.Policy(part.From + int64(i))
 	}
 	const every = 256
+	batch, _ := sim.(batchSim)
 	for rep := range r.reps {
 		sim.setReplicate(seed, rep)
-		for i := range n {
-			if i%every == 0 {
+		reported := 0
+		for i := 0; i < n; {
+			if i-reported >= every || i == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if i > 0 {
-					report(done.Add(every), progress)
+				report(done.Add(int64(i-reported)), progress)
+				reported = i
+			}
+			if batch != nil {
+				if k := batch.runBatch(r.policies[i:n], func(k int, clients []model.ClientResult, m model.Metrics) {
+					row := (i+k)*r.reps + rep
+					copy(r.clients[row*nc:(row+1)*nc], clients)
+					r.metrics[row] = m
+				}); k > 0 {
+					i += k
+					continue
 				}
 			}
 			row := i*r.reps + rep
 			r.metrics[row] = sim.run(r.policies[i], r.clients[row*nc:(row+1)*nc])
+			i++
 		}
-		report(done.Add(int64((n-1)%every+1)), progress)
+		report(done.Add(int64(n-reported)), progress)
 	}
 	return nil
 }

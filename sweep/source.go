@@ -3,6 +3,8 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/model"
@@ -23,6 +25,22 @@ type pointSim interface {
 	// run applies p and writes len(rows) client results and the metrics.
 	run(p model.Policy, clients []model.ClientResult) model.Metrics
 }
+
+// batchSim is a pointSim that simulates several points in one pass.
+type batchSim interface {
+	// runBatch simulates a prefix of ps (of the same replicate) in one pass
+	// and returns its length, 0 when the first point needs run. Point k's
+	// client results and metrics go to put, in order.
+	runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int
+}
+
+// maxBatch bounds a batch of count-based points and maxMany one of points
+// replayed by their Deciders: the scratch is points × clients rows, and the
+// runner checks for cancellation between batches.
+const (
+	maxBatch = 1024
+	maxMany  = 64
+)
 
 // newSource loads the spec's workload: its scenario, or its log.
 func newSource(ctx context.Context, spec *Spec) (source, error) {
@@ -58,8 +76,40 @@ func (s scenarioSource) rows() ([]string, []model.Class, []model.Stage) {
 func (s scenarioSource) newSim() pointSim { return &scenarioSim{sim: s.wl.NewSimulator()} }
 
 type scenarioSim struct {
-	sim *model.Simulator
-	out model.Outcome
+	sim  *model.Simulator
+	out  model.Outcome
+	outs []model.Outcome // runBatch
+}
+
+// runBatch runs the leading points of ps that differ only in their limit
+// in one pass over an event workload's requests, when the algorithm is
+// count-based (Simulator.RunLimits); otherwise it declines.
+func (s *scenarioSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int {
+	if noBatch || !s.sim.CanRunLimits(ps[0]) {
+		return 0
+	}
+	n := 1
+	for n < len(ps) && n < maxBatch && ps[n].Algorithm == ps[0].Algorithm {
+		q := ps[n]
+		q.Limit = ps[0].Limit
+		if q != ps[0] {
+			break
+		}
+		n++
+	}
+	if n < 2 {
+		return 0
+	}
+	if len(s.outs) < n {
+		s.outs = append(s.outs, make([]model.Outcome, n-len(s.outs))...)
+	}
+	if !s.sim.RunLimits(ps[:n], s.outs[:n]) {
+		return 0
+	}
+	for k := range n {
+		put(k, s.outs[k].Clients, s.outs[k].Metrics)
+	}
+	return n
 }
 
 func (s *scenarioSim) setReplicate(seed uint64, rep int) { s.sim.SetReplicate(seed, rep) }
@@ -92,19 +142,135 @@ type trafficSim struct {
 	replay   ingest.Replay
 	perKey   []model.ClientResult
 	deciders map[model.Algorithm]model.Decider
+
+	ranges []int // key range bounds for the goroutines of run (keyRanges)
+
+	// One pass for many limits of a count-based policy (runBatch).
+	counts  ingest.CountReplay
+	limits  []int64
+	rows    []model.ClientResult
+	metrics []model.Metrics
 }
+
+// keyRanges splits t's keys into up to n ranges of about equal requests
+// (bounds, first 0, last len(t.Keys)); logs below minParallelRequests get one.
+func keyRanges(t *ingest.Traffic, n int) []int {
+	total := t.Requests()
+	if total < minParallelRequests {
+		n = 1
+	}
+	bounds := []int{0}
+	var sum int64
+	for i := range t.Keys {
+		sum += int64(len(t.Times(i)))
+		if len(bounds) < n && sum*int64(n) >= total*int64(len(bounds)) && i+1 < len(t.Keys) {
+			bounds = append(bounds, i+1)
+		}
+	}
+	return append(bounds, len(t.Keys))
+}
+
+// minParallelRequests is the smallest log whose per-point replay is split
+// into key ranges (a variable for the tests).
+var minParallelRequests int64 = 1 << 16
+
+// noBatch turns runBatch off (tests compare the two paths).
+var noBatch = false
+
+// runBatch replays up to maxBatch leading points of ps in one pass over the
+// log. Points that differ only in their limit, of a count-based algorithm
+// (model.CountFunc), take each request's count once and every limit from it
+// (ReplayCounts); other points run their Deciders key by key over the same
+// requests while they are in cache (ReplayMany), in key ranges over every
+// core. Either way the decisions are the per-point replay's.
+func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int {
+	if noBatch {
+		return 0
+	}
+	tr := s.src.tr
+	nr := len(s.src.grouping.Names)
+	if s.ranges == nil {
+		s.ranges = keyRanges(tr, runtime.GOMAXPROCS(0))
+	}
+	n := 1
+	if count, ok := model.CountFunc(ps[0], s.origin()); ok {
+		same := func(p model.Policy) bool {
+			p.Limit = ps[0].Limit
+			return p == ps[0]
+		}
+		for n < len(ps) && n < maxBatch && same(ps[n]) {
+			n++
+		}
+		s.limits = s.limits[:0]
+		for _, p := range ps[:n] {
+			s.limits = append(s.limits, p.Limit)
+		}
+		s.rows = grow(s.rows, n*nr)
+		s.metrics = grow(s.metrics, n)
+		tr.ReplayCounts(s.times, count, s.limits, s.src.grouping, s.rows, s.metrics, &s.counts)
+	} else {
+		for n < len(ps) && n < maxMany && !model.CountBased(ps[n].Algorithm) {
+			n++
+		}
+		ds := make([][]ingest.Decider, len(s.ranges)-1)
+		for r := range ds {
+			for _, p := range ps[:n] {
+				d, err := model.NewDeciderAt(p, s.origin())
+				if err != nil {
+					// The spec's corners were validated; a point inside them is valid.
+					panic(fmt.Sprintf("sweep: invalid policy %v: %v", p, err))
+				}
+				ds[r] = append(ds[r], d)
+			}
+		}
+		s.rows = grow(s.rows, n*nr)
+		s.metrics = grow(s.metrics, n)
+		tr.ReplayMany(s.times, ds, s.ranges, s.src.grouping, s.rows, s.metrics, &s.counts)
+	}
+	for k := range n {
+		put(k, s.rows[k*nr:(k+1)*nr], s.metrics[k])
+	}
+	return n
+}
+
+// origin is the Unix time (ns) the replay's windows are placed from.
+func (s *trafficSim) origin() int64 { return s.src.cfg.WindowOrigin.OriginNs(s.src.tr) }
 
 func (s *trafficSim) setReplicate(seed uint64, rep int) {
 	s.times = s.src.tr.Realise(s.src.cfg.Spread, seed, rep, s.times)
 }
 
 func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Metrics {
-	d, err := model.NewDeciderAt(p, s.src.cfg.WindowOrigin.OriginNs(s.src.tr))
-	if err != nil {
-		// The spec's corners were validated; a point inside them is valid.
-		panic(fmt.Sprintf("sweep: invalid policy %v: %v", p, err))
+	decider := func() model.Decider {
+		d, err := model.NewDeciderAt(p, s.origin())
+		if err != nil {
+			// The spec's corners were validated; a point inside them is valid.
+			panic(fmt.Sprintf("sweep: invalid policy %v: %v", p, err))
+		}
+		return d
 	}
-	s.src.tr.Replay(s.times, d, &s.replay)
+	tr := s.src.tr
+	if s.ranges == nil {
+		s.ranges = keyRanges(tr, runtime.GOMAXPROCS(0))
+	}
+	if len(s.ranges) <= 2 {
+		tr.Replay(s.times, decider(), &s.replay)
+	} else {
+		// Key ranges at once (every core busy even when the grid is one
+		// part); each key's result is its own, so the order does not matter.
+		if cap(s.replay.Keys) < len(tr.Keys) {
+			s.replay.Keys = make([]ingest.KeyResult, len(tr.Keys))
+		}
+		s.replay.Keys = s.replay.Keys[:len(tr.Keys)]
+		var wg sync.WaitGroup
+		for r := 1; r < len(s.ranges); r++ {
+			d := decider()
+			lo, hi := s.ranges[r-1], s.ranges[r]
+			wg.Go(func() { tr.ReplayKeys(s.times, d, s.replay.Keys, lo, hi) })
+		}
+		wg.Wait()
+		s.replay.Metrics = ingest.MetricsByLabel(s.replay.Keys)
+	}
 	s.perKey = s.replay.Totals(s.perKey)
 	copy(clients, s.src.grouping.Aggregate(s.perKey, clients[:0]))
 	return s.replay.Metrics

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -20,12 +21,16 @@ import (
 // Writer settings (measured in shared/research/pipeline.md): zstd level 1,
 // row groups of at most 1M rows, Parquet dictionaries only on low-cardinality
 // columns, delta encoding on integer metrics, Arrow dictionary strings.
+// Columns of Arrow dictionary strings carry no statistics: arrow-go computes
+// them with a hash of every batch's indices (15% of the writer's CPU), and no
+// reader of ours prunes on them.
 const (
 	rowGroupRows = 1 << 20
 	batchRows    = 64 * 1024
 )
 
-func writerProps() *parquet.WriterProperties {
+// writerProps are the Parquet writer's settings, built once (they are read-only).
+var writerProps = sync.OnceValue(func() *parquet.WriterProperties {
 	opts := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(1),
@@ -40,21 +45,34 @@ func writerProps() *parquet.WriterProperties {
 	for _, c := range deltaColumns() {
 		opts = append(opts, parquet.WithEncodingFor(c, parquet.Encodings.DeltaBinaryPacked))
 	}
+	for _, c := range noStatsColumns() {
+		opts = append(opts, parquet.WithStatsFor(c, false))
+	}
+	// Labels of neighbouring points share long prefixes.
+	opts = append(opts, parquet.WithEncodingFor(PolicyColumn, parquet.Encodings.DeltaByteArray))
 	return parquet.NewWriterProperties(opts...)
-}
+})
 
 // partResult holds one part's outcomes, rows ordered by (point_id, replicate).
 type partResult struct {
-	part     Part
-	reps     int
-	policies []model.Policy       // per point
-	metrics  []model.Metrics      // per row = point × replicate
-	clients  []model.ClientResult // per row × client
-	names    []string             // client names (dictionary)
-	classes  []model.Class        // per client
-	stages   []model.Stage        // per client
-	scratch  columnScratch        // reused between batches
-	mem      memory.Allocator
+	part      Part
+	reps      int
+	policies  []model.Policy       // per point
+	paramVals []float64            // per point × parameter (prepareParams)
+	metrics   []model.Metrics      // per row = point × replicate
+	clients   []model.ClientResult // per row × client
+	names     []string             // client names (dictionary)
+	classes   []model.Class        // per client
+	stages    []model.Stage        // per client
+	scratch   columnScratch        // reused between batches
+
+	// The points' policy labels in Arrow string layout, built on first use
+	// for part labelsOf.
+	labelOffsets []int32
+	labelData    []byte
+	labelsOf     Part
+	labelsValid  bool
+	mem          memory.Allocator
 }
 
 func (r *partResult) rows() int { return len(r.metrics) }
@@ -69,9 +87,12 @@ type fileMeta struct {
 
 // writeParquet writes batches to dir/name through a temporary file and
 // renames it into place only when complete and synced. A failure leaves no
-// file under the final name.
+// file under the final name. The directory is not synced: Run syncs each
+// directory once before it writes the manifest (syncDir), which is what makes
+// the renames durable; until then a part lost by a power cut is recomputed
+// on --resume like any unfinished part.
 func writeParquet(dir, name string, schema *arrow.Schema, rows int, batch func(lo, hi int) arrow.RecordBatch, hook func(path string) error) (fileMeta, error) {
-	return writeParquetStream(dir, name, schema, func(fw *pqarrow.FileWriter) (int64, error) {
+	return writeParquetFile(dir, name, schema, false, func(fw *pqarrow.FileWriter) (int64, error) {
 		for lo := 0; lo < rows; lo += batchRows {
 			rec := batch(lo, min(lo+batchRows, rows))
 			err := fw.WriteBuffered(rec)
@@ -93,6 +114,12 @@ func writeParquet(dir, name string, schema *arrow.Schema, rows int, batch func(l
 // that write the same part by mistake (a shard started twice) each rename a
 // complete file into place and never write into one file.
 func writeParquetStream(dir, name string, schema *arrow.Schema, write func(fw *pqarrow.FileWriter) (int64, error)) (fm fileMeta, err error) {
+	return writeParquetFile(dir, name, schema, true, write)
+}
+
+// writeParquetFile is writeParquetStream; with syncDirAfter false it leaves
+// the directory sync to the caller.
+func writeParquetFile(dir, name string, schema *arrow.Schema, syncDirAfter bool, write func(fw *pqarrow.FileWriter) (int64, error)) (fm fileMeta, err error) {
 	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
 	if err != nil {
 		return fm, err
@@ -133,7 +160,9 @@ func writeParquetStream(dir, name string, schema *arrow.Schema, write func(fw *p
 	if err = os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		return fm, err
 	}
-	syncDir(dir)
+	if syncDirAfter {
+		syncDir(dir)
+	}
 	return fileMeta{Name: name, Rows: rows, Bytes: cw.n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
@@ -175,6 +204,7 @@ func schemas(meta map[string]string) (points, clients *arrow.Schema) {
 // (and both verify).
 func writePart(dir string, r *partResult, points, clients *arrow.Schema, hook func(path string) error) (pm, cm fileMeta, err error) {
 	name := r.part.Name()
+	r.prepareParams()
 	cm, err = writeParquet(filepath.Join(dir, "clients"), name, clients, len(r.clients),
 		func(lo, hi int) arrow.RecordBatch { return r.clientsBatch(clients, lo, hi) }, hook)
 	if err != nil {

@@ -5,40 +5,43 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"golang.org/x/sync/errgroup"
 )
 
-// WriterOnly measures the Parquet writer alone, for benchmarks: it first
-// simulates every part of the shard into memory (not timed; this holds the
-// whole shard's outcomes, about 250 bytes per point), then writes the same
-// points and clients files Run writes, with opts.Workers writers, into
-// opts.OutDir (which it creates; existing part files are replaced). It
-// returns the run's summary (points, points rows, Σ false cut) and the wall
-// time of writing. It writes no manifest: the directory is not a complete run.
-func WriterOnly(ctx context.Context, spec *Spec, opts Options) (res *Result, elapsed time.Duration, err error) {
+// WriterFloor measures the Parquet writer's floor, for benchmarks: pqarrow
+// writing pre-built Arrow records of the same rows Run writes, with the same
+// settings and the same file handling (temporary file, sync, rename), into
+// opts.OutDir (created; existing part files are replaced). Part by part, one
+// at a time, it simulates the part (not timed) and writes it as Run does,
+// less the time spent building each record batch (measured around each
+// build and subtracted, so the writer sees the same buffers and caches as in
+// Run). It returns the run's summary (points,
+// rows, Σ false cut), the wall time and the process CPU time (user+system,
+// getrusage) of the writing alone. End-to-end CPU over this CPU is the
+// overhead of everything but pqarrow. It writes no manifest: the directory
+// is not a complete run.
+func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, wall, cpu time.Duration, err error) {
 	if opts.Shard.Count == 0 {
 		opts.Shard = Shard{0, 1}
 	}
-	if opts.Workers <= 0 {
-		opts.Workers = 1
-	}
 	src, err := newSource(ctx, spec)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	workloadSHA, err := spec.WorkloadSHA256()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	grid := NewGrid(spec)
 	parts := ShardParts(grid, opts.Shard)
 	res = &Result{Dir: opts.OutDir, Parts: len(parts)}
 	for _, sub := range []string{"points", "clients"} {
 		if err := os.MkdirAll(filepath.Join(opts.OutDir, sub), 0o755); err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 	}
 	meta := map[string]string{ // as Run writes it
@@ -48,39 +51,53 @@ func WriterOnly(ctx context.Context, spec *Spec, opts Options) (res *Result, ela
 		MetaShard:          opts.Shard.String(),
 	}
 	pointsSchema, clientsSchema := schemas(meta)
-	results := make([]*partResult, len(parts))
 	sim := src.newSim()
 	var done atomic.Int64
-	for i, p := range parts {
+	for _, p := range parts {
 		r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
 		r.names, r.classes, r.stages = src.rows()
 		if err := simulatePart(ctx, grid, sim, spec.Seed, p, r, &done, nil); err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
-		results[i] = r
 		res.Points += p.Points()
 		res.Rows += int64(r.rows())
 		for k := range r.metrics {
 			res.FalseCutSum += r.metrics[k].FalseCut
 		}
-	}
-	start := time.Now()
-	g, gctx := errgroup.WithContext(ctx)
-	var next atomic.Int64
-	for range min(opts.Workers, max(len(parts), 1)) {
-		g.Go(func() error {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(results) || gctx.Err() != nil {
-					return gctx.Err()
-				}
-				if _, _, err := writePart(opts.OutDir, results[i], pointsSchema, clientsSchema, nil); err != nil {
-					return err
-				}
-				results[i] = nil
+		// The batches are built inside the writer's loop, as Run builds
+		// them (same buffers, same cache state), but their time is taken
+		// out: what remains is pqarrow and the file handling.
+		r.prepareParams()
+		w0, c0 := time.Now(), processCPU()
+		var buildWall, buildCPU time.Duration
+		prebuilt := func(batch func(lo, hi int) arrow.RecordBatch) func(lo, hi int) arrow.RecordBatch {
+			return func(lo, hi int) arrow.RecordBatch {
+				bw, bc := time.Now(), processCPU()
+				rec := batch(lo, hi)
+				buildWall += time.Since(bw)
+				buildCPU += processCPU() - bc
+				return rec
 			}
-		})
+		}
+		if _, err := writeParquet(filepath.Join(opts.OutDir, "clients"), p.Name(), clientsSchema, len(r.clients),
+			prebuilt(func(lo, hi int) arrow.RecordBatch { return r.clientsBatch(clientsSchema, lo, hi) }), nil); err != nil {
+			return nil, 0, 0, err
+		}
+		if _, err := writeParquet(filepath.Join(opts.OutDir, "points"), p.Name(), pointsSchema, r.rows(),
+			prebuilt(func(lo, hi int) arrow.RecordBatch { return r.pointsBatch(pointsSchema, lo, hi) }), nil); err != nil {
+			return nil, 0, 0, err
+		}
+		wall += time.Since(w0) - buildWall
+		cpu += processCPU() - c0 - buildCPU
 	}
-	err = g.Wait()
-	return res, time.Since(start), err
+	return res, wall, cpu, nil
+}
+
+// processCPU is the process's user+system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

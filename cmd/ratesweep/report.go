@@ -17,7 +17,9 @@ func cmdReport(e *env, args []string) error {
 	out := fs.String("out", "", "output directory (default RUN_DIR/report)")
 	curves := fs.Int("curves", 4, "curves per algorithm on the trade-off plot (values of its second parameter)")
 	knees := fs.Int("knees", 2, "frontier knees to show per client and over time")
-	quiet := fs.Bool("quiet", false, "print nothing but errors")
+	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
+	targets := fs.StringArray("target", nil, "a missed-abuse target for the best-settings table, e.g. 'missed<=5%' (repeatable; default 50%, 25%, 10%)")
+	allowIncomplete := fs.Bool("allow-incomplete", false, "report on a run without its manifest.json (interrupted or not merged); every page and plot says so")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -35,12 +37,29 @@ func cmdReport(e *env, args []string) error {
 	if *out == "" {
 		*out = filepath.Join(dir, "report")
 	}
-	opts := report.Options{MaxCurves: *curves, Knees: *knees}
+	opts := report.Options{MaxCurves: *curves, Knees: *knees, AllowIncomplete: *allowIncomplete}
+	for _, t := range *targets {
+		v, err := report.ParseTarget(t)
+		if err != nil {
+			return usagef("report: --target: %v", err)
+		}
+		opts.Targets = append(opts.Targets, v)
+	}
+	var prog *progress
+	opts.Progress = func(rows, total int64) {
+		if prog == nil {
+			prog = newProgress(e.stderr, total, *quiet)
+		}
+		prog.set(rows)
+	}
 	if *knees == 0 {
 		opts.Knees = -1 // Options: negative = none
 	}
 	start := time.Now()
 	r, err := report.Load(e.ctx, dir, opts)
+	if prog != nil {
+		prog.stop(err == nil)
+	}
 	if err != nil {
 		var ie *sweep.InputError
 		if errors.As(err, &ie) {
@@ -48,9 +67,15 @@ func cmdReport(e *env, args []string) error {
 		}
 		return err
 	}
+	if !*quiet && time.Since(start) > 5*time.Second {
+		fmt.Fprintf(e.stderr, "ratesweep: read %d rows in %.0f s; drawing the figures\n", r.Rows, time.Since(start).Seconds())
+	}
 	files, err := r.Write(*out)
 	if err != nil {
 		return err
+	}
+	if r.Incomplete != "" {
+		fmt.Fprintf(e.stderr, "ratesweep: warning: %s\n", r.Incomplete)
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(e.stderr, "ratesweep: warning: %s\n", w)

@@ -44,6 +44,38 @@ func tinyRun(t *testing.T, name string) string {
 	return dir
 }
 
+// A run without its manifest is refused (exit 1, naming the missing parts)
+// unless --allow-incomplete, which warns and marks the page.
+func TestReportIncompleteRun(t *testing.T) {
+	dir := tinyRun(t, "tiny")
+	if err := os.Remove(filepath.Join(dir, "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "clients", "part-000000.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "report", dir)
+	if code != 1 || !strings.Contains(stderr, "no manifest.json") || !strings.Contains(stderr, "clients/part-000000.parquet") {
+		t.Fatalf("exit %d, stderr %q: want 1 naming the manifest and the missing part", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "report", dir, "--allow-incomplete", "-q", "--target", "missed<=5%", "--target", "missed <= 60")
+	if code != 0 || !strings.Contains(stderr, "INCOMPLETE RUN") {
+		t.Fatalf("--allow-incomplete: exit %d, stderr %q", code, stderr)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"INCOMPLETE RUN", "| 5% | best of all", "| 60% | best of all"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if strings.Contains(string(md), "| 25% |") {
+		t.Error("report.md has the default targets though --target was given")
+	}
+}
+
 func TestReportCommand(t *testing.T) {
 	dir := tinyRun(t, "tiny")
 	code, stdout, stderr := runCLI(t, "report", dir, "--knees", "1")
@@ -152,10 +184,12 @@ func TestReportBadInputExit2(t *testing.T) {
 		{[]string{"report", empty}, "no Parquet files under points/"},
 		{[]string{"report", filepath.Join(empty, "nope")}, "no such file"},
 		{[]string{"report", foreign}, "part-000000.parquet: no ratesweep.spec metadata"},
-		{[]string{"report", missing}, `part-000000.parquet: no column "algorithm"`},
+		{[]string{"report", missing, "--allow-incomplete"}, `part-000000.parquet: no column "algorithm"`},
 		{[]string{"report", mixed}, "part-000001.parquet: its ratesweep.spec differs"},
 		{[]string{"report", run, "extra"}, "too many arguments"},
 		{[]string{"report", run, "--curves", "0"}, "--curves must be >= 1"},
+		{[]string{"report", run, "--target", "cut<=5%"}, "want missed<=N%"},
+		{[]string{"report", run, "--target", "missed<=150%"}, "from 0 to 100"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(t, c.args...)

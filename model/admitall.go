@@ -1,0 +1,55 @@
+package model
+
+// AdmitByLabel offers one key's requests (times ts, ns, not decreasing;
+// labels[j] is request j's label) to d, which the caller has Reset, and adds
+// the admitted ones to admitted by label. The decisions are d.Allow's; for
+// this package's Deciders the loop calls Allow on the concrete type, which
+// the compiler inlines, instead of through the interface (the log replay's
+// inner loop, ingest.ReplayMany).
+func AdmitByLabel(d interface{ Allow(int64) bool }, ts []int64, labels []Stage, admitted *[4]int64) {
+	labels = labels[:len(ts)]
+	switch d := d.(type) {
+	case *fixedWindowLimiter:
+		for j, t := range ts {
+			if d.Allow(t) {
+				admitted[labels[j]&3]++
+			}
+		}
+	case *anchoredWindowLimiter:
+		for j, t := range ts {
+			if d.Allow(t) {
+				admitted[labels[j]&3]++
+			}
+		}
+	case *slidingLogLimiter:
+		for j, t := range ts {
+			if d.Allow(t) {
+				admitted[labels[j]&3]++
+			}
+		}
+	case *slidingCounterLimiter:
+		for j, t := range ts {
+			if d.Allow(t) {
+				admitted[labels[j]&3]++
+			}
+		}
+	case *tokenBucketLimiter:
+		for j, t := range ts {
+			if d.Allow(t) {
+				admitted[labels[j]&3]++
+			}
+		}
+	case *gcraLimiter:
+		for j, t := range ts {
+			if d.Allow(t) {
+				admitted[labels[j]&3]++
+			}
+		}
+	default:
+		for j, t := range ts {
+			if d.Allow(t) {
+				admitted[labels[j]&3]++
+			}
+		}
+	}
+}

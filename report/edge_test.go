@@ -1,0 +1,152 @@
+package report
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ratesweep/ratesweep/sweep"
+)
+
+func TestEdgesOfRange(t *testing.T) {
+	spec, err := sweep.ParseSpec([]byte(`name: edges
+scenario:
+  name: s
+  duration_s: 300
+  clients:
+    - {name: a, class: legit, segments: [[0, 300, 2]]}
+sweep:
+  - algorithm: fixed_window
+    window_s: [60, 300]
+    limit: [10, 20, 30]
+  - algorithm: nginx
+    rate: 5
+    burst: [0, 10]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		id   int64
+		want []string // param=value and a word of the hint
+	}{
+		{0, []string{"window_s=60 smallest", "limit=10 smallest"}},
+		{1, []string{"window_s=60 smallest"}}, // limit 20 is inside its range
+		{4, []string{"window_s=300 largest"}},
+		{5, []string{"window_s=300 largest", "limit=30 largest"}},
+		{6, []string{"burst=0 smallest"}}, // rate is a single value: not a range
+		{7, []string{"burst=10 largest"}},
+		{99, nil},
+	}
+	for _, c := range cases {
+		got := EdgesOfRange(spec, c.id)
+		if len(got) != len(c.want) {
+			t.Errorf("point %d: %v, want %d edges %v", c.id, got, len(c.want), c.want)
+			continue
+		}
+		for i, e := range got {
+			if !strings.HasPrefix(e.String(), c.want[i]) {
+				t.Errorf("point %d: edge %d is %q, want %q…", c.id, i, e, c.want[i])
+			}
+		}
+	}
+	// A window as long as the scenario says so; burst 0 cannot go lower.
+	if e := EdgesOfRange(spec, 5)[0]; !strings.Contains(e.Hint, "300 s scenario") || e.Low {
+		t.Errorf("window_s 300 of a 300 s scenario: %+v", e)
+	}
+	if e := EdgesOfRange(spec, 6)[0]; !strings.Contains(e.Hint, "least possible") || !e.Low {
+		t.Errorf("burst 0: %+v", e)
+	}
+}
+
+// Ticks of a log-spaced axis sit at 1, 2, 5 × 10^k, in order and apart;
+// a linear axis gets round multiples.
+func TestBinTicks(t *testing.T) {
+	logVals := make([]float64, 40)
+	for i := range logVals {
+		logVals[i] = float64(int(10*math.Pow(300, float64(i)/39) + 0.5))
+	}
+	if !geometric(logVals) {
+		t.Fatalf("not geometric: %v", logVals)
+	}
+	ts := binTicks{logVals, len(logVals)}.Ticks(0, 0)
+	var labels []string
+	for i, tk := range ts {
+		labels = append(labels, tk.Label)
+		if i > 0 && tk.Value-ts[i-1].Value < 2 {
+			t.Errorf("ticks %q and %q only %.2f cells apart", ts[i-1].Label, tk.Label, tk.Value-ts[i-1].Value)
+		}
+	}
+	if !slices.Equal(labels, []string{"10", "20", "50", "100", "200", "500", "1,000", "2,000"}) {
+		t.Errorf("log axis ticks %v", labels)
+	}
+	lin := make([]float64, 391)
+	for i := range lin {
+		lin[i] = 50 + 5*float64(i)
+	}
+	if geometric(lin) {
+		t.Fatal("a linear axis taken for geometric")
+	}
+	labels = nil
+	for _, tk := range (binTicks{lin, len(lin)}).Ticks(0, 0) {
+		labels = append(labels, tk.Label)
+		// 500 is value index 90: its cell is centred on 90.
+		if tk.Label == "500" && tk.Value != 90 {
+			t.Errorf("500 at %g, want 90", tk.Value)
+		}
+	}
+	if !slices.Equal(labels, []string{"500", "1,000", "1,500", "2,000"}) {
+		t.Errorf("linear axis ticks %v", labels)
+	}
+}
+
+// A third swept parameter gets one heat map per value, named by it (nginx's
+// delay at or beyond every burst is "nodelay"), and concurrency's limit axis
+// says in-flight requests.
+func TestHeatPerThirdValue(t *testing.T) {
+	dir := runSpec(t, `name: third
+scenario:
+  name: s
+  duration_s: 60
+  clients:
+    - {name: a, class: legit, segments: [[0, 60, 4]]}
+    - {name: b, class: abusive, stage: none, segments: [[0, 60, 20]]}
+sweep:
+  - algorithm: nginx
+    rate: [5, 10, 15]
+    burst: [0, 10, 50, 100]
+    delay: [0, 1000000]
+  - algorithm: concurrency
+    limit: [1, 2, 5]
+    service_s: [0.5, 1]
+`)
+	r, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range mustFigures(t, r) {
+		if strings.HasPrefix(f.Name, "heatmap-") {
+			names = append(names, f.Name)
+		}
+	}
+	want := []string{"heatmap-1-nginx-delay0", "heatmap-2-nginx-nodelay", "heatmap-3-concurrency"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("heat maps %v, want %v", names, want)
+	}
+	// Every cell of both nginx maps holds its one point.
+	for _, h := range r.Heats[:2] {
+		for y := range h.NY {
+			for x := range h.NX {
+				if _, _, ok := h.Cell(x, y); !ok {
+					t.Errorf("%v: cell (%d, %d) empty", h.Fixed, x, y)
+				}
+			}
+		}
+	}
+	if l := heatAxisLabel(r.Heats[2].Algorithm, "limit", nil, 3); l != "limit (requests in flight)" {
+		t.Errorf("concurrency limit axis: %q", l)
+	}
+}
