@@ -7,8 +7,15 @@ export GOFLAGS := -buildvcs=false
 
 all: build
 
+# The commit a build from a clone names in --version and in every file's
+# ratesweep.version (GOFLAGS turns Go's own VCS stamping off; git may be
+# missing: the version then says so).
+COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)
+MODIFIED := $(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo true)
+LDFLAGS  := -X github.com/ratesweep/ratesweep/sweep.commit=$(COMMIT) -X github.com/ratesweep/ratesweep/sweep.modified=$(MODIFIED)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/ratesweep
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ratesweep
 
 # The main job on the embedded default: the sweep, then its report
 # (out/default/report/index.html).
