@@ -96,6 +96,18 @@ func TestTies(t *testing.T) {
 	if len(res.ByAlgorithm) != 3 {
 		t.Errorf("%d algorithms", len(res.ByAlgorithm))
 	}
+	// Minimising the cut (missed bounded): among policies that cut nothing,
+	// the one missing the least abuse wins, whatever the grid order.
+	ms = map[string]*Measure{
+		"fixed_window window_s=300 limit=1720": mk(0, 40.76, 0),
+		"token_bucket rate=1 capacity=1430":    mk(0, 40.02, 0),
+		"sliding_log window_s=60 limit=1250":   mk(0, 48.26, 0),
+	}
+	r = run("a", ms, "fixed_window window_s=300 limit=1720", "token_bucket rate=1 capacity=1430", "sliding_log window_s=60 limit=1250")
+	res, _ = Recommend([]*Run{r}, Options{MaxFalseCut: bound("5%"), MaxMissed: bound("50%")})
+	if res.Overall == nil || res.Overall.Label != "token_bucket rate=1 capacity=1430" {
+		t.Errorf("tie on zero cut: %+v", res.Overall)
+	}
 }
 
 func TestNoFeasiblePoint(t *testing.T) {
