@@ -126,6 +126,15 @@ func detail(b *strings.Builder, c *Choice, objective string, md bool) {
 		}
 		rows = append(rows, []string{cl.Client, count(cl.Offered), count(cl.Cut), fmt.Sprintf("%.2f%%", cl.Pct), cl.Why})
 	}
+	anyWhy := false
+	for _, cl := range f.Measure.Clients {
+		anyWhy = anyWhy || cl.Why != ""
+	}
+	if !anyWhy { // log runs: no per-second series to explain a cut by
+		for i := range rows {
+			rows[i] = rows[i][:4]
+		}
+	}
 	var t strings.Builder
 	table(&t, rows, md)
 	for _, l := range strings.SplitAfter(t.String(), "\n") {
