@@ -32,7 +32,7 @@ func Write(w io.Writer, r *Result, format string) error {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	if r.Overall == nil {
-		fmt.Fprintf(&b, "\nno policy meets the constraints; the nearest miss:\n")
+		fmt.Fprintf(&b, "\nno policy meets the constraints; the nearest miss: %s\n", r.NearestMiss.Label)
 		detail(&b, r.NearestMiss, r.Objective, md)
 		_, err := io.WriteString(w, b.String())
 		return err
