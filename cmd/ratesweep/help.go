@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ratesweep/ratesweep/check"
+	"github.com/ratesweep/ratesweep/export"
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/spf13/pflag"
@@ -136,6 +137,9 @@ func flagChoices() map[string][]string {
 		"inspect --key":             ingest.FieldNames,
 		"schema":                    sweep.SchemaKinds, // the argument
 		"completion":                {"bash", "zsh", "fish"},
+		"recommend --format":        {"text", "markdown", "json"},
+		"export --to":               export.Targets,
+		"shadow --key":              {"ip", "user", "path_prefix"},
 	}
 }
 
