@@ -341,3 +341,27 @@ func TestClientWhy(t *testing.T) {
 		}
 	}
 }
+
+// Log runs: false cuts outside the per-key rows are said, not hidden behind
+// "none".
+func TestOtherKeysCutIsShown(t *testing.T) {
+	m := mk(0.5, 30, 0) // 5 legitimate requests cut, no client row
+	r := run("logrun", map[string]*Measure{"fixed_window window_s=60 limit=10": m}, "fixed_window window_s=60 limit=10")
+	res, err := Recommend([]*Run{r}, Options{MaxFalseCut: bound("1%"), MaxClientCut: bound("2%")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, res, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "none of the keys with their own row") || !strings.Contains(out, "and 5 legitimate requests of the other keys") {
+		t.Errorf("other keys' cut not shown:\n%s", out)
+	}
+	m.Clients = []ClientCut{{Client: "10.0.0.1", Offered: 100, Cut: 5, Pct: 5}}
+	b.Reset()
+	Write(&b, res, "text")
+	if out := b.String(); strings.Contains(out, "other keys") || strings.Contains(out, ": none") {
+		t.Errorf("every cut is in a client row, yet:\n%s", out)
+	}
+}

@@ -113,10 +113,26 @@ func detail(b *strings.Builder, c *Choice, objective string, md bool) {
 		fmt.Fprintf(b, "  warning: on the edge of the swept range: %s\n", e)
 	}
 	f := worstRun(c, objective)
+	// Log runs keep rows for their busiest keys only; the rest of the false
+	// cut falls on the "other keys" rows, which no per-client bound sees.
+	rest := f.Measure.FalseCut.Mean
+	for _, cl := range f.Measure.Clients {
+		rest -= cl.Cut
+	}
+	others := ""
+	if rest >= 0.5 {
+		others = fmt.Sprintf("  and %s legitimate requests of the other keys (the log's keys beyond its top_keys rows, "+
+			"not counted per key: --max-client-cut cannot check them)\n", count(rest))
+	}
 	if len(f.Measure.Clients) == 0 {
+		if others != "" {
+			fmt.Fprintf(b, "  legitimate clients cut in %s: none of the keys with their own row\n%s", f.Dir, others)
+			return
+		}
 		fmt.Fprintf(b, "  legitimate clients cut in %s: none\n", f.Dir)
 		return
 	}
+	defer b.WriteString(others)
 	fmt.Fprintf(b, "  legitimate clients cut in %s (%s):\n", f.Dir, c.Why)
 	rows := [][]string{{"client", "offered", "cut", "cut %", "why"}}
 	for i, cl := range f.Measure.Clients {
