@@ -92,7 +92,7 @@ func (r *Run) Write(dir string) ([]string, error) {
 	var written []string
 	put := func(name string, data []byte) error {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
+		if err := os.WriteFile(p, data, 0o666); err != nil {
 			return err
 		}
 		written = append(written, p)
@@ -237,7 +237,7 @@ func (r *Run) groups(figs []rendered) figGroups {
 	var g figGroups
 	for _, f := range figs {
 		switch {
-		case f.Name == "tradeoff":
+		case f.Name == "tradeoff", f.Name == "tradeoff-all": // the second trade-off plot belongs with the first
 			g.tradeoff = append(g.tradeoff, f)
 		case strings.HasPrefix(f.Name, "heatmap-"):
 			g.heat = append(g.heat, f)
