@@ -433,6 +433,51 @@ type Choice struct {
 	Cliff     bool       `json:"cliff"`
 	Edges     []string   `json:"edges,omitempty"` // grid-edge warnings
 	Why       string     `json:"why"`             // when a client is cut
+	// Across is the spread of the choice's metrics over the runs (several
+	// runs only).
+	Across *Across `json:"across_runs,omitempty"`
+}
+
+// Across is a policy's metrics over several runs: each run's mean over its
+// replicates, summarised.
+type Across struct {
+	LegitCutPct Spread `json:"legit_cut_pct"`
+	MissedPct   Spread `json:"missed_pct"`
+	CaughtPct   Spread `json:"caught_pct"`
+}
+
+// Spread is one metric over runs: the smallest, median and largest of the
+// runs' means, and their mean with its 95% interval (Student's t over the
+// runs, as if the runs were a sample of the days or scenarios to come).
+type Spread struct {
+	Min    float64  `json:"min"`
+	Median float64  `json:"median"`
+	Max    float64  `json:"max"`
+	Mean   Interval `json:"mean"`
+}
+
+func spread(v []float64) Spread {
+	s := slices.Sorted(slices.Values(v))
+	n := len(s)
+	med := s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return Spread{Min: s[0], Median: med, Max: s[n-1], Mean: interval(v)}
+}
+
+// across summarises the choice's metrics over its runs.
+func across(runs []RunFit) *Across {
+	if len(runs) < 2 {
+		return nil
+	}
+	var lc, mi, ca []float64
+	for _, f := range runs {
+		lc = append(lc, f.Measure.LegitCutPct.Mean)
+		mi = append(mi, f.Measure.MissedPct.Mean)
+		ca = append(ca, f.Measure.CaughtPct.Mean)
+	}
+	return &Across{spread(lc), spread(mi), spread(ca)}
 }
 
 // RunFit is a choice in one run.
@@ -609,6 +654,7 @@ func (o *Options) build(res *Result, runs []*Run, labels []string, pols []model.
 			}
 			ch.Runs = append(ch.Runs, f)
 		}
+		ch.Across = across(ch.Runs)
 		neighbors(ch, labels, pols, runs, o)
 		ch.Why = why(ch.Label)
 		if p, err := model.ParseLabel(ch.Label); err == nil {
