@@ -159,7 +159,45 @@ func sameGrid(dirs []string) (*sweep.Grid, []int, bool) {
 		}
 		reps = append(reps, spec.Replicates)
 	}
+	if overlapping(first) {
+		return nil, nil, false
+	}
 	return sweep.NewGrid(first), reps, true
+}
+
+// overlapping reports whether two entries of the spec share a policy (then
+// a label names several points, which only the in-memory join handles).
+// Each axis holds distinct values.
+func overlapping(s *sweep.Spec) bool {
+	values := func(e *sweep.Entry, name string) []float64 {
+		for _, ax := range e.Axes {
+			if ax.Param == name {
+				return ax.Values
+			}
+		}
+		p := model.Policy{Algorithm: e.Algorithm}
+		return []float64{p.Value(name)}
+	}
+	for i := range s.Entries {
+		for j := range i {
+			a, b := &s.Entries[i], &s.Entries[j]
+			if a.Algorithm != b.Algorithm {
+				continue
+			}
+			shared := true
+			for _, prm := range model.Params {
+				va, vb := values(a, prm.Name), values(b, prm.Name)
+				if !slices.ContainsFunc(va, func(v float64) bool { return slices.Contains(vb, v) }) {
+					shared = false
+					break
+				}
+			}
+			if shared {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func fileRows(path string) (int64, error) {
@@ -350,6 +388,16 @@ func (o *Options) firstPass(ctx context.Context, dirs []string, n int64, reps []
 			}
 		}
 		pk.consider(id, "", alg, worst, tie, viol, ok)
+	}
+	for k := range K {
+		if _, more := pcs[k].next(); more {
+			return fail(fmt.Errorf("%s: more points than its spec's %d", dirs[k], n))
+		}
+		if ccs[k].ch != nil {
+			if _, more := ccs[k].next(); more {
+				return fail(fmt.Errorf("%s: clients of points beyond its spec's %d", dirs[k], n))
+			}
+		}
 	}
 	for _, p := range prods {
 		for range 2 {
