@@ -227,30 +227,13 @@ func startProducer(ctx context.Context, dir string, n int64, reps int, withClien
 	const batch = 1024
 	pts := make(chan []streamed, 2)
 	p := &producer{points: pts, errs: make(chan error, 2)}
-	send := func(ch any, v any) bool {
-		switch c := ch.(type) {
-		case chan []streamed:
-			select {
-			case c <- v.([]streamed):
-			case <-ctx.Done():
-				return false
-			}
-		case chan [][2]float64:
-			select {
-			case c <- v.([][2]float64):
-			case <-ctx.Done():
-				return false
-			}
-		}
-		return true
-	}
 	go func() {
 		defer close(pts)
 		var buf []streamed
 		err := scanPoints(ctx, dir, nil, nil, func(alg, _ string, a *repAcc) error {
 			buf = append(buf, streamed{alg, a.measure()})
 			if len(buf) == batch {
-				if !send(pts, buf) {
+				if !send(ctx, pts, buf) {
 					return ctx.Err()
 				}
 				buf = nil
@@ -258,7 +241,7 @@ func startProducer(ctx context.Context, dir string, n int64, reps int, withClien
 			return nil
 		})
 		if err == nil && len(buf) > 0 {
-			send(pts, buf)
+			send(ctx, pts, buf)
 		}
 		p.errs <- err
 	}()
@@ -274,7 +257,7 @@ func startProducer(ctx context.Context, dir string, n int64, reps int, withClien
 		var next int64
 		flush := func(force bool) bool {
 			if len(buf) >= batch || (force && len(buf) > 0) {
-				ok := send(cls, buf)
+				ok := send(ctx, cls, buf)
 				buf = nil
 				return ok
 			}
@@ -305,6 +288,16 @@ func startProducer(ctx context.Context, dir string, n int64, reps int, withClien
 		p.errs <- err
 	}()
 	return p
+}
+
+// send sends a batch unless ctx is done first.
+func send[T any](ctx context.Context, ch chan<- []T, b []T) bool {
+	select {
+	case ch <- b:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // cursor reads a channel of batches item by item.
