@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events bench-check test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke
 
 all: build
 
@@ -43,6 +43,12 @@ bench: build
 	$(GO) build -o bin/ratesweep-bench ./bench
 	./bin/ratesweep-bench $(BENCHFLAGS)
 	$(MAKE) --no-print-directory bench-ingest bench-events
+
+# check on 10M points in bounded memory: time and peak RSS of `ratesweep
+# check` on bench/10m.yaml against itself, an extended and a reordered grid
+# (goal: peak RSS <= 500 MB). Writes three 10M-point runs under out/ once.
+bench-check: build
+	bash bench/check.sh
 
 # Event simulation speed in request decisions/s: the lesson scenario with
 # Poisson arrivals under every algorithm, one key per client.
@@ -108,7 +114,7 @@ test-browser: build
 # uninterrupted run (cmd/ratesweep/crash_test.go; RATESWEEP_CRASH_SEED=N).
 test-crash:
 	$(GO) vet -tags crash ./cmd/ratesweep
-	$(GO) test -tags crash -run TestCrashResume -count=1 -v ./cmd/ratesweep
+	$(GO) test -tags crash -run "TestCrashResume|TestCrashCompact" -count=1 -v ./cmd/ratesweep
 
 # examples/slurm on a one-node Slurm cluster on localhost (root; installs
 # slurm-wlm and munge with apt-get if missing): merged == single run.

@@ -159,3 +159,35 @@ func newCheckPoint(key string, id int64, base, run [][]float64) *checkPoint {
 	}
 	return p
 }
+
+// NaN equals NaN: single values and replicated samples (any order).
+func TestCompareMetricNaN(t *testing.T) {
+	nan := math.NaN()
+	test := func(base, run []float64, want metricVerdict) {
+		t.Helper()
+		if v, _ := compareMetric("p99_delay_s", base, run, Tolerance{}); v != want {
+			t.Errorf("%v vs %v: verdict %d, want %d", base, run, v, want)
+		}
+	}
+	test([]float64{nan}, []float64{nan}, metricSame)
+	test([]float64{nan}, []float64{1}, metricChanged)
+	test([]float64{1}, []float64{nan}, metricChanged)
+	test([]float64{nan, nan, nan, nan}, []float64{nan, nan, nan, nan}, metricSame)
+	test([]float64{1, nan, 2, 3}, []float64{nan, 3, 2, 1}, metricSame)
+}
+
+// The listings keep the MaxRows worst changes; the counts stay exact.
+func TestCheckMaxRowsKeepsWorst(t *testing.T) {
+	res := &Result{Metrics: []string{"false_cut"}, Options: Options{MaxRows: 2}}
+	var order []*checkPoint
+	for i := range 500 {
+		order = append(order, newCheckPoint("p", int64(i), [][]float64{{100}}, [][]float64{{100 + float64(i%97)}}))
+	}
+	res.compare(order)
+	if res.ChangedValues != 500-6 || res.Points != 494 || len(res.Changes) != 2 {
+		t.Fatalf("changed values %d points %d kept %d; want 494 494 2", res.ChangedValues, res.Points, len(res.Changes))
+	}
+	if res.Changes[0].Run != 196 || res.Changes[0].BaselineID != 96 || res.Changes[1].BaselineID != 193 {
+		t.Errorf("kept %+v, want the +96 moves of points 96 and 193", res.Changes)
+	}
+}

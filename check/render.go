@@ -79,7 +79,7 @@ func checkTables(r *Result, maxRows int) []*report.Table {
 	var out []*report.Table
 	if len(r.Changes) > 0 {
 		t := &report.Table{
-			Title:   fmt.Sprintf("Changed beyond tolerance: %d points (%d metric values), worst first", r.Points, len(r.Changes)),
+			Title:   fmt.Sprintf("Changed beyond tolerance: %d points (%d metric values), worst first", r.Points, r.ChangedValues),
 			Headers: []string{"point", "metric", "baseline", "run", "Δ", "Δ%"},
 			Right:   []bool{false, false, true, true, true, true},
 		}
@@ -101,7 +101,7 @@ func checkTables(r *Result, maxRows int) []*report.Table {
 			}
 			t.Rows = append(t.Rows, row)
 		}
-		if rest := len(r.Changes) - shown; rest > 0 {
+		if rest := r.ChangedValues - shown; rest > 0 {
 			t.Note = fmt.Sprintf("… and %d more rows (--max-rows %d)", rest, maxRows)
 		}
 		out = append(out, t)
@@ -225,7 +225,7 @@ func writeCheckJSON(w io.Writer, r *Result, maxRows int) error {
 		Changes: []changeJSON{}, Added: r.Added, Removed: r.Removed, Warnings: r.Warnings,
 	}
 	shown := capRows(len(r.Changes), maxRows)
-	j.ChangesOmitted = len(r.Changes) - shown
+	j.ChangesOmitted = r.ChangedValues - shown
 	for _, c := range r.Changes[:shown] {
 		cj := changeJSON{Point: c.Point, BaselineID: c.BaselineID, RunID: c.RunID, Metric: c.Metric,
 			Baseline: jsonNum(c.Baseline), Run: jsonNum(c.Run), Delta: jsonNum(c.Delta()), RelDelta: jsonNum(c.RelDelta()),

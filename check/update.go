@@ -11,7 +11,7 @@ import (
 )
 
 // UpdateBaseline makes the run in runDir the baseline in baseDir: it copies
-// the run's spec.yaml, manifests and points and clients Parquet files (not
+// the run's spec.yaml, manifest.json and the Parquet files it lists (not
 // its report) into a fresh directory beside baseDir and then swaps it in, so
 // an interrupted update leaves the old baseline whole. It refuses a run
 // without a manifest (incomplete), baseDir == runDir, and a baseDir that
@@ -20,8 +20,8 @@ func UpdateBaseline(runDir, baseDir string) (files int, bytes int64, err error) 
 	if _, err := sweep.PartFiles(runDir, "points"); err != nil {
 		return 0, 0, err
 	}
-	if ms, _ := filepath.Glob(filepath.Join(runDir, "manifest*.json")); len(ms) == 0 {
-		return 0, 0, &sweep.InputError{Msg: fmt.Sprintf("%s has no manifest.json: finish (or --resume) the run before making it the baseline", runDir)}
+	if !sweep.RunComplete(runDir) {
+		return 0, 0, &sweep.InputError{Msg: fmt.Sprintf("%s has no manifest.json: finish (or --resume, or merge) the run before making it the baseline", runDir)}
 	}
 	if same, _ := sameDir(runDir, baseDir); same {
 		return 0, 0, &sweep.InputError{Msg: fmt.Sprintf("the run %s is the baseline %s", runDir, baseDir)}
@@ -29,14 +29,15 @@ func UpdateBaseline(runDir, baseDir string) (files int, bytes int64, err error) 
 	if err := refuseNonRun(baseDir); err != nil {
 		return 0, 0, err
 	}
-	var names []string
-	for _, pat := range []string{"spec.yaml", "manifest*.json", "points/*.parquet", "clients/*.parquet"} {
-		m, err := filepath.Glob(filepath.Join(runDir, pat))
+	// The run is what its manifest lists, not what else lies beside it.
+	names := []string{"spec.yaml", "manifest.json"}
+	for _, table := range []string{"points", "clients"} {
+		files, err := sweep.PartFiles(runDir, table)
 		if err != nil {
 			return 0, 0, err
 		}
-		for _, p := range m {
-			rel, _ := filepath.Rel(runDir, p)
+		for _, f := range files {
+			rel, _ := filepath.Rel(runDir, f)
 			names = append(names, rel)
 		}
 	}

@@ -4,8 +4,10 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Class says whether a client's requests are legitimate or abusive.
@@ -142,26 +144,24 @@ func (s *Scenario) Validate() error {
 			return fieldErr(p+".segments", "at least one segment [t0, t1, requests per second] is needed")
 		}
 		for k, g := range c.Segments {
-			sp := fmt.Sprintf("%s.segments[%d]", p, k)
+			sp := segPath(p, k)
 			switch {
 			case math.IsNaN(g.Rate) || math.IsInf(g.Rate, 0) || g.Rate < 0:
-				return fieldErr(sp, "rate must be a finite number >= 0, got %v", g.Rate)
+				return fieldErr(sp(), "rate must be a finite number >= 0, got %v", g.Rate)
 			case g.Rate != math.Trunc(g.Rate) && s.Arrivals.Process == Fluid:
-				return fieldErr(sp, "rate must be a whole number of requests per second with fluid arrivals, got %v (uniform, poisson and clustered arrivals take fractional rates)", g.Rate)
+				return fieldErr(sp(), "rate must be a whole number of requests per second with fluid arrivals, got %v (uniform, poisson and clustered arrivals take fractional rates)", g.Rate)
 			case g.Rate > maxSegmentRate:
-				return fieldErr(sp, "rate must be at most %g requests per second, got %v", float64(maxSegmentRate), g.Rate)
+				return fieldErr(sp(), "rate must be at most %g requests per second, got %v", float64(maxSegmentRate), g.Rate)
 			case g.T0 >= g.T1:
-				return fieldErr(sp, "t0 must be less than t1, got [%d, %d)", g.T0, g.T1)
+				return fieldErr(sp(), "t0 must be less than t1, got [%d, %d)", g.T0, g.T1)
 			case g.T0 < 0 || g.T1 > s.DurationS:
-				return fieldErr(sp, "[%d, %d) reaches outside 0 <= t < duration_s = %d", g.T0, g.T1, s.DurationS)
+				return fieldErr(sp(), "[%d, %d) reaches outside 0 <= t < duration_s = %d", g.T0, g.T1, s.DurationS)
 			}
 			expected += float64(g.T1-g.T0) * g.Rate
-			for m := 0; m < k; m++ {
-				o := c.Segments[m]
-				if g.T0 < o.T1 && o.T0 < g.T1 {
-					return fieldErr(sp, "[%d, %d) overlaps segments[%d] [%d, %d)", g.T0, g.T1, m, o.T0, o.T1)
-				}
-			}
+		}
+		if k, m, ok := overlap(c.Segments); ok {
+			g, o := c.Segments[k], c.Segments[m]
+			return fieldErr(segPath(p, k)(), "[%d, %d) overlaps segments[%d] [%d, %d)", g.T0, g.T1, m, o.T0, o.T1)
 		}
 	}
 	if err := s.validateKeyCounts(); err != nil {
@@ -172,6 +172,38 @@ func (s *Scenario) Validate() error {
 			expected, s.Arrivals.Process, MaxEventRequests)
 	}
 	return nil
+}
+
+// segPath returns the field path of segment k of client path p, built
+// only when an error needs it (a client may have 300,000 segments).
+func segPath(p string, k int) lazyPath {
+	return func() string { return fmt.Sprintf("%s.segments[%d]", p, k) }
+}
+
+type lazyPath func() string
+
+// overlap finds two segments sharing a second, in n log n: it sorts them by
+// start and compares neighbours. It returns the pair whose later index k is
+// smallest (k > m), as a pairwise scan would report first.
+func overlap(segs []Segment) (k, m int, ok bool) {
+	order := make([]int, len(segs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(segs[a].T0, segs[b].T0) })
+	end := -1 // index of the segment reaching furthest so far
+	for _, i := range order {
+		if end >= 0 && segs[i].T0 < segs[end].T1 {
+			hi, lo := max(i, end), min(i, end)
+			if !ok || hi < k || (hi == k && lo < m) {
+				k, m, ok = hi, lo, true
+			}
+		}
+		if end < 0 || segs[i].T1 > segs[end].T1 {
+			end = i
+		}
+	}
+	return k, m, ok
 }
 
 // Series returns the client's offered requests in each second of a scenario

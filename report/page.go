@@ -83,7 +83,7 @@ func (r *Run) Write(dir string) ([]string, error) {
 	var written []string
 	put := func(name string, data []byte) error {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
+		if err := os.WriteFile(p, data, 0o666); err != nil {
 			return err
 		}
 		written = append(written, p)

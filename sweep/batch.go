@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -62,10 +63,12 @@ func (s *columnScratch) dictionary(mem memory.Allocator, typ *arrow.DictionaryTy
 	if s.dicts[typ] == nil {
 		s.dicts[typ] = map[string]arrow.Array{}
 	}
-	key := ""
+	var kb strings.Builder // linear: += here was quadratic in the number of values
 	for _, v := range values {
-		key += v + "\x00"
+		kb.WriteString(v)
+		kb.WriteByte(0)
 	}
+	key := kb.String()
 	d, ok := s.dicts[typ][key]
 	if !ok {
 		b := array.NewStringBuilder(mem)

@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -52,7 +51,7 @@ func concatParquet(ctx context.Context, dir, name string, inputs []string) (file
 
 // fileSchema is a Parquet file's Arrow schema with its key-value metadata.
 func fileSchema(path string) (*arrow.Schema, error) {
-	rdr, err := file.OpenParquetFile(path, false)
+	rdr, err := openParquet(path)
 	if err != nil {
 		return nil, err
 	}
@@ -66,8 +65,9 @@ func fileSchema(path string) (*arrow.Schema, error) {
 
 // copyRecords appends every row of path to fw; the file's columns must
 // match schema.
-func copyRecords(ctx context.Context, path string, schema *arrow.Schema, fw *pqarrow.FileWriter) (int64, error) {
-	rdr, err := file.OpenParquetFile(path, false)
+func copyRecords(ctx context.Context, path string, schema *arrow.Schema, fw *pqarrow.FileWriter) (_ int64, err error) {
+	defer recoverDamaged(path, &err)
+	rdr, err := openParquet(path)
 	if err != nil {
 		return 0, err
 	}
@@ -90,6 +90,9 @@ func copyRecords(ctx context.Context, path string, schema *arrow.Schema, fw *pqa
 	defer rr.Release()
 	var rows int64
 	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
 		rec := rr.RecordBatch()
 		out := array.NewRecordBatch(schema, rec.Columns(), rec.NumRows())
 		err := fw.WriteBuffered(out)
@@ -100,7 +103,7 @@ func copyRecords(ctx context.Context, path string, schema *arrow.Schema, fw *pqa
 		rows += rec.NumRows()
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return 0, err
+		return 0, damaged(path, err)
 	}
 	return rows, nil
 }

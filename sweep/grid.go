@@ -65,6 +65,17 @@ func ParseShard(v string) (Shard, error) {
 	return s, nil
 }
 
+// CheckShard refuses a shard count above the grid's number of parts: such
+// shards would have no work (and a count like 0/9999999999 would allocate
+// per shard).
+func (g *Grid) CheckShard(s Shard) error {
+	parts := (g.total + PartPoints(g.total) - 1) / PartPoints(g.total)
+	if int64(s.Count) > max(parts, 1) {
+		return inputErrorf("shard %s: the grid has %d points in %d parts, so at most %d shards; use a shard count of %d or less", s, g.total, parts, max(parts, 1), max(parts, 1))
+	}
+	return nil
+}
+
 // Part is a contiguous range of point ids written to one points file and
 // one clients file.
 type Part struct {

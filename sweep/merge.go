@@ -15,7 +15,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -119,6 +118,9 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 			}
 		}
 	}
+	if err := grid.CheckShard(Shard{0, max(n, 1)}); err != nil {
+		return rep, err
+	}
 	rep.Shards = n
 	for k, idx := range counts {
 		if k != n {
@@ -213,7 +215,7 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		return rep, err
 	}
 	for _, table := range []string{"points", "clients"} {
-		tmps, _ := filepath.Glob(filepath.Join(dir, table, ".*.tmp"))
+		tmps, _ := filepath.Glob(filepath.Join(dir, table, ".part-*.tmp"))
 		for _, t := range tmps {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s/%s: temporary file (a shard is still running, or was killed: resume it)", table, filepath.Base(t)))
 		}
@@ -280,7 +282,7 @@ func manifestMismatch(m *Manifest, s Shard, spec *Spec, specYAML string, want []
 // has rows rows (as the manifest says), it belongs to the spec and, with
 // hash, its size and sha256 match.
 func verifyFile(path string, fm fileMeta, rows int64, specYAML string, hash bool) error {
-	rdr, err := file.OpenParquetFile(path, false)
+	rdr, err := openParquet(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return errors.New("missing")
 	}
@@ -373,21 +375,21 @@ func compactGroups(parts []ManifestPart, reps int, maxRows int64) [][]ManifestPa
 	return out
 }
 
-// compact rewrites the verified parts of m into merged-NNNNNN.parquet files.
-// It can be interrupted at any moment and run again: until the compacted
-// manifest.json is written, the parts and shard manifests are the truth and
-// any merged-* file is rewritten; afterwards the leftover parts are removed.
+// compact rewrites the verified parts of m into merged-NNNNNN.parquet files,
+// atomically as a whole: manifest.json lists the parts (written first when
+// the run is sharded) until every merged file is complete, then one rename
+// switches it to the merged files, and only then are the parts removed.
+// Every reader trusts manifest.json's list (PartFiles), so a kill at any
+// moment leaves one complete run; merge run again finishes or redoes it.
 func compact(ctx context.Context, dir string, spec *Spec, m *Manifest, opts MergeOptions, rep *MergeReport) error {
-	if err := os.Remove(filepath.Join(dir, "manifest.json")); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	for _, table := range []string{"points", "clients"} {
-		old, _ := filepath.Glob(filepath.Join(dir, table, CompactPrefix+"*.parquet"))
-		for _, f := range old {
-			if err := os.Remove(f); err != nil {
-				return err
-			}
+	manifest := filepath.Join(dir, "manifest.json")
+	if !fileExists(manifest) {
+		if err := writeManifest(manifest, m); err != nil {
+			return err
 		}
+	}
+	if err := removeCompactLeftovers(dir); err != nil {
+		return err
 	}
 	groups := compactGroups(m.Parts, spec.Replicates, opts.CompactRows)
 	out := *m
@@ -424,7 +426,7 @@ func compact(ctx context.Context, dir string, spec *Spec, m *Manifest, opts Merg
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if err := writeManifest(filepath.Join(dir, "manifest.json"), &out); err != nil {
+	if err := writeManifest(manifest, &out); err != nil {
 		return err
 	}
 	rep.Manifest = &out
@@ -467,12 +469,31 @@ func finishCompacted(ctx context.Context, dir string, spec *Spec, specYAML strin
 	return removeParts(dir)
 }
 
-// removeParts removes the part files and shard manifests a compaction replaced.
+// removeCompactLeftovers removes what an interrupted compaction wrote
+// before manifest.json listed it: merged-* files and their temporary files.
+func removeCompactLeftovers(dir string) error {
+	for _, table := range []string{"points", "clients"} {
+		for _, pat := range []string{CompactPrefix + "*.parquet", "." + CompactPrefix + "*.tmp"} {
+			old, _ := filepath.Glob(filepath.Join(dir, table, pat))
+			for _, f := range old {
+				if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// removeParts removes the part files and shard manifests a compaction
+// replaced, and temporary files a killed compaction left.
 func removeParts(dir string) error {
 	var files []string
 	for _, table := range []string{"points", "clients"} {
-		f, _ := filepath.Glob(filepath.Join(dir, table, "part-*.parquet"))
-		files = append(files, f...)
+		for _, pat := range []string{"part-*.parquet", "." + CompactPrefix + "*.tmp"} {
+			f, _ := filepath.Glob(filepath.Join(dir, table, pat))
+			files = append(files, f...)
+		}
 	}
 	ms, _ := filepath.Glob(filepath.Join(dir, "manifest.shard-*-of-*.json"))
 	for _, f := range append(files, ms...) {

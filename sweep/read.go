@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,15 +13,18 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/ratesweep/ratesweep/model"
 )
 
 // PartFiles lists the Parquet files of a run directory's points or clients
-// table ("points" or "clients"), sorted by name. A directory without any is
-// an *InputError.
+// table ("points" or "clients") in point order. A complete run's files are
+// the ones its manifest.json lists, never a directory glob: files a killed
+// compaction or a stale shard left beside them are not part of the run. A
+// run without manifest.json (incomplete, or sharded and not merged) lists
+// its part-*.parquet files. A listed file that is missing, or a directory
+// without any file, is an *InputError.
 func PartFiles(dir, table string) ([]string, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -29,7 +33,22 @@ func PartFiles(dir, table string) ([]string, error) {
 	if !st.IsDir() {
 		return nil, inputErrorf("%s: not a run directory", dir)
 	}
-	files, err := filepath.Glob(filepath.Join(dir, table, "*.parquet"))
+	if m, err := loadManifest(filepath.Join(dir, "manifest.json")); err == nil && len(m.Parts) > 0 {
+		files := make([]string, 0, len(m.Parts))
+		for _, p := range m.Parts {
+			name := p.Points.Name
+			if table == "clients" {
+				name = p.Clients.Name
+			}
+			f := filepath.Join(dir, table, name)
+			if !fileExists(f) {
+				return nil, inputErrorf("%s: %s/%s, listed in manifest.json, is missing: recompute it with --resume", dir, table, name)
+			}
+			files = append(files, f)
+		}
+		return files, nil
+	}
+	files, err := filepath.Glob(filepath.Join(dir, table, "part-*.parquet"))
 	if err != nil {
 		return nil, err
 	}
@@ -40,11 +59,17 @@ func PartFiles(dir, table string) ([]string, error) {
 	return files, nil
 }
 
+// RunComplete reports whether the run in dir is complete: its manifest.json
+// (written last by run, or by merge for a sharded run) exists.
+func RunComplete(dir string) bool {
+	return fileExists(filepath.Join(dir, "manifest.json"))
+}
+
 // FileMetadata returns a Parquet file's key-value metadata.
 func FileMetadata(path string) (map[string]string, error) {
-	rdr, err := file.OpenParquetFile(path, false)
+	rdr, err := openParquet(path)
 	if err != nil {
-		return nil, inputErrorf("%s: not a readable Parquet file: %v", path, err)
+		return nil, err
 	}
 	defer rdr.Close()
 	out := map[string]string{}
@@ -56,19 +81,39 @@ func FileMetadata(path string) (map[string]string, error) {
 }
 
 // ScanFile reads the named columns of a Parquet file in record batches; the
-// batch's columns are in the order asked. A missing column or an unreadable
-// file is an *InputError naming the file.
+// batch's columns are in the order asked. A missing column is an
+// *InputError naming the file; a file that does not decode (corrupt footer,
+// page or checksum) is a *DamagedError.
 func ScanFile(ctx context.Context, path string, columns []string, fn func(rec arrow.RecordBatch) error) error {
-	return ScanPointRange(ctx, path, columns, nil, fn)
+	return ScanFileBatches(ctx, path, columns, batchRows, fn)
+}
+
+// ScanFileBatches is ScanFile with batches of at most rows rows: smaller
+// batches hold less memory.
+func ScanFileBatches(ctx context.Context, path string, columns []string, rows int, fn func(rec arrow.RecordBatch) error) error {
+	return scanFile(ctx, path, columns, rows, nil, fn)
 }
 
 // ScanPointRange is ScanFile reading only the row groups whose point_id
 // range [lo, hi] (from the file's statistics) keep accepts; nil keeps all,
 // and so does a row group without statistics.
 func ScanPointRange(ctx context.Context, path string, columns []string, keep func(lo, hi int64) bool, fn func(rec arrow.RecordBatch) error) error {
-	rdr, err := file.OpenParquetFile(path, false)
+	return scanFile(ctx, path, columns, batchRows, keep, fn)
+}
+
+func scanFile(ctx context.Context, path string, columns []string, rows int, keep func(lo, hi int64) bool, fn func(rec arrow.RecordBatch) error) (err error) {
+	inFn := false // a panic of fn is a bug, not damage: let it through
+	defer func() {
+		if inFn {
+			return
+		}
+		if r := recover(); r != nil {
+			err = &DamagedError{Path: path, Err: fmt.Errorf("unreadable: %v", r)}
+		}
+	}()
+	rdr, err := openParquet(path)
 	if err != nil {
-		return inputErrorf("%s: not a readable Parquet file: %v", path, err)
+		return err
 	}
 	defer rdr.Close()
 	var groups []int
@@ -85,7 +130,7 @@ func ScanPointRange(ctx context.Context, path string, columns []string, keep fun
 			return nil
 		}
 	}
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: int64(rows)}, memory.DefaultAllocator)
 	if err != nil {
 		return inputErrorf("%s: %v", path, err)
 	}
@@ -118,14 +163,16 @@ func ScanPointRange(ctx context.Context, path string, columns []string, keep fun
 			cols[i], fields[i] = rec.Column(j), rec.Schema().Field(j)
 		}
 		out := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+		inFn = true
 		err := fn(out)
+		inFn = false
 		out.Release()
 		if err != nil {
 			return err
 		}
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return inputErrorf("%s: %v", path, err)
+		return damaged(path, err)
 	}
 	return nil
 }

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"math/big"
 	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ratesweep/ratesweep/configs"
 	"github.com/ratesweep/ratesweep/ingest"
@@ -160,8 +163,11 @@ func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), d
 	}
 	s := &Spec{Replicates: 1}
 	if s.Name, err = m.String("name"); !c.Add(err) {
-		if strings.ContainsAny(s.Name, "/\\") || s.Name == "." || s.Name == ".." {
+		switch {
+		case strings.ContainsAny(s.Name, "/\\") || s.Name == "." || s.Name == "..":
 			c.Errorf(m.Get("name"), "name", "must not contain path separators (it names the output directory)")
+		case len(s.Name) > 255 || strings.ContainsFunc(s.Name, unicode.IsControl) || !utf8.ValidString(s.Name):
+			c.Errorf(m.Get("name"), "name", "must be at most 255 bytes of UTF-8 without NUL or control characters (it names the output directory), got %s", yamlx.Excerpt(s.Name))
 		}
 	}
 	if n := m.Get("seed"); n != nil {
@@ -225,10 +231,30 @@ func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), d
 			}
 		}
 	}
+	c.Add(checkGridSize(s, m.Get("sweep")))
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// checkGridSize refuses a grid whose points rows (points × replicates) do
+// not fit in an int64, naming the true size: the products of axis lengths
+// would otherwise wrap (to 0, or negative) and bypass --max-points.
+func checkGridSize(s *Spec, sw *yaml.Node) error {
+	total := new(big.Int)
+	for i := range s.Entries {
+		n := big.NewInt(1)
+		for _, a := range s.Entries[i].Axes {
+			n.Mul(n, big.NewInt(int64(len(a.Values))))
+		}
+		total.Add(total, n)
+	}
+	rows := new(big.Int).Mul(total, big.NewInt(int64(s.Replicates)))
+	if rows.IsInt64() {
+		return nil
+	}
+	return yamlx.Errorf(sw, "sweep", "the grid has %s points × %d replicates = %s rows, more than any run can hold; narrow the axes", total, s.Replicates, rows)
 }
 
 func decodeScenarioRef(n *yaml.Node, resolve func(string) (string, []byte, error)) (*model.Scenario, error) {

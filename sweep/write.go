@@ -125,7 +125,7 @@ func writeParquetFile(dir, name string, schema *arrow.Schema, syncDirAfter bool,
 		return fm, err
 	}
 	tmp := f.Name()
-	if err = os.Chmod(tmp, 0o644); err != nil {
+	if err = os.Chmod(tmp, filePerm); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return fm, err

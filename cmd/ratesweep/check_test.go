@@ -76,6 +76,7 @@ type checkOut struct {
 	Added           int64    `json:"added"`
 	AddedPoints     []string `json:"added_points"`
 	Removed         int      `json:"removed"`
+	RemovedPoints   []string `json:"removed_points"`
 	Changes         []struct {
 		Point  string   `json:"point"`
 		Metric string   `json:"metric"`
@@ -553,13 +554,19 @@ func TestParseTolerances(t *testing.T) {
 	}
 }
 
-// A policy listed twice in a grid is one point for the check: the second
-// is skipped with a warning, on either side.
+// A policy listed twice in a grid: runs of the same grid compare point for
+// point; against another grid, where points are placed by their parameters,
+// the second is one point for the check, skipped with a warning.
 func TestCheckDuplicateParameters(t *testing.T) {
 	grid := checkGrid + "  - algorithm: sliding_window\n    window_s: 60\n    limit: [600, 1234]\n"
 	a := sweepRun(t, "dup", lessonScenario(t), "", grid)
 	code, res := checkJSON(t, "--baseline", a, a)
-	if code != 0 || res.Compared != 73 || res.Identical != 73 || !strings.Contains(strings.Join(res.Warnings, "\n"), "1 in the baseline, 1 in the run") {
-		t.Errorf("duplicate policy: exit %d, %+v", code, res)
+	if code != 0 || res.Compared != 74 || res.Identical != 74 || len(res.Warnings) != 0 {
+		t.Errorf("duplicate policy, same grid: exit %d, %+v", code, res)
+	}
+	b := sweepRun(t, "dup", lessonScenario(t), "", checkGrid)
+	code, res = checkJSON(t, "--baseline", a, b, "--allow-removed")
+	if code != 0 || res.Compared != 72 || res.Added != 0 || res.Removed != 1 || res.RemovedPoints[0] != "sliding_window window_s=60 limit=1234" || !strings.Contains(strings.Join(res.Warnings, "\n"), "1 in the baseline, 0 in the run") {
+		t.Errorf("duplicate policy against its grid without the duplicate: exit %d, %+v", code, res)
 	}
 }

@@ -153,7 +153,11 @@ func TestSignalsKeepCompletedParts(t *testing.T) {
 
 func TestMergeCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	spec := "../../configs/lesson-sweep.yaml"
+	spec := "../../configs/bench.yaml" // 59 parts: work for 3 shards
+	// More shards than parts: exit 2, naming the bound.
+	if code, _, stderr := runCLI(t, "run", spec, "--out", dir, "--shard", "0/9999999999"); code != 2 || !strings.Contains(stderr, "at most 59 shards") {
+		t.Fatalf("run --shard 0/9999999999: exit %d, %s", code, stderr)
+	}
 	// Not a run directory: exit 2.
 	if code, _, stderr := runCLI(t, "merge", t.TempDir()); code != 2 || !strings.Contains(stderr, "spec.yaml") {
 		t.Fatalf("merge of an empty dir: exit %d, %s", code, stderr)

@@ -291,7 +291,7 @@ func writeScenario(e *env, tr *ingest.Traffic, path string, quiet bool) error {
 	if err != nil {
 		return &badInput{fmt.Errorf("%s: %v", tr.Source, err)}
 	}
-	if err := os.WriteFile(path, sc.YAML(), 0o644); err != nil {
+	if err := os.WriteFile(path, sc.YAML(), 0o666); err != nil {
 		return err
 	}
 	mixed := 0

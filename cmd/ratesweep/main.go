@@ -140,6 +140,7 @@ func run(e *env, args []string) int {
 	}
 	for _, c := range commands() {
 		if c.name == name {
+			e.stdout = escapeWriter{e.stdout} // input echoed must not drive the terminal
 			return exitCode(e, c.run(e, args[1:]))
 		}
 	}

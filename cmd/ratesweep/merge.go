@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -42,7 +43,17 @@ func cmdMerge(e *env, args []string) error {
 		for _, p := range rep.Problems {
 			fmt.Fprintf(e.stderr, "  %s\n", p)
 		}
+		if len(rep.MissingShards) == 0 {
+			return &exitError{exitFailure, fmt.Errorf("%s is incomplete: recompute the parts named above with ratesweep run --resume (with their --shard), then merge again", dir)}
+		}
 		return &exitError{exitFailure, fmt.Errorf("%s is incomplete; rerun the shards named above with --resume (e.g. sbatch --array=%s), then merge again", dir, joinInts(rep.MissingShards))}
+	}
+	if errors.Is(err, context.Canceled) {
+		code, sig := 130, "interrupted"
+		if e.signal != nil && e.signal() == "terminated" {
+			code, sig = 143, "terminated"
+		}
+		return &exitError{code, fmt.Errorf("%s: %s is as it was (manifest.json lists whole files); run merge again to finish", sig, dir)}
 	}
 	if err != nil {
 		var ie *sweep.InputError

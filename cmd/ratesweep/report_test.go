@@ -185,7 +185,6 @@ func TestReportBadInputExit2(t *testing.T) {
 		{[]string{"report", filepath.Join(empty, "nope")}, "no such file"},
 		{[]string{"report", foreign}, "part-000000.parquet: no ratesweep.spec metadata"},
 		{[]string{"report", missing, "--allow-incomplete"}, `part-000000.parquet: no column "algorithm"`},
-		{[]string{"report", truncated}, "part-000000.parquet: not a readable Parquet file"},
 		{[]string{"report", mixed}, "part-000001.parquet: its ratesweep.spec differs"},
 		{[]string{"report", run, "extra"}, "too many arguments"},
 		{[]string{"report", run, "--curves", "0"}, "--curves must be >= 1"},
@@ -200,5 +199,9 @@ func TestReportBadInputExit2(t *testing.T) {
 		if !strings.Contains(stderr, c.want) || strings.Contains(stderr, "goroutine") {
 			t.Errorf("%v: stderr %q, want %q and no panic", c.args, stderr, c.want)
 		}
+	}
+	// A damaged part is a failed job, not bad usage: exit 1, naming it.
+	if code, _, stderr := runCLI(t, "report", truncated); code != 1 || !strings.Contains(stderr, "part-000000.parquet is damaged") || !strings.Contains(stderr, "--resume") {
+		t.Errorf("report on a truncated part: exit %d, stderr %q; want 1 and the part named damaged", code, stderr)
 	}
 }

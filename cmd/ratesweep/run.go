@@ -67,9 +67,15 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := sweep.NewGrid(spec).CheckShard(shard); err != nil {
+		return usagef("run: %v", err)
+	}
 	dir := *out
 	if dir == "" {
 		dir = filepath.Join("out", spec.Name)
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return usagef("run: --out %s is a file, not a directory", dir)
 	}
 	points, rows := spec.Points(), spec.Rows()
 	// Clients rows per point: one per scenario client, or for a log at most
@@ -127,10 +133,10 @@ func cmdRun(e *env, args []string) error {
 				code, sig = 143, "terminated"
 			}
 			hint := "ratesweep run"
-			if a := specArg(specPath); a != "" {
-				hint += " " + a
+			if specPath != "" {
+				hint += " " + shellQuote(specPath)
 			}
-			hint += " --out " + dir
+			hint += " --out " + shellQuote(dir)
 			if shard.Count > 1 {
 				hint += " --shard " + shard.String()
 			}
@@ -183,13 +189,6 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func specArg(p string) string {
-	if p == "" {
-		return ""
-	}
-	return strconv.Quote(p)
 }
 
 // shardFromEnv picks the shard: the flag, else the scheduler's variables.

@@ -3,8 +3,10 @@
 package yamlx
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -39,13 +41,37 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Errorf returns an *Error at node n (may be nil).
+// Errorf returns an *Error at node n (may be nil). String arguments longer
+// than maxEcho bytes are cut to an excerpt: an error must not repeat a file
+// the spec pointed at (into a CI log) or a megabyte of input.
 func Errorf(n *yaml.Node, path, format string, args ...any) *Error {
+	for i, a := range args {
+		if s, ok := a.(string); ok && len(s) > maxEcho {
+			args[i] = s[:maxEcho] + "…"
+		}
+	}
 	e := &Error{Path: path, Msg: fmt.Sprintf(format, args...)}
 	if n != nil {
 		e.Line = n.Line
 	}
 	return e
+}
+
+// maxEcho bounds a string argument of Errorf, in bytes.
+const maxEcho = 200
+
+// Excerpt quotes the start of an input value for an error message: at most
+// 40 characters, control characters escaped, with the full length when cut.
+func Excerpt(s string) string {
+	const max = 40
+	n := 0
+	for i := range s { // i: byte offset of each character
+		if n == max {
+			return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:i]), len(s))
+		}
+		n++
+	}
+	return strconv.Quote(s)
 }
 
 // InFile sets the file of err when err is an *Error without one, and wraps any
@@ -77,7 +103,21 @@ func InFile(err error, file string) error {
 // *Error for empty or malformed input.
 func Parse(data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	err := dec.Decode(&doc)
+	if errors.Is(err, io.EOF) {
+		return nil, &Error{Msg: "empty file: expected a YAML mapping"}
+	}
+	if err == nil {
+		var next yaml.Node
+		switch derr := dec.Decode(&next); {
+		case derr == nil && !emptyDoc(&next):
+			return nil, &Error{Line: next.Line, Msg: "a second YAML document (after ---): a file holds one document; remove the rest or split the file"}
+		case !errors.Is(derr, io.EOF):
+			err = derr
+		}
+	}
+	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		e := &Error{Msg: "invalid YAML: " + msg}
 		if l, rest, ok := cutLine(msg); ok {
@@ -89,6 +129,11 @@ func Parse(data []byte) (*yaml.Node, error) {
 		return nil, &Error{Msg: "empty file: expected a YAML mapping"}
 	}
 	return doc.Content[0], nil
+}
+
+// emptyDoc reports whether a document holds nothing (a trailing "---").
+func emptyDoc(d *yaml.Node) bool {
+	return len(d.Content) == 0 || (d.Content[0].Kind == yaml.ScalarNode && d.Content[0].Tag == "!!null" && d.Content[0].Value == "")
 }
 
 func cutLine(msg string) (int, string, bool) {
@@ -211,12 +256,12 @@ func Float(n *yaml.Node, path string) (float64, error) {
 		// .nan, .inf and friends
 		var v float64
 		if derr := n.Decode(&v); derr != nil {
-			return 0, Errorf(n, path, "expected a number, got %q", n.Value)
+			return 0, Errorf(n, path, "expected a number, got %s", Excerpt(n.Value))
 		}
 		f = v
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, Errorf(n, path, "must be a finite number, got %s", n.Value)
+		return 0, Errorf(n, path, "must be a finite number, got %s", Excerpt(n.Value))
 	}
 	return f, nil
 }
@@ -228,7 +273,7 @@ func Int(n *yaml.Node, path string) (int64, error) {
 		return 0, err
 	}
 	if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		return 0, Errorf(n, path, "expected a whole number, got %s", n.Value)
+		return 0, Errorf(n, path, "expected a whole number, got %s", Excerpt(n.Value))
 	}
 	return int64(f), nil
 }
@@ -253,7 +298,7 @@ func kind(n *yaml.Node) string {
 		if n.Tag == "!!null" {
 			return "nothing (null)"
 		}
-		return fmt.Sprintf("%q", n.Value)
+		return Excerpt(n.Value)
 	}
 	return "nothing"
 }
