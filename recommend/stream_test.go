@@ -30,6 +30,7 @@ func TestStreamingMatchesInMemory(t *testing.T) {
 	// Three replicates with Poisson arrivals: intervals of non-zero width.
 	a := runDir(t, "embedded:baseline-lesson.yaml", "replicates=3", "scenario.arrivals=poisson", "seed=1")
 	b := runDir(t, "embedded:baseline-lesson.yaml", "replicates=3", "scenario.arrivals=poisson", "seed=2")
+	logRun := runDir(t, "../configs/examples/antlr-org.yaml")
 	cases := []struct {
 		name string
 		dirs []string
@@ -43,6 +44,7 @@ func TestStreamingMatchesInMemory(t *testing.T) {
 		{"replicates", []string{a}, Options{MaxFalseCut: bound("1%"), MaxClientCut: bound("3%")}},
 		{"two runs", []string{a, b, lesson}, Options{MaxFalseCut: bound("1%")}},
 		{"two runs per client", []string{b, a}, Options{MaxFalseCut: bound("2%"), MaxClientCut: bound("2%")}},
+		{"log run", []string{logRun}, Options{MaxFalseCut: bound("1%"), MaxClientCut: bound("5%")}},
 	}
 	for _, c := range cases {
 		var runs []*Run
