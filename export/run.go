@@ -192,8 +192,13 @@ func Write(w io.Writer, r *Result, asked, exported *Point, runDir string) error 
 		if r.Fit == Nearest {
 			line("exported", exported)
 			if asked != nil && exported != nil {
-				fmt.Fprintf(&b, "%s   the translation costs %+.2f pp of legitimate requests cut and %+.2f pp of abusive requests missed\n",
-					c, exported.LegitCutPct()-asked.LegitCutPct(), exported.MissedPct()-asked.MissedPct())
+				dc, dm := exported.LegitCutPct()-asked.LegitCutPct(), exported.MissedPct()-asked.MissedPct()
+				gain := ""
+				if dc < 0 || dm < 0 {
+					gain = " (a negative cost: the exported policy does better there)"
+				}
+				fmt.Fprintf(&b, "%s   the translation costs %+.2f pp of legitimate requests cut and %+.2f pp of abusive requests missed%s\n",
+					c, dc, dm, gain)
 			}
 		}
 	}

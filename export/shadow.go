@@ -124,6 +124,9 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	if err := rd.Err(); err != nil {
 		return nil, err
 	}
+	if res.Lines == 0 && rd.Malformed() > 0 {
+		return nil, fmt.Errorf("no Combined Log Format line among %d (first: %v)", rd.Lines(), &rd.Samples()[0])
+	}
 	if res.Lines == 0 {
 		return nil, fmt.Errorf("the log is empty")
 	}

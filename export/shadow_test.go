@@ -59,3 +59,16 @@ func TestShadow(t *testing.T) {
 		}
 	}
 }
+
+// A file with no Combined line is named as such, with its first bad line,
+// not called empty.
+func TestShadowNotALog(t *testing.T) {
+	p := model.Policy{Algorithm: model.Nginx, Rate: 2, Burst: 3}
+	_, err := Shadow(strings.NewReader("name: x\nsweep: []\n"), p, ShadowOptions{})
+	if err == nil || !strings.Contains(err.Error(), "no Combined Log Format line among 2 (first: line 1:") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := Shadow(strings.NewReader(""), p, ShadowOptions{}); err == nil || err.Error() != "the log is empty" {
+		t.Errorf("empty: %v", err)
+	}
+}

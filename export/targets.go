@@ -207,7 +207,7 @@ func writeTraefik(r *Result, o Options) {
 	src := byKey(r.Key, "          ipStrategy:\n            depth: 0", "          requestHost: true",
 		func(h string) string { return "          requestHeaderName: " + h })
 	r.Notes = append(r.Notes,
-		fmt.Sprintf("Traefik's rateLimit is golang.org/x/time/rate: %d per %d s (%g r/s) refill, burst %d at once from idle", avg, per, p.Rate, p.Capacity),
+		fmt.Sprintf("Traefik's rateLimit is golang.org/x/time/rate: %d per %d s (%s r/s) refill, burst %d at once from idle", avg, per, strconv.FormatFloat(p.Rate, 'g', 6, 64), p.Capacity),
 		"each Traefik replica keeps its own buckets: three replicas admit three times the rate (--nodes divides it)",
 		"behind another proxy, set ipStrategy.depth (or excludedIPs) so the key is the client, not the proxy")
 	r.Config = fmt.Sprintf(`# Traefik dynamic configuration (file provider)

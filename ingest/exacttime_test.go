@@ -307,3 +307,14 @@ func TestParseUnixDecimal(t *testing.T) {
 		}
 	}
 }
+
+// Milliseconds read as seconds are out of range with a hint at the unit.
+func TestUnixOutOfRangeHintsTheUnit(t *testing.T) {
+	_, _, err := parseTime([]byte("1767225600000"), TimeUnix)
+	if err == nil || !strings.Contains(err.Error(), "out of range (past year 9999: is the unit finer?") {
+		t.Errorf("got %v", err)
+	}
+	if _, _, err := parseTime([]byte("1767225600000"), TimeUnixMs); err != nil {
+		t.Errorf("unix_ms: %v", err)
+	}
+}

@@ -89,7 +89,7 @@ exponent:
 		return 0, 0, nil
 	}
 	if point > 12 { // beyond year 33658; maxUnix is checked below
-		return 0, 0, fmt.Errorf("time %q out of range", excerptString(b))
+		return 0, 0, fmt.Errorf("time %q out of range%s", excerptString(b), finerUnitHint(scale))
 	}
 	for k := 0; k < point; k++ {
 		d := int64(0)
@@ -106,12 +106,22 @@ exponent:
 		ns = ns*10 + d
 	}
 	if sec > maxUnix {
-		return 0, 0, fmt.Errorf("time %q out of range", excerptString(b))
+		return 0, 0, fmt.Errorf("time %q out of range%s", excerptString(b), finerUnitHint(scale))
 	}
 	return sec, ns, nil
 }
 
 // unitScale is the decimal scale of a numeric time format (seconds = 0).
+// finerUnitHint suggests a finer unit for a Unix time past year 9999 in
+// the unit given (scale digits below the second): most such times are
+// milliseconds, microseconds or nanoseconds read as seconds.
+func finerUnitHint(scale int) string {
+	if scale >= 9 {
+		return ""
+	}
+	return " (past year 9999: is the unit finer? time formats unix_ms, unix_us, unix_ns, or auto)"
+}
+
 func unitScale(f TimeFormat) int {
 	switch f {
 	case TimeUnixMs:

@@ -60,10 +60,20 @@ type Options struct {
 // Objective is what the choice minimises among the policies that meet
 // every constraint, in the worst run: the share of abusive requests missed
 // when only false cuts are bounded, else the share of legitimate requests
-// cut. Ties go to the fewer legitimate requests cut, then to the earlier
+// cut. Ties go to the other of the two (tieMetric), then to the earlier
 // point of the first run.
 func (o *Options) objective() string {
 	if o.MaxMissed != nil || o.MinCaught != nil {
+		return "legit_cut_pct"
+	}
+	return "missed_pct"
+}
+
+// tieMetric breaks ties of the objective: the other side of the trade-off,
+// so among policies cutting no legitimate request the one missing the least
+// abuse wins, and among equal missed the one cutting the least.
+func (o *Options) tieMetric() string {
+	if o.objective() == "missed_pct" {
 		return "legit_cut_pct"
 	}
 	return "missed_pct"
@@ -535,7 +545,7 @@ func Recommend(runs []*Run, o Options) (*Result, error) {
 	if err := o.prepare(); err != nil {
 		return nil, err
 	}
-	obj := o.objective()
+	obj, tieM := o.objective(), o.tieMetric()
 	res := o.result(runs)
 	var err error
 	// Policies in every run, in the first run's order.
@@ -568,12 +578,13 @@ func Recommend(runs []*Run, o Options) (*Result, error) {
 	// Each run's own best feasible objective, for the regret.
 	own := make([]string, len(runs))
 	ownVal := make([]float64, len(runs))
+	ownTie := make([]float64, len(runs))
 	for i, r := range runs {
-		ownVal[i] = math.Inf(1)
+		ownVal[i], ownTie[i] = math.Inf(1), math.Inf(1)
 		for _, l := range r.Labels {
 			m := r.Measures[l]
-			if feasible(o.checks(m)) && better(m.metric(obj), m.LegitCutPct.Mean, ownVal[i], math.Inf(1)) {
-				own[i], ownVal[i] = l, m.metric(obj)
+			if feasible(o.checks(m)) && better(m.metric(obj), m.metric(tieM), ownVal[i], ownTie[i]) {
+				own[i], ownVal[i], ownTie[i] = l, m.metric(obj), m.metric(tieM)
 			}
 		}
 	}
@@ -592,7 +603,7 @@ func Recommend(runs []*Run, o Options) (*Result, error) {
 			c.ok = c.ok && feasible(cs)
 			c.viol += violation(cs)
 			c.worst = max(c.worst, m.metric(obj))
-			c.tie = max(c.tie, m.LegitCutPct.Mean)
+			c.tie = max(c.tie, m.metric(tieM))
 		}
 		cands[i] = c
 	}
@@ -700,7 +711,7 @@ func feasible(cs []Check) bool {
 }
 
 // better orders candidates: the smaller objective, then the smaller tie
-// (legitimate cut %); equal values keep the earlier candidate. Values within
+// (the other metric, Options.tieMetric); equal values keep the earlier candidate. Values within
 // 1e-9 are equal (replicate means).
 func better(obj, tie, bestObj, bestTie float64) bool {
 	const eps = 1e-9

@@ -96,6 +96,18 @@ func TestTies(t *testing.T) {
 	if len(res.ByAlgorithm) != 3 {
 		t.Errorf("%d algorithms", len(res.ByAlgorithm))
 	}
+	// Minimising the cut (missed bounded): among policies that cut nothing,
+	// the one missing the least abuse wins, whatever the grid order.
+	ms = map[string]*Measure{
+		"fixed_window window_s=300 limit=1720": mk(0, 40.76, 0),
+		"token_bucket rate=1 capacity=1430":    mk(0, 40.02, 0),
+		"sliding_log window_s=60 limit=1250":   mk(0, 48.26, 0),
+	}
+	r = run("a", ms, "fixed_window window_s=300 limit=1720", "token_bucket rate=1 capacity=1430", "sliding_log window_s=60 limit=1250")
+	res, _ = Recommend([]*Run{r}, Options{MaxFalseCut: bound("5%"), MaxMissed: bound("50%")})
+	if res.Overall == nil || res.Overall.Label != "token_bucket rate=1 capacity=1430" {
+		t.Errorf("tie on zero cut: %+v", res.Overall)
+	}
 }
 
 func TestNoFeasiblePoint(t *testing.T) {
@@ -327,5 +339,29 @@ func TestClientWhy(t *testing.T) {
 		if got := clientWhy(p, a); got != want {
 			t.Errorf("%s: %q, want %q", label, got, want)
 		}
+	}
+}
+
+// Log runs: false cuts outside the per-key rows are said, not hidden behind
+// "none".
+func TestOtherKeysCutIsShown(t *testing.T) {
+	m := mk(0.5, 30, 0) // 5 legitimate requests cut, no client row
+	r := run("logrun", map[string]*Measure{"fixed_window window_s=60 limit=10": m}, "fixed_window window_s=60 limit=10")
+	res, err := Recommend([]*Run{r}, Options{MaxFalseCut: bound("1%"), MaxClientCut: bound("2%")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, res, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "none of the keys with their own row") || !strings.Contains(out, "and 5 legitimate requests of the other keys") {
+		t.Errorf("other keys' cut not shown:\n%s", out)
+	}
+	m.Clients = []ClientCut{{Client: "10.0.0.1", Offered: 100, Cut: 5, Pct: 5}}
+	b.Reset()
+	Write(&b, res, "text")
+	if out := b.String(); strings.Contains(out, "other keys") || strings.Contains(out, ": none") {
+		t.Errorf("every cut is in a client row, yet:\n%s", out)
 	}
 }

@@ -32,7 +32,7 @@ func Write(w io.Writer, r *Result, format string) error {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	if r.Overall == nil {
-		fmt.Fprintf(&b, "\nno policy meets the constraints; the nearest miss:\n")
+		fmt.Fprintf(&b, "\nno policy meets the constraints; the nearest miss: %s\n", r.NearestMiss.Label)
 		detail(&b, r.NearestMiss, r.Objective, md)
 		_, err := io.WriteString(w, b.String())
 		return err
@@ -122,10 +122,26 @@ func detail(b *strings.Builder, c *Choice, objective string, md bool) {
 		fmt.Fprintf(b, "  warning: on the edge of the swept range: %s\n", e)
 	}
 	f := worstRun(c, objective)
+	// Log runs keep rows for their busiest keys only; the rest of the false
+	// cut falls on the "other keys" rows, which no per-client bound sees.
+	rest := f.Measure.FalseCut.Mean
+	for _, cl := range f.Measure.Clients {
+		rest -= cl.Cut
+	}
+	others := ""
+	if rest >= 0.5 {
+		others = fmt.Sprintf("  and %s legitimate requests of the other keys (the log's keys beyond its top_keys rows, "+
+			"not counted per key: --max-client-cut cannot check them)\n", count(rest))
+	}
 	if len(f.Measure.Clients) == 0 {
+		if others != "" {
+			fmt.Fprintf(b, "  legitimate clients cut in %s: none of the keys with their own row\n%s", f.Dir, others)
+			return
+		}
 		fmt.Fprintf(b, "  legitimate clients cut in %s: none\n", f.Dir)
 		return
 	}
+	defer b.WriteString(others)
 	fmt.Fprintf(b, "  legitimate clients cut in %s (%s):\n", f.Dir, c.Why)
 	rows := [][]string{{"client", "offered", "cut", "cut %", "why"}}
 	for i, cl := range f.Measure.Clients {
@@ -134,6 +150,15 @@ func detail(b *strings.Builder, c *Choice, objective string, md bool) {
 			break
 		}
 		rows = append(rows, []string{cl.Client, count(cl.Offered), count(cl.Cut), fmt.Sprintf("%.2f%%", cl.Pct), cl.Why})
+	}
+	anyWhy := false
+	for _, cl := range f.Measure.Clients {
+		anyWhy = anyWhy || cl.Why != ""
+	}
+	if !anyWhy { // log runs: no per-second series to explain a cut by
+		for i := range rows {
+			rows[i] = rows[i][:4]
+		}
 	}
 	var t strings.Builder
 	table(&t, rows, md)

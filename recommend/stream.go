@@ -324,7 +324,7 @@ func (c *cursor[T]) next() (T, bool) {
 func (o *Options) firstPass(ctx context.Context, dirs []string, n int64, reps []int) (*picks, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	obj := o.objective()
+	obj, tieM := o.objective(), o.tieMetric()
 	K := len(dirs)
 	prods := make([]*producer, K)
 	pcs := make([]cursor[streamed], K)
@@ -335,8 +335,9 @@ func (o *Options) firstPass(ctx context.Context, dirs []string, n int64, reps []
 		ccs[k].ch = prods[k].clients
 	}
 	pk := &picks{own: make([]string, K), ownVal: make([]float64, K), byAlg: map[string]pick{}}
+	ownTie := make([]float64, K)
 	for k := range pk.ownVal {
-		pk.ownVal[k] = math.Inf(1)
+		pk.ownVal[k], ownTie[k] = math.Inf(1), math.Inf(1)
 	}
 	fail := func(err error) (*picks, error) {
 		cancel()
@@ -369,13 +370,13 @@ func (o *Options) firstPass(ctx context.Context, dirs []string, n int64, reps []
 			}
 			cs = o.checkInto(cs[:0], m, false)
 			f := feasible(cs)
-			if f && better(m.metric(obj), m.LegitCutPct.Mean, pk.ownVal[k], math.Inf(1)) { // as Recommend
-				pk.own[k], pk.ownVal[k] = ownLabel(id), m.metric(obj)
+			if f && better(m.metric(obj), m.metric(tieM), pk.ownVal[k], ownTie[k]) {
+				pk.own[k], pk.ownVal[k], ownTie[k] = ownLabel(id), m.metric(obj), m.metric(tieM)
 			}
 			ok = ok && f
 			viol += violation(cs)
 			worst = max(worst, m.metric(obj))
-			tie = max(tie, m.LegitCutPct.Mean)
+			tie = max(tie, m.metric(tieM))
 			if k == 0 {
 				alg = s.alg
 			}

@@ -219,7 +219,7 @@ func (r *Run) groups(figs []rendered) figGroups {
 	var g figGroups
 	for _, f := range figs {
 		switch {
-		case f.Name == "tradeoff":
+		case f.Name == "tradeoff", f.Name == "tradeoff-all": // the second trade-off plot belongs with the first
 			g.tradeoff = append(g.tradeoff, f)
 		case strings.HasPrefix(f.Name, "heatmap-"):
 			g.heat = append(g.heat, f)

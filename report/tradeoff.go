@@ -376,13 +376,17 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 	plotH := 5.6 * vg.Inch
 	f.H = plotH + legH + vg.Points(16)
 
+	rings := "" // only when the run holds a lesson setting
+	if len(rg.entries) > 0 {
+		rings = "Rings mark the lesson's three reference settings (600 requests per 60 s fixed and sliding window, " +
+			"token bucket 10/s with capacity 900) when the run contains them. "
+	}
 	f.Caption = note + "Each curve is one algorithm with its second parameter fixed (" + curveSummary(r, curves) +
 		"); moving along a curve changes the swept parameter (" + strings.Join(swept, ", ") + "), whose value is printed at the markers. " +
 		"The thick staircase is the Pareto frontier over all " + groupDigits(r.Points) +
 		" settings in the run: no setting is both to the left of and below it; each stretch has the colour of the algorithm it comes from, " +
-		"also when that algorithm has no curve here. Rings mark the lesson's three " +
-		"reference settings (600 requests per 60 s fixed and sliding window, token bucket 10/s with capacity 900) " +
-		"when the run contains them. Both axes are linear and start at 0 %, so settings that cut no legitimate " +
+		"also when that algorithm has no curve here. " + rings +
+		"Both axes are linear and start at 0 %, so settings that cut no legitimate " +
 		"request lie on the y axis; lower left is better. In the page, hovering a marker or a frontier corner names the setting."
 	f.draw = func(c draw.Canvas) {
 		top := c.Max.Y

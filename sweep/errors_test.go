@@ -112,3 +112,23 @@ func TestScenarioValidationEveryClient(t *testing.T) {
 		}
 	}
 }
+
+// A scenario file that cannot be read is named with the spec's line that
+// names it, beside the spec's other errors.
+func TestMissingScenarioFileNamesTheSpecLine(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(spec, []byte("name: s\nscenario: gone.yaml\nsweep:\n  - algorithm: fixed_window\n    window_s: 0\n    limit: 10\n"), 0o644)
+	_, err := LoadSpec(spec)
+	var es *yamlx.Errors
+	if !errors.As(err, &es) || len(es.List) != 2 {
+		t.Fatalf("want two errors, got %T %v", err, err)
+	}
+	want := spec + ":2: scenario: " + filepath.Join(dir, "gone.yaml") + ": no such file or directory"
+	if got := es.List[0].Error(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if !strings.Contains(es.List[1].Error(), ":5: sweep[0].window_s") {
+		t.Errorf("second error: %s", es.List[1])
+	}
+}

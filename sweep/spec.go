@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -270,6 +271,10 @@ func decodeScenarioRef(n *yaml.Node, resolve func(string) (string, []byte, error
 	}
 	file, data, err := resolve(p)
 	if err != nil {
+		var e *yamlx.Error // the file could not be read: say where the spec names it
+		if errors.As(err, &e) && e.Line == 0 {
+			return nil, yamlx.Errorf(n, "scenario", "%s: %s", e.File, e.Msg)
+		}
 		return nil, err
 	}
 	sc, err := model.ParseScenario(data)

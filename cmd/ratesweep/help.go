@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ratesweep/ratesweep/check"
+	"github.com/ratesweep/ratesweep/export"
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/spf13/pflag"
@@ -47,9 +48,10 @@ var examples = map[string][]string{
 		"ratesweep inspect access.csv --format csv --csv-time ts --csv-column ip=client",
 	},
 	"recommend": {
-		"ratesweep recommend out/default --max-false-cut 1% --max-missed 25%",
+		"ratesweep recommend out/default --max-false-cut 1% --max-missed 50%",
 		"ratesweep recommend out/monday out/tuesday --max-false-cut 1% --max-client-cut 2%   # best in the worse day",
-		"ratesweep recommend out/default --max-false-cut 50 --min-caught 90% --format markdown",
+		"ratesweep recommend out/default --max-false-cut 600 --min-caught 75% --format markdown",
+		"ratesweep recommend out/default --max-false-cut 1% --max-missed 25%   # exit 1: none meets them; names the nearest miss",
 	},
 	"export": {
 		"ratesweep export --to nginx 'token_bucket rate=2 capacity=1100'",
@@ -135,6 +137,9 @@ func flagChoices() map[string][]string {
 		"inspect --key":             ingest.FieldNames,
 		"schema":                    sweep.SchemaKinds, // the argument
 		"completion":                {"bash", "zsh", "fish"},
+		"recommend --format":        {"text", "markdown", "json"},
+		"export --to":               export.Targets,
+		"shadow --key":              {"ip", "user", "path_prefix"},
 	}
 }
 

@@ -106,6 +106,9 @@ func cmdInit(e *env, args []string) error {
 	if *force {
 		flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	}
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil { // as run --out does
+		return &badInput{fmt.Errorf("init: %v", err)}
+	}
 	f, err := os.OpenFile(*out, flag, 0o644)
 	if errors.Is(err, iofs.ErrExist) {
 		return &badInput{fmt.Errorf("init: %s exists (--force replaces it)", *out)}

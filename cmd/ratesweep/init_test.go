@@ -59,8 +59,7 @@ func TestInitStarter(t *testing.T) {
 func TestInitFromLog(t *testing.T) {
 	log := "../../configs/examples/logs/antlr_org_20030902/access.log.gz"
 	dir := t.TempDir()
-	spec := filepath.Join(dir, "sub", "antlr.yaml")
-	os.Mkdir(filepath.Dir(spec), 0o755)
+	spec := filepath.Join(dir, "sub", "antlr.yaml") // init makes sub/
 	code, out, stderr := runCLI(t, "init", "--from-log", log, "--out", spec)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

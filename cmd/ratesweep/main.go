@@ -144,7 +144,17 @@ func run(e *env, args []string) int {
 			return exitCode(e, c.run(e, args[1:]))
 		}
 	}
-	fmt.Fprintf(e.stderr, "ratesweep: unknown command %q\n\n", name)
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	hint := ""
+	if s := yamlx.Suggest(name, names); s != "" {
+		hint = fmt.Sprintf("; did you mean %q?", s)
+	} else if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") || name == "-" {
+		hint = fmt.Sprintf("; to run a spec: ratesweep run %s", name)
+	}
+	fmt.Fprintf(e.stderr, "ratesweep: unknown command %q%s\n\n", name, hint)
 	usage(e.stderr)
 	return exitUsage
 }

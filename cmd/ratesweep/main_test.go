@@ -109,6 +109,8 @@ func TestBadInputExit2(t *testing.T) {
 		{[]string{"tables", "a", "b"}, "too many arguments"},
 		{[]string{"tables", "--nope"}, "unknown flag"},
 		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"recomend"}, `unknown command "recomend"; did you mean "recommend"?`},
+		{[]string{"my.yaml"}, "to run a spec: ratesweep run my.yaml"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(t, c.args...)
