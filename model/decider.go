@@ -424,16 +424,28 @@ func (d *tokenBucketLimiter) unitsAt(t int64) int64 {
 	if d.fresh {
 		return d.fullU
 	}
-	e := t - d.lastNs
-	if e < d.safeNs {
-		return min(d.fullU, d.tokensU+d.num*e)
-	}
-	hi, lo := bits.Mul64(uint64(d.num), uint64(e))
-	if room := d.fullU - d.tokensU; hi != 0 || lo >= uint64(room) {
-		return d.fullU
-	}
-	return d.tokensU + int64(lo)
+	return refillUnits(d.tokensU, d.fullU, d.num, t-d.lastNs, d.safeNs)
 }
+
+// refillUnits is a small bucket holding tokensU units refilled for e >= 0
+// ns at num units per ns, capped at fullU units; below safeNs = 2^61/num ns
+// the product cannot overflow, beyond it is taken in 128 bits.
+// (tokenBucketLimiter and bucketLockstep share it.)
+func refillUnits(tokensU, fullU, num, e, safeNs int64) int64 {
+	if e < safeNs {
+		return min(fullU, tokensU+num*e)
+	}
+	hi, lo := bits.Mul64(uint64(num), uint64(e))
+	if room := fullU - tokensU; hi != 0 || lo >= uint64(room) {
+		return fullU
+	}
+	return tokensU + int64(lo)
+}
+
+// takesToken reports whether a small bucket holding u units admits one
+// request: the deficit it leaves, unit - u, is worth less than 1 ns of
+// refill (num units), as x/time/rate truncates its wait to whole ns.
+func takesToken(u, unit, num int64) bool { return u-unit+num > 0 }
 
 // tokensAt is unitsAt for a bucket that is not small: whole tokens and a
 // remainder in units.
@@ -467,7 +479,7 @@ func (d *tokenBucketLimiter) AllowN(t, n int64) int64 {
 	if d.small {
 		u := d.unitsAt(t)
 		k := int64(0)
-		if u-d.unit+d.num > 0 {
+		if takesToken(u, d.unit, d.num) {
 			k = 1
 			if n > 1 {
 				k = min(n, (u+d.num-1)/d.unit)
@@ -525,8 +537,31 @@ func (d *gcraLimiter) configure(p Policy) {
 	d.Reset()
 }
 
-func (d *gcraLimiter) Reset()             { d.fresh = true }
-func (d *gcraLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
+func (d *gcraLimiter) Reset() { d.fresh = true }
+
+func (d *gcraLimiter) Allow(t int64) bool {
+	tat := t
+	if !d.fresh {
+		tat = d.tat
+	}
+	tat, ok := gcraStep(tat, t, d.periodNs, d.tauNs)
+	if ok {
+		d.fresh, d.tat = false, tat
+	}
+	return ok
+}
+
+// gcraStep decides one request at t given the theoretical arrival time tat
+// (t for a new key), all ns: it is admitted iff max(tat, t) - t <= tauNs,
+// and then the new TAT is max(tat, t) + periodNs. (gcraLimiter and
+// gcraLockstep share it.)
+func gcraStep(tat, t, periodNs, tauNs int64) (next int64, ok bool) {
+	tat = max(tat, t)
+	if tat-t > tauNs {
+		return tat, false
+	}
+	return tat + periodNs, true
+}
 
 func (d *gcraLimiter) AllowN(t, n int64) int64 {
 	tat := t
@@ -586,7 +621,7 @@ func (d *nginxLimiter) Allow(t int64) bool {
 		return true
 	}
 	ms := now - d.lastMs
-	e := max(0, d.excess-d.rateM*min(ms, d.idleMs)/1000+1000)
+	e := nginxExcess(d.excess, ms, d.rateM, d.idleMs)
 	if e > d.burstM {
 		return false
 	}
@@ -607,4 +642,13 @@ func (d *nginxLimiter) AllowN(t, n int64) int64 {
 		k++
 	}
 	return k
+}
+
+// nginxExcess is the excess (milli-requests) a request would leave ms >= 0
+// milliseconds after the last one moved the clock, with excess then and
+// rateM milli-requests/s leaking; past idleMs the bucket is empty anyway.
+// The request is admitted iff the result is <= burst·1000. (nginxLimiter and
+// nginxLockstep share it.)
+func nginxExcess(excess, ms, rateM, idleMs int64) int64 {
+	return max(0, excess-rateM*min(ms, idleMs)/1000+1000)
 }

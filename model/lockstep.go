@@ -1,0 +1,275 @@
+package model
+
+// Lockstep decides many policies of one state-dependent algorithm over one
+// key's requests at once: the policies' parameters and states are held as
+// structure of arrays, and each request (its time and label read once) is
+// decided by every policy in turn, with no interface call per decision.
+// Decisions are exactly those of each policy's Decider (NewDeciderAt with the
+// same origin), which share their step arithmetic with it.
+//
+// Use: Reset at each key, then AdmitByLabel over the key's requests in
+// order (in one call or in consecutive chunks).
+type Lockstep interface {
+	// Len is the number of policies.
+	Len() int
+	// Reset returns every policy to the state of a key never seen.
+	Reset()
+	// AdmitByLabel offers requests at times ts (ns since the origin, not
+	// decreasing, and not before the previous call's since Reset) labelled
+	// labels to every policy k, adding the admitted ones by label to
+	// admitted[k] (len(admitted) >= Len()).
+	AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64)
+}
+
+// maxLockstepLog bounds the log slots (the sum of the limits) of a
+// sliding_window or concurrency lockstep, 8 MiB of times; larger batches
+// run on Deciders.
+const maxLockstepLog = 1 << 20
+
+// NewLockstep returns a Lockstep for valid policies ps, all of one
+// algorithm, with event times in ns since originNs (see NewDeciderAt). ok is
+// false where there is none and Deciders must be used: mixed or count-based
+// algorithms (those have their one-pass replay, CountFunc), distributed
+// policies, sliding_counter,
+// token buckets too large for one int64 count of units, and sliding logs
+// whose limits add up to more than maxLockstepLog.
+func NewLockstep(ps []Policy, originNs int64) (Lockstep, bool) {
+	if len(ps) == 0 {
+		return nil, false
+	}
+	alg := ps[0].Algorithm
+	for _, p := range ps {
+		if p.Algorithm != alg || p.Distributed() {
+			return nil, false
+		}
+	}
+	switch alg {
+	case TokenBucket:
+		return newBucketLockstep(ps)
+	case GCRA:
+		return newGCRALockstep(ps), true
+	case Nginx:
+		return newNginxLockstep(ps), true
+	case SlidingWindow, Concurrency:
+		return newWindowLockstep(ps)
+	}
+	return nil, false
+}
+
+// bucketLockstep is token_bucket: each policy's small bucket
+// (tokenBucketLimiter with small set), refilled by refillUnits.
+type bucketLockstep struct {
+	num, unit, fullU, safeNs []int64 // per policy: the bucket's constants
+	tokensU, lastNs          []int64 // per policy: units at the last admission, and its time
+	fresh                    bool
+}
+
+func newBucketLockstep(ps []Policy) (Lockstep, bool) {
+	n := len(ps)
+	b := &bucketLockstep{num: make([]int64, n), unit: make([]int64, n), fullU: make([]int64, n),
+		safeNs: make([]int64, n), tokensU: make([]int64, n), lastNs: make([]int64, n), fresh: true}
+	var d tokenBucketLimiter
+	for k, p := range ps {
+		d.configure(p)
+		if !d.small {
+			return nil, false
+		}
+		b.num[k], b.unit[k], b.fullU[k], b.safeNs[k] = d.num, d.unit, d.fullU, d.safeNs
+	}
+	return b, true
+}
+
+func (b *bucketLockstep) Len() int { return len(b.num) }
+func (b *bucketLockstep) Reset()   { b.fresh = true }
+
+func (b *bucketLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
+	if len(ts) == 0 {
+		return
+	}
+	n := len(b.num)
+	num, unit, fullU, safeNs := b.num[:n], b.unit[:n], b.fullU[:n], b.safeNs[:n]
+	tokensU, lastNs, admitted := b.tokensU[:n], b.lastNs[:n], admitted[:n]
+	if b.fresh {
+		// A new key's bucket is full; full at its first request is the same.
+		b.fresh = false
+		copy(tokensU, fullU)
+		for k := range lastNs {
+			lastNs[k] = ts[0]
+		}
+	}
+	labels = labels[:len(ts)]
+	for j, t := range ts {
+		l := labels[j] & 3
+		for k := range tokensU {
+			u := refillUnits(tokensU[k], fullU[k], num[k], t-lastNs[k], safeNs[k])
+			if takesToken(u, unit[k], num[k]) {
+				tokensU[k], lastNs[k] = u-unit[k], t
+				admitted[k][l]++
+			}
+		}
+	}
+}
+
+// gcraLockstep is gcra: each policy's theoretical arrival time, stepped by
+// gcraStep.
+type gcraLockstep struct {
+	periodNs, tauNs []int64 // per policy
+	tat             []int64 // per policy, ns
+	fresh           bool
+}
+
+func newGCRALockstep(ps []Policy) Lockstep {
+	n := len(ps)
+	g := &gcraLockstep{periodNs: make([]int64, n), tauNs: make([]int64, n), tat: make([]int64, n), fresh: true}
+	var d gcraLimiter
+	for k, p := range ps {
+		d.configure(p)
+		g.periodNs[k], g.tauNs[k] = d.periodNs, d.tauNs
+	}
+	return g
+}
+
+func (g *gcraLockstep) Len() int { return len(g.tat) }
+func (g *gcraLockstep) Reset()   { g.fresh = true }
+
+func (g *gcraLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
+	if len(ts) == 0 {
+		return
+	}
+	n := len(g.tat)
+	periodNs, tauNs, tat, admitted := g.periodNs[:n], g.tauNs[:n], g.tat[:n], admitted[:n]
+	if g.fresh {
+		// A new key's TAT is its first request's time (gcraLimiter.Allow).
+		g.fresh = false
+		for k := range tat {
+			tat[k] = ts[0]
+		}
+	}
+	labels = labels[:len(ts)]
+	for j, t := range ts {
+		l := labels[j] & 3
+		for k := range tat {
+			if next, ok := gcraStep(tat[k], t, periodNs[k], tauNs[k]); ok {
+				tat[k] = next
+				admitted[k][l]++
+			}
+		}
+	}
+}
+
+// nginxLockstep is nginx limit_req (its admissions; delays do not change
+// them): each policy's excess and clock, stepped by nginxExcess.
+type nginxLockstep struct {
+	rateM, burstM, idleMs []int64 // per policy
+	excess, lastMs        []int64 // per policy
+	fresh                 bool
+}
+
+func newNginxLockstep(ps []Policy) Lockstep {
+	n := len(ps)
+	g := &nginxLockstep{rateM: make([]int64, n), burstM: make([]int64, n), idleMs: make([]int64, n),
+		excess: make([]int64, n), lastMs: make([]int64, n), fresh: true}
+	var d nginxLimiter
+	for k, p := range ps {
+		d.configure(p)
+		g.rateM[k], g.burstM[k], g.idleMs[k] = d.rateM, d.burstM, d.idleMs
+	}
+	return g
+}
+
+func (g *nginxLockstep) Len() int { return len(g.excess) }
+func (g *nginxLockstep) Reset()   { g.fresh = true }
+
+func (g *nginxLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
+	if len(ts) == 0 {
+		return
+	}
+	n := len(g.excess)
+	rateM, burstM, idleMs := g.rateM[:n], g.burstM[:n], g.idleMs[:n]
+	excess, lastMs, admitted := g.excess[:n], g.lastMs[:n], admitted[:n]
+	labels = labels[:len(ts)]
+	if g.fresh {
+		// A new key's first request passes with excess 0 (nginxLimiter.Allow).
+		g.fresh = false
+		now, l := ts[0]/1e6, labels[0]&3
+		for k := range excess {
+			excess[k], lastMs[k] = 0, now
+			admitted[k][l]++
+		}
+		ts, labels = ts[1:], labels[1:]
+	}
+	for j, t := range ts {
+		l := labels[j] & 3
+		now := t / 1e6
+		for k := range excess {
+			ms := now - lastMs[k]
+			if e := nginxExcess(excess[k], ms, rateM[k], idleMs[k]); e <= burstM[k] {
+				excess[k], lastMs[k] = e, now
+				admitted[k][l]++
+			}
+		}
+	}
+}
+
+// windowLockstep is sliding_window and concurrency (slidingLogLimiter
+// without countRejected): each policy logs the times of its admitted
+// requests in (t − window, t], at most limit of them, so its log is a ring
+// of limit slots in one shared buffer.
+type windowLockstep struct {
+	windowNs, limit []int64 // per policy
+	off             []int   // per policy: its ring's first slot in log
+	head, size      []int64 // per policy: the ring's oldest slot (0 <= head < limit) and entries
+	log             []int64 // admitted times, ns
+}
+
+func newWindowLockstep(ps []Policy) (Lockstep, bool) {
+	n := len(ps)
+	w := &windowLockstep{windowNs: make([]int64, n), limit: make([]int64, n), off: make([]int, n),
+		head: make([]int64, n), size: make([]int64, n)}
+	var d slidingLogLimiter
+	slots := 0
+	for k, p := range ps {
+		d.configure(p)
+		if d.countRejected || d.limit > maxLockstepLog-int64(slots) {
+			return nil, false
+		}
+		w.windowNs[k], w.limit[k], w.off[k] = d.windowNs, d.limit, slots
+		slots += int(d.limit)
+	}
+	w.log = make([]int64, slots)
+	return w, true
+}
+
+func (w *windowLockstep) Len() int { return len(w.limit) }
+func (w *windowLockstep) Reset()   { clear(w.size) }
+
+func (w *windowLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
+	n := len(w.limit)
+	windowNs, limit, off := w.windowNs[:n], w.limit[:n], w.off[:n]
+	head, size, admitted := w.head[:n], w.size[:n], admitted[:n]
+	labels = labels[:len(ts)]
+	log := w.log
+	for j, t := range ts {
+		l := labels[j] & 3
+		for k := range limit {
+			ring := log[off[k] : off[k]+int(limit[k])]
+			h, s := head[k], size[k]
+			// expire the entries at times <= t − window
+			for cut := t - windowNs[k]; s > 0 && ring[h] <= cut; s-- {
+				if h++; h == limit[k] {
+					h = 0
+				}
+			}
+			if s < limit[k] {
+				p := h + s
+				if p >= limit[k] {
+					p -= limit[k]
+				}
+				ring[p] = t
+				s++
+				admitted[k][l]++
+			}
+			head[k], size[k] = h, s
+		}
+	}
+}
