@@ -433,7 +433,7 @@ func (d *tokenBucketLimiter) unitsAt(t int64) int64 {
 // (tokenBucketLimiter and bucketLockstep share it.)
 func refillUnits(tokensU, fullU, num, e, safeNs int64) int64 {
 	if e < safeNs {
-		return min(fullU, tokensU+num*e)
+		return refillShort(tokensU, fullU, num, e)
 	}
 	hi, lo := bits.Mul64(uint64(num), uint64(e))
 	if room := fullU - tokensU; hi != 0 || lo >= uint64(room) {
@@ -441,6 +441,9 @@ func refillUnits(tokensU, fullU, num, e, safeNs int64) int64 {
 	}
 	return tokensU + int64(lo)
 }
+
+// refillShort is refillUnits for e < safeNs, where num·e does not overflow.
+func refillShort(tokensU, fullU, num, e int64) int64 { return min(fullU, tokensU+num*e) }
 
 // takesToken reports whether a small bucket holding u units admits one
 // request: the deficit it leaves, unit - u, is worth less than 1 ns of
@@ -553,8 +556,8 @@ func (d *gcraLimiter) Allow(t int64) bool {
 
 // gcraStep decides one request at t given the theoretical arrival time tat
 // (t for a new key), all ns: it is admitted iff max(tat, t) - t <= tauNs,
-// and then the new TAT is max(tat, t) + periodNs. (gcraLimiter and
-// gcraLockstep share it.)
+// and then the new TAT is max(tat, t) + periodNs; a rejected request leaves
+// next = max(tat, t) = tat. (gcraLimiter and gcraLockstep share it.)
 func gcraStep(tat, t, periodNs, tauNs int64) (next int64, ok bool) {
 	tat = max(tat, t)
 	if tat-t > tauNs {

@@ -1,5 +1,7 @@
 package model
 
+import "math"
+
 // Lockstep decides many policies of one state-dependent algorithm over one
 // key's requests at once: the policies' parameters and states are held as
 // structure of arrays, and each request (its time and label read once) is
@@ -57,17 +59,23 @@ func NewLockstep(ps []Policy, originNs int64) (Lockstep, bool) {
 }
 
 // bucketLockstep is token_bucket: each policy's small bucket
-// (tokenBucketLimiter with small set), refilled by refillUnits.
+// (tokenBucketLimiter with small set), refilled by refillUnits. Where the
+// Decider keeps its tokens at its last admission, the lockstep keeps them at
+// the key's last request, rejected or not, so one elapsed time serves every
+// policy: refilling by e1 then by e2, capped at capacity each time, is
+// refilling by e1 + e2 (integers, no overflow), so decisions are the same.
 type bucketLockstep struct {
 	num, unit, fullU, safeNs []int64 // per policy: the bucket's constants
-	tokensU, lastNs          []int64 // per policy: units at the last admission, and its time
+	tokensU                  []int64 // per policy: units at the key's last request
+	lastNs                   int64   // the key's last request
 	fresh                    bool
+	minSafeNs                int64 // the least safeNs: shorter times refill by refillShort
 }
 
 func newBucketLockstep(ps []Policy) (Lockstep, bool) {
 	n := len(ps)
 	b := &bucketLockstep{num: make([]int64, n), unit: make([]int64, n), fullU: make([]int64, n),
-		safeNs: make([]int64, n), tokensU: make([]int64, n), lastNs: make([]int64, n), fresh: true}
+		safeNs: make([]int64, n), tokensU: make([]int64, n), fresh: true, minSafeNs: math.MaxInt64}
 	var d tokenBucketLimiter
 	for k, p := range ps {
 		d.configure(p)
@@ -75,6 +83,7 @@ func newBucketLockstep(ps []Policy) (Lockstep, bool) {
 			return nil, false
 		}
 		b.num[k], b.unit[k], b.fullU[k], b.safeNs[k] = d.num, d.unit, d.fullU, d.safeNs
+		b.minSafeNs = min(b.minSafeNs, d.safeNs)
 	}
 	return b, true
 }
@@ -88,30 +97,44 @@ func (b *bucketLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]
 	}
 	n := len(b.num)
 	num, unit, fullU, safeNs := b.num[:n], b.unit[:n], b.fullU[:n], b.safeNs[:n]
-	tokensU, lastNs, admitted := b.tokensU[:n], b.lastNs[:n], admitted[:n]
+	tokensU, admitted := b.tokensU[:n], admitted[:n]
 	if b.fresh {
 		// A new key's bucket is full; full at its first request is the same.
-		b.fresh = false
+		b.fresh, b.lastNs = false, ts[0]
 		copy(tokensU, fullU)
-		for k := range lastNs {
-			lastNs[k] = ts[0]
-		}
 	}
 	labels = labels[:len(ts)]
+	last := b.lastNs
 	for j, t := range ts {
 		l := labels[j] & 3
+		e := t - last
+		last = t
+		if e >= b.minSafeNs { // an idle spell of days at a high rate
+			for k := range tokensU {
+				u := refillUnits(tokensU[k], fullU[k], num[k], e, safeNs[k])
+				if takesToken(u, unit[k], num[k]) {
+					u -= unit[k]
+					admitted[k][l]++
+				}
+				tokensU[k] = u
+			}
+			continue
+		}
 		for k := range tokensU {
-			u := refillUnits(tokensU[k], fullU[k], num[k], t-lastNs[k], safeNs[k])
+			u := refillShort(tokensU[k], fullU[k], num[k], e)
 			if takesToken(u, unit[k], num[k]) {
-				tokensU[k], lastNs[k] = u-unit[k], t
+				u -= unit[k]
 				admitted[k][l]++
 			}
+			tokensU[k] = u
 		}
 	}
+	b.lastNs = last
 }
 
 // gcraLockstep is gcra: each policy's theoretical arrival time, stepped by
-// gcraStep.
+// gcraStep. A rejection leaves TAT as it is, which is max(TAT, t) then (it
+// is past t): gcraStep's next TAT either way.
 type gcraLockstep struct {
 	periodNs, tauNs []int64 // per policy
 	tat             []int64 // per policy, ns
@@ -149,10 +172,13 @@ func (g *gcraLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]in
 	for j, t := range ts {
 		l := labels[j] & 3
 		for k := range tat {
-			if next, ok := gcraStep(tat[k], t, periodNs[k], tauNs[k]); ok {
-				tat[k] = next
-				admitted[k][l]++
+			next, ok := gcraStep(tat[k], t, periodNs[k], tauNs[k])
+			var a int64
+			if ok {
+				a = 1
 			}
+			tat[k] = next
+			admitted[k][l] += a
 		}
 	}
 }
@@ -202,11 +228,14 @@ func (g *nginxLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]i
 		l := labels[j] & 3
 		now := t / 1e6
 		for k := range excess {
-			ms := now - lastMs[k]
-			if e := nginxExcess(excess[k], ms, rateM[k], idleMs[k]); e <= burstM[k] {
-				excess[k], lastMs[k] = e, now
-				admitted[k][l]++
+			x, m := excess[k], lastMs[k]
+			e := nginxExcess(x, now-m, rateM[k], idleMs[k])
+			var a int64
+			if e <= burstM[k] {
+				x, m, a = e, now, 1
 			}
+			excess[k], lastMs[k] = x, m
+			admitted[k][l] += a
 		}
 	}
 }
@@ -252,24 +281,23 @@ func (w *windowLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]
 	for j, t := range ts {
 		l := labels[j] & 3
 		for k := range limit {
-			ring := log[off[k] : off[k]+int(limit[k])]
-			h, s := head[k], size[k]
+			h, n, lim, o := head[k], size[k], limit[k], off[k]
 			// expire the entries at times <= t − window
-			for cut := t - windowNs[k]; s > 0 && ring[h] <= cut; s-- {
-				if h++; h == limit[k] {
+			for cut := t - windowNs[k]; n > 0 && log[o+int(h)] <= cut; n-- {
+				if h++; h == lim {
 					h = 0
 				}
 			}
-			if s < limit[k] {
-				p := h + s
-				if p >= limit[k] {
-					p -= limit[k]
+			if n < lim {
+				p := h + n
+				if p >= lim {
+					p -= lim
 				}
-				ring[p] = t
-				s++
+				log[o+int(p)] = t
+				n++
 				admitted[k][l]++
 			}
-			head[k], size[k] = h, s
+			head[k], size[k] = h, n
 		}
 	}
 }
