@@ -121,7 +121,7 @@ func TestReplayManyEqualsReplay(t *testing.T) {
 		}
 		// The Deciders of mixed algorithms, or a Lockstep of one.
 		if n%2 == 1 {
-			a := []model.Algorithm{model.SlidingWindow, model.TokenBucket, model.GCRA, model.Nginx, model.Concurrency}[n/2%5]
+			a := []model.Algorithm{model.SlidingWindow, model.TokenBucket, model.GCRA, model.Nginx, model.Concurrency, model.SlidingCounter}[n/2%6]
 			for k := range ps {
 				ps[k] = model.Policy{Algorithm: a, WindowS: 1 + rng.IntN(30), Limit: int64(rng.IntN(20)),
 					Rate: float64(1+rng.IntN(50)) / 10, Capacity: 1 + int64(rng.IntN(20)), Burst: int64(rng.IntN(5)), Delay: int64(rng.IntN(5)),

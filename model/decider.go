@@ -355,24 +355,47 @@ func (d *slidingCounterLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1
 // advance moves the current window to t's, keeping the count of the window
 // just before it as prev (0 when a whole window passed without requests).
 func (d *slidingCounterLimiter) advance(t int64) {
-	start := floorDiv(t-d.phaseNs, d.sizeNs)*d.sizeNs + d.phaseNs
 	if d.fresh {
-		d.fresh, d.start, d.prev, d.curr = false, start, 0, 0
-	} else if gap := (start - d.start) / d.sizeNs; gap >= 1 {
-		d.prev = 0
-		if gap == 1 {
-			d.prev = d.curr
-		}
-		d.start, d.curr = start, 0
+		d.fresh, d.start, d.prev, d.curr = false, counterWindowStart(t, d.phaseNs, d.sizeNs), 0, 0
+	} else {
+		d.start, d.prev, d.curr = counterWindow(t, d.phaseNs, d.sizeNs, d.start, d.prev, d.curr)
 	}
 }
 
 func (d *slidingCounterLimiter) AllowN(t, n int64) int64 {
 	d.advance(t)
-	weight := float64(d.sizeNs-(t-d.start)) / float64(d.sizeNs)
-	k := admitted(d.limit, int64(weight*float64(d.prev))+d.curr, n)
+	k := admitted(d.limit, counterEstimate(t, d.sizeNs, d.start, d.prev, d.curr), n)
 	d.curr += k
 	return k
+}
+
+// counterWindowStart is the start of t's sliding_counter window, ns.
+func counterWindowStart(t, phaseNs, sizeNs int64) int64 {
+	return floorDiv(t-phaseNs, sizeNs)*sizeNs + phaseNs
+}
+
+// counterWindow moves sliding_counter's current window (start, with prev
+// and curr admitted in the one before and in it) to t's, keeping curr as
+// prev when t's window is the next one, 0 when a whole window passed.
+// (slidingCounterLimiter and counterLockstep share it.)
+func counterWindow(t, phaseNs, sizeNs, start, prev, curr int64) (int64, int64, int64) {
+	s := counterWindowStart(t, phaseNs, sizeNs)
+	if gap := (s - start) / sizeNs; gap >= 1 {
+		prev = 0
+		if gap == 1 {
+			prev = curr
+		}
+		return s, prev, 0
+	}
+	return start, prev, curr
+}
+
+// counterEstimate is sliding_counter's count at t in the window starting at
+// start: floor(w·prev) + curr, w = (size − (t − start))/size, in the
+// library's float arithmetic.
+func counterEstimate(t, sizeNs, start, prev, curr int64) int64 {
+	weight := float64(sizeNs-(t-start)) / float64(sizeNs)
+	return int64(weight*float64(prev)) + curr
 }
 
 // tokenBucketLimiter is token_bucket on event times, deciding as

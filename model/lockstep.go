@@ -32,7 +32,7 @@ const maxLockstepLog = 1 << 20
 // algorithm, with event times in ns since originNs (see NewDeciderAt). ok is
 // false where there is none and Deciders must be used: mixed or count-based
 // algorithms (those have their one-pass replay, CountFunc), distributed
-// policies, sliding_counter,
+// policies,
 // token buckets too large for one int64 count of units, and sliding logs
 // whose limits add up to more than maxLockstepLog.
 func NewLockstep(ps []Policy, originNs int64) (Lockstep, bool) {
@@ -54,6 +54,8 @@ func NewLockstep(ps []Policy, originNs int64) (Lockstep, bool) {
 		return newNginxLockstep(ps), true
 	case SlidingWindow, Concurrency:
 		return newWindowLockstep(ps)
+	case SlidingCounter:
+		return newCounterLockstep(ps, originNs), true
 	}
 	return nil, false
 }
@@ -298,6 +300,60 @@ func (w *windowLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]
 				admitted[k][l]++
 			}
 			head[k], size[k] = h, n
+		}
+	}
+}
+
+// counterLockstep is sliding_counter: each policy's window and counts,
+// moved by counterWindow when a request is past the window (its start is
+// the same for every time before), estimated by counterEstimate.
+type counterLockstep struct {
+	sizeNs, phaseNs, limit []int64 // per policy (phase as NewDeciderAt puts it)
+	start, prev, curr      []int64 // per policy
+	fresh                  bool
+}
+
+func newCounterLockstep(ps []Policy, originNs int64) Lockstep {
+	n := len(ps)
+	c := &counterLockstep{sizeNs: make([]int64, n), phaseNs: make([]int64, n), limit: make([]int64, n),
+		start: make([]int64, n), prev: make([]int64, n), curr: make([]int64, n), fresh: true}
+	var d slidingCounterLimiter
+	for k, p := range ps {
+		d.configure(p)
+		atOrigin(&d, originNs)
+		c.sizeNs[k], c.phaseNs[k], c.limit[k] = d.sizeNs, d.phaseNs, d.limit
+	}
+	return c
+}
+
+func (c *counterLockstep) Len() int { return len(c.limit) }
+func (c *counterLockstep) Reset()   { c.fresh = true }
+
+func (c *counterLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
+	if len(ts) == 0 {
+		return
+	}
+	n := len(c.limit)
+	sizeNs, phaseNs, limit := c.sizeNs[:n], c.phaseNs[:n], c.limit[:n]
+	start, prev, curr, admitted := c.start[:n], c.prev[:n], c.curr[:n], admitted[:n]
+	if c.fresh {
+		// A new key's window is its first request's, with nothing counted.
+		c.fresh = false
+		for k := range start {
+			start[k], prev[k], curr[k] = counterWindowStart(ts[0], phaseNs[k], sizeNs[k]), 0, 0
+		}
+	}
+	labels = labels[:len(ts)]
+	for j, t := range ts {
+		l := labels[j] & 3
+		for k := range limit {
+			if t-start[k] >= sizeNs[k] {
+				start[k], prev[k], curr[k] = counterWindow(t, phaseNs[k], sizeNs[k], start[k], prev[k], curr[k])
+			}
+			if counterEstimate(t, sizeNs[k], start[k], prev[k], curr[k]) < limit[k] {
+				curr[k]++
+				admitted[k][l]++
+			}
 		}
 	}
 }

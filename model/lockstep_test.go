@@ -29,7 +29,7 @@ func randomLockstepPolicy(rng *rand.Rand, a model.Algorithm) model.Policy {
 			p.Rate, p.Capacity = rate(), 1+size()
 		case model.Nginx:
 			p.Rate, p.Burst, p.Delay = rate(), size(), size()
-		case model.SlidingWindow:
+		case model.SlidingWindow, model.SlidingCounter:
 			p.WindowS, p.Limit = 1+rng.IntN(120), size()
 		case model.Concurrency:
 			p.ServiceS, p.Limit = float64(1+rng.IntN(20_000))/1000, size()
@@ -40,7 +40,7 @@ func randomLockstepPolicy(rng *rand.Rand, a model.Algorithm) model.Policy {
 	}
 }
 
-var lockstepAlgorithms = []model.Algorithm{model.TokenBucket, model.GCRA, model.Nginx, model.SlidingWindow, model.Concurrency}
+var lockstepAlgorithms = []model.Algorithm{model.TokenBucket, model.GCRA, model.Nginx, model.SlidingWindow, model.Concurrency, model.SlidingCounter}
 
 // A Lockstep over a batch of random policies of one algorithm admits, key by
 // key and label by label, exactly what each policy's own Decider admits, on
@@ -104,14 +104,13 @@ func TestLockstepEqualsDeciders(t *testing.T) {
 }
 
 // NewLockstep declines what it does not run, so that the replay uses
-// Deciders: mixed algorithms, count-based ones, buckets too large for one
+// Deciders: mixed algorithms, count-based ones (CountFunc), buckets too large for one
 // int64 of units, sliding logs too long.
 func TestLockstepDeclines(t *testing.T) {
 	for _, ps := range [][]model.Policy{
 		nil,
 		{{Algorithm: model.TokenBucket, Rate: 1, Capacity: 2}, {Algorithm: model.GCRA, Rate: 1, Capacity: 2}},
 		{{Algorithm: model.FixedWindow, WindowS: 60, Limit: 5}},
-		{{Algorithm: model.SlidingCounter, WindowS: 60, Limit: 5}},
 		{{Algorithm: model.TokenBucket, Rate: 1, Capacity: 1 << 40}},
 		{{Algorithm: model.SlidingWindow, WindowS: 60, Limit: 1 << 21}},
 	} {
@@ -130,10 +129,10 @@ type lockstepDecider struct {
 
 // newLockstepDecider batches p with others (policies of its algorithm that
 // must not disturb it) and checks policy 0.
-func newLockstepDecider(t *testing.T, p model.Policy, others ...model.Policy) *lockstepDecider {
+func newLockstepDecider(t *testing.T, originNs int64, p model.Policy, others ...model.Policy) *lockstepDecider {
 	t.Helper()
 	ps := append([]model.Policy{p}, others...)
-	ls, ok := model.NewLockstep(ps, 0)
+	ls, ok := model.NewLockstep(ps, originNs)
 	if !ok {
 		t.Fatalf("no lockstep for %v", ps)
 	}
@@ -182,6 +181,11 @@ func (b *bothDeciders) AllowN(tNs, n int64) int64 { panic("bothDeciders: AllowN"
 // withLockstep returns d checked against a Lockstep of p batched with two
 // random policies of its algorithm.
 func withLockstep(t *testing.T, rng *rand.Rand, d model.Decider, p model.Policy) model.Decider {
+	return withLockstepAt(t, rng, d, p, 0)
+}
+
+// withLockstepAt is withLockstep for times since originNs (NewDeciderAt).
+func withLockstepAt(t *testing.T, rng *rand.Rand, d model.Decider, p model.Policy, originNs int64) model.Decider {
 	return &bothDeciders{t: t, what: fmt.Sprint(p), d: d,
-		ls: newLockstepDecider(t, p, randomLockstepPolicy(rng, p.Algorithm), randomLockstepPolicy(rng, p.Algorithm))}
+		ls: newLockstepDecider(t, originNs, p, randomLockstepPolicy(rng, p.Algorithm), randomLockstepPolicy(rng, p.Algorithm))}
 }

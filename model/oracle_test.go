@@ -3,7 +3,8 @@ package model_test
 // Oracle tests: the Deciders that the event simulation runs agree, decision
 // by decision, with the real limiter libraries on random request traces
 // (virtual clocks, non-decreasing times; limiters.md §1, §2b, §5); so do the
-// log replay's Locksteps of token_bucket and gcra (withLockstep).
+// log replay's Locksteps of token_bucket, gcra and sliding_counter
+// (withLockstep).
 
 import (
 	"context"
@@ -289,6 +290,7 @@ func TestOracleSlidingCounterRussellLuo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		d = withLockstepAt(t, rand.New(rand.NewPCG(17, uint64(decisions))), d, p, origin.UnixNano())
 		times := randomTrace(rng, 250, int64(size)/int64(max(limit, 1)), 1)
 		for i, tNs := range times {
 			want := lim.AllowN(origin.Add(time.Duration(tNs)), 1)
