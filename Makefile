@@ -3,12 +3,19 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events test-redis test-browser clean test-crash test-slurm
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events test-redis test-browser clean test-crash test-slurm test-proxies
 
 all: build
 
+# The commit a build from a clone names in --version and in every file's
+# ratesweep.version (GOFLAGS turns Go's own VCS stamping off; git may be
+# missing: the version then says so).
+COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)
+MODIFIED := $(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo true)
+LDFLAGS  := -X github.com/ratesweep/ratesweep/sweep.commit=$(COMMIT) -X github.com/ratesweep/ratesweep/sweep.modified=$(MODIFIED)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/ratesweep
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ratesweep
 
 # The main job on the embedded default: the sweep, then its report
 # (out/default/report/index.html).
@@ -48,7 +55,7 @@ duckdb: build
 	cd scripts/duckdb && npm ci --no-audit --no-fund --loglevel=error
 	rm -rf $(CURDIR)/out/.duckdb-lesson
 	./$(BIN) run configs/lesson-sweep.yaml --out $(CURDIR)/out/.duckdb-lesson --quiet
-	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson
+	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson $(CURDIR)/configs/baselines/lesson
 
 test: vet unit duckdb check
 
@@ -80,6 +87,12 @@ bench-ingest:
 # if missing, starts it on a free loopback port, stops it by PID.
 test-redis:
 	bash scripts/test-redis.sh
+
+# export for real (docs/deploy.md): nginx and HAProxy started on free
+# loopback ports with exported configs agree with the model decision by
+# decision on a replayed trace; installs nginx and haproxy if missing.
+test-proxies:
+	bash scripts/test-proxies.sh
 
 # The report page in a real browser (installs Debian's chromium if missing).
 test-browser: build

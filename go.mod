@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/RussellLuo/slidingwindow v0.0.0-20200528002341-535bb99d338b
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/pflag v1.1.0
 	github.com/throttled/throttled/v2 v2.15.0
 	github.com/vbauerster/mpb/v8 v8.16.2

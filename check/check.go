@@ -579,7 +579,8 @@ func scanCheckPoints(ctx context.Context, s *sideFiles, metrics []string, fn fun
 					row.Algorithm, _ = sweep.String(c[1], i)
 					clear(row.Params)
 					for k, p := range params {
-						if v, ok := sweep.Float(c[2+k], i); ok {
+						prm, _ := model.LookupParam(p) // enumerated ones are names
+						if v, ok := sweep.ParamAt(prm, c[2+k], i); ok {
 							row.Params[p] = v
 						}
 					}

@@ -10,7 +10,7 @@ import (
 //
 //	host ident authuser [dd/Mon/yyyy:HH:MM:SS +zzzz] "METHOD target proto" status bytes ["referer" "user agent"]
 //
-// Fields after the user agent (Nginx extensions) are ignored, and a user
+// Fields after the user agent (Nginx extensions) are kept in rec.Trailer, and a user
 // agent whose closing quote is missing runs to the end of the line. Status
 // and bytes may be "-". The time is converted to UTC with its zone offset.
 func ParseCombined(line []byte, rec *Record) error {
@@ -68,11 +68,14 @@ func ParseCombined(line []byte, rec *Record) error {
 	if line[0] != '"' {
 		return errors.New("user agent: expected a quoted string")
 	}
-	if rec.UserAgent, _, err = quoted(line); err != nil {
+	ua, rest, err := quoted(line)
+	if err != nil {
 		// A user agent cut off at the end of the line (seen in real logs)
 		// keeps what is there: time, key and request are intact.
-		rec.UserAgent = line[1:]
+		ua, rest = line[1:], nil
 	}
+	rec.UserAgent, line = ua, rest
+	rec.Trailer = bytes.TrimSpace(line)
 	return nil
 }
 

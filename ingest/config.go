@@ -95,104 +95,108 @@ func readFile(file string) ([]byte, error) {
 //	rules: [...] or rules.yaml  # labelling rules (a list, or a file with rules: [...])
 //	window_origin: epoch        # epoch (default) | log_start: where windows start
 func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
+	var ec yamlx.Collector // every field is decoded, so that all errors show at once
 	m, err := yamlx.Mapping(n, path, trafficKeys...)
-	if err != nil {
-		return nil, err
+	ec.Add(err)
+	if m == nil {
+		return nil, ec.Err()
 	}
 	c := &Config{TopKeys: DefaultTopKeys}
-	log, err := m.String("log")
-	if err != nil {
-		return nil, err
+	if log, err := m.String("log"); !ec.Add(err) {
+		c.Log = resolve(dir, log)
 	}
-	c.Log = resolve(dir, log)
 	o := &c.Options
+	formatOK := true
 	if v := m.Get("format"); v != nil {
 		s, err := yamlx.Str(v, m.FieldPath("format"))
-		if err != nil {
-			return nil, err
+		if !ec.Add(err) {
+			if o.Reader.Format, err = ParseFormat(s); err != nil {
+				ec.Errorf(v, m.FieldPath("format"), "%v%s", err, yamlx.DidYouMean(s, formatNames))
+			}
 		}
-		if o.Reader.Format, err = ParseFormat(s); err != nil {
-			return nil, yamlx.Errorf(v, m.FieldPath("format"), "%v", err)
-		}
+		formatOK = err == nil
 	}
 	for _, sec := range []struct {
 		name string
 		f    Format
 	}{{"csv", FormatCSV}, {"parquet", FormatParquet}} {
+		if !formatOK {
+			break // which sections apply is unknown
+		}
 		if v := m.Get(sec.name); v != nil {
 			if o.Reader.Format != sec.f {
-				return nil, yamlx.Errorf(v, m.FieldPath(sec.name), "only with format: %s", sec.name)
+				ec.Errorf(v, m.FieldPath(sec.name), "only with format: %s", sec.name)
+				continue
 			}
-			if o.Reader.CSV, err = decodeCSV(v, m.FieldPath(sec.name), sec.f == FormatCSV); err != nil {
-				return nil, err
-			}
+			o.Reader.CSV, err = decodeCSV(v, m.FieldPath(sec.name), sec.f == FormatCSV)
+			ec.Add(err)
 		} else if o.Reader.Format == sec.f {
-			return nil, yamlx.Errorf(n, m.FieldPath(sec.name), "missing: format %s needs %s: {columns: {time: NAME, ...}}", sec.name, sec.name)
+			ec.Errorf(n, m.FieldPath(sec.name), "missing: format %s needs %s: {columns: {time: NAME, ...}}", sec.name, sec.name)
 		}
 	}
-	if v := m.Get("key"); v != nil {
-		if o.Key, err = decodeKey(v, m.FieldPath("key"), o.Reader); err != nil {
-			return nil, err
-		}
+	if v := m.Get("key"); v != nil && ec.Len() == 0 { // keys depend on the format and columns
+		o.Key, err = decodeKey(v, m.FieldPath("key"), o.Reader)
+		ec.Add(err)
 	}
 	if v := m.Get("path_depth"); v != nil {
 		d, err := yamlx.Int(v, m.FieldPath("path_depth"))
-		if err != nil {
-			return nil, err
+		switch {
+		case ec.Add(err):
+		case d < 1 || d > 100:
+			ec.Errorf(v, m.FieldPath("path_depth"), "must be between 1 and 100, got %d", d)
+		default:
+			o.PathDepth = int(d)
 		}
-		if d < 1 || d > 100 {
-			return nil, yamlx.Errorf(v, m.FieldPath("path_depth"), "must be between 1 and 100, got %d", d)
-		}
-		o.PathDepth = int(d)
 	}
 	if v := m.Get("spread"); v != nil {
 		s, err := yamlx.Str(v, m.FieldPath("spread"))
-		if err != nil {
-			return nil, err
-		}
-		if c.Spread, err = ParseSpread(s); err != nil {
-			return nil, yamlx.Errorf(v, m.FieldPath("spread"), "%v", err)
+		if !ec.Add(err) {
+			if c.Spread, err = ParseSpread(s); err != nil {
+				ec.Errorf(v, m.FieldPath("spread"), "%v%s", err, yamlx.DidYouMean(s, spreadNames))
+			}
 		}
 	}
 	if v := m.Get("window_origin"); v != nil {
 		s, err := yamlx.Str(v, m.FieldPath("window_origin"))
-		if err != nil {
-			return nil, err
-		}
-		if c.WindowOrigin, err = ParseWindowOrigin(s); err != nil {
-			return nil, yamlx.Errorf(v, m.FieldPath("window_origin"), "%v", err)
+		if !ec.Add(err) {
+			if c.WindowOrigin, err = ParseWindowOrigin(s); err != nil {
+				ec.Errorf(v, m.FieldPath("window_origin"), "%v%s", err, yamlx.DidYouMean(s, windowOriginNames))
+			}
 		}
 	}
 	if v := m.Get("strict"); v != nil {
 		if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
-			return nil, yamlx.Errorf(v, m.FieldPath("strict"), "expected true or false")
+			ec.Errorf(v, m.FieldPath("strict"), "expected true or false")
+		} else {
+			o.Reader.Strict = v.Value == "true"
 		}
-		o.Reader.Strict = v.Value == "true"
 	}
 	if v := m.Get("max_line_bytes"); v != nil {
 		b, err := yamlx.Int(v, m.FieldPath("max_line_bytes"))
-		if err != nil {
-			return nil, err
+		switch {
+		case ec.Add(err):
+		case b < 256 || b > 64<<20:
+			ec.Errorf(v, m.FieldPath("max_line_bytes"), "must be between 256 and %d, got %d", 64<<20, b)
+		default:
+			o.Reader.MaxLineBytes = int(b)
 		}
-		if b < 256 || b > 64<<20 {
-			return nil, yamlx.Errorf(v, m.FieldPath("max_line_bytes"), "must be between 256 and %d, got %d", 64<<20, b)
-		}
-		o.Reader.MaxLineBytes = int(b)
 	}
 	if v := m.Get("top_keys"); v != nil {
 		k, err := yamlx.Int(v, m.FieldPath("top_keys"))
-		if err != nil {
-			return nil, err
+		switch {
+		case ec.Add(err):
+		case k < 0 || k > 100_000:
+			ec.Errorf(v, m.FieldPath("top_keys"), "must be between 0 and 100000, got %d", k)
+		default:
+			c.TopKeys = int(k)
 		}
-		if k < 0 || k > 100_000 {
-			return nil, yamlx.Errorf(v, m.FieldPath("top_keys"), "must be between 0 and 100000, got %d", k)
-		}
-		c.TopKeys = int(k)
 	}
 	if v := m.Get("rules"); v != nil {
-		if o.Rules, err = decodeRulesRef(v, m.FieldPath("rules"), dir); err != nil {
-			return nil, err
-		}
+		o.Rules, err = decodeRulesRef(v, m.FieldPath("rules"), dir)
+		ec.Add(err)
+	}
+	if err := ec.Err(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -278,7 +282,7 @@ func decodeKey(n *yaml.Node, path string, ro ReaderOptions) ([]Field, error) {
 		}
 		f, err := ParseField(s)
 		if err != nil {
-			return nil, yamlx.Errorf(it, p, "%v", err)
+			return nil, yamlx.Errorf(it, p, "%v%s", err, yamlx.DidYouMean(s, FieldNames))
 		}
 		if ro.Format == FormatCSV || ro.Format == FormatParquet {
 			col := map[Field]string{FieldIP: "ip", FieldUser: "user", FieldMethod: "method", FieldPath: "path", FieldPathPrefix: "path",
@@ -337,24 +341,30 @@ func decodeRules(n *yaml.Node, path, dir string) ([]Rule, error) {
 		return nil, yamlx.Errorf(n, path, "at most %d rules, got %d", MaxRules, len(items))
 	}
 	var rules []Rule
+	var c yamlx.Collector // every rule's errors at once
 	names := map[string]int{}
 	rates := 0
 	for i, it := range items {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		r, err := decodeRule(it, p, dir)
-		if err != nil {
-			return nil, err
+		if c.Add(err) {
+			continue
 		}
 		if j, dup := names[r.Name]; dup {
-			return nil, yamlx.Errorf(it, p+".name", "duplicate rule name %q (also %s[%d])", r.Name, path, j)
+			c.Errorf(it, p+".name", "duplicate rule name %q (also %s[%d])", r.Name, path, j)
+			continue
 		}
 		names[r.Name] = i
 		if r.Rate != nil {
 			if rates++; rates > MaxRateRules {
-				return nil, yamlx.Errorf(it, p+".rate", "at most %d rules with a rate condition", MaxRateRules)
+				c.Errorf(it, p+".rate", "at most %d rules with a rate condition", MaxRateRules)
+				continue
 			}
 		}
 		rules = append(rules, r)
+	}
+	if err := c.Err(); err != nil {
+		return nil, err
 	}
 	return rules, nil
 }

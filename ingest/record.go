@@ -53,6 +53,9 @@ type Record struct {
 	Referer   []byte
 	UserAgent []byte
 	Label     []byte // CSV label column, if configured
+	// Trailer is what a Combined line holds after the user agent (fields a
+	// log_format appends, e.g. nginx's $limit_req_status $msec).
+	Trailer []byte
 }
 
 func (r *Record) reset() {

@@ -35,59 +35,73 @@ func DecodeScenario(n *yaml.Node, path string) (*Scenario, error) {
 		return nil, err
 	}
 	if err := sc.Validate(); err != nil {
-		var fe *FieldError
-		if errors.As(err, &fe) {
+		locate := func(err error) error {
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				return err
+			}
 			full := fe.Path
 			if path != "" {
 				full = path + "." + fe.Path
 			}
-			return nil, yamlx.Errorf(yamlx.Locate(n, fe.Path), full, "%s", fe.Msg)
+			return yamlx.Errorf(yamlx.Locate(n, fe.Path), full, "%s", fe.Msg)
 		}
-		return nil, err
+		// Each client alone, so that every client's errors show at once;
+		// then the whole scenario (names, shared pools, totals).
+		var c yamlx.Collector
+		for i, cl := range sc.Clients {
+			one := Scenario{Name: sc.Name, DurationS: sc.DurationS, Arrivals: sc.Arrivals, Clients: []Client{cl}}
+			var fe *FieldError
+			if err := one.Validate(); errors.As(err, &fe) {
+				if rest, ok := strings.CutPrefix(fe.Path, "clients[0]"); ok { // the client's own
+					fe.Path = fmt.Sprintf("clients[%d]%s", i, rest)
+					c.Add(locate(fe))
+				}
+			}
+		}
+		if c.Len() == 0 {
+			c.Add(locate(err))
+		}
+		return nil, c.Err()
 	}
 	return sc, nil
 }
 
 func decodeScenario(n *yaml.Node, path string) (*Scenario, error) {
+	var c yamlx.Collector
 	m, err := yamlx.Mapping(n, path, scenarioKeys...)
-	if err != nil {
-		return nil, err
+	c.Add(err)
+	if m == nil {
+		return nil, c.Err()
 	}
 	sc := &Scenario{}
-	if sc.Name, err = m.String("name"); err != nil {
-		return nil, err
+	sc.Name, err = m.String("name")
+	c.Add(err)
+	if dn, err := m.Require("duration_s"); !c.Add(err) {
+		d, err := yamlx.Int(dn, m.FieldPath("duration_s"))
+		switch {
+		case c.Add(err):
+		case d <= 0 || d > MaxDurationS:
+			c.Errorf(dn, m.FieldPath("duration_s"), "must be between 1 and %d seconds, got %d", MaxDurationS, d)
+		default:
+			sc.DurationS = int(d)
+		}
 	}
-	dn, err := m.Require("duration_s")
-	if err != nil {
-		return nil, err
-	}
-	d, err := yamlx.Int(dn, m.FieldPath("duration_s"))
-	if err != nil {
-		return nil, err
-	}
-	if d <= 0 || d > MaxDurationS {
-		return nil, yamlx.Errorf(dn, m.FieldPath("duration_s"), "must be between 1 and %d seconds, got %d", MaxDurationS, d)
-	}
-	sc.DurationS = int(d)
 	if an := m.Get("arrivals"); an != nil {
-		if sc.Arrivals, err = decodeArrivals(an, m.FieldPath("arrivals")); err != nil {
-			return nil, err
+		sc.Arrivals, err = decodeArrivals(an, m.FieldPath("arrivals"))
+		c.Add(err)
+	}
+	if cn, err := m.Require("clients"); !c.Add(err) {
+		items, err := yamlx.Seq(cn, m.FieldPath("clients"))
+		c.Add(err)
+		for i, item := range items {
+			cl, err := decodeClient(item, fmt.Sprintf("%s[%d]", m.FieldPath("clients"), i), sc.DurationS)
+			c.Add(err)
+			sc.Clients = append(sc.Clients, cl)
 		}
 	}
-	cn, err := m.Require("clients")
-	if err != nil {
+	if err := c.Err(); err != nil {
 		return nil, err
-	}
-	items, err := yamlx.Seq(cn, m.FieldPath("clients"))
-	if err != nil {
-		return nil, err
-	}
-	for i, item := range items {
-		c, err := decodeClient(item, fmt.Sprintf("%s[%d]", m.FieldPath("clients"), i), sc.DurationS)
-		if err != nil {
-			return nil, err
-		}
-		sc.Clients = append(sc.Clients, c)
 	}
 	return sc, nil
 }
@@ -114,7 +128,7 @@ func decodeArrivals(n *yaml.Node, path string) (Arrivals, error) {
 	}
 	var ok bool
 	if a.Process, ok = ParseArrivalProcess(name); !ok {
-		return a, yamlx.Errorf(pn, pp, "unknown arrival process %q (fluid | uniform | poisson | clustered)", name)
+		return a, yamlx.Errorf(pn, pp, "unknown arrival process %q (fluid | uniform | poisson | clustered)%s", name, yamlx.DidYouMean(name, arrivalNames))
 	}
 	if m == nil {
 		if a.Process == Clustered {
@@ -153,87 +167,85 @@ func decodeArrivals(n *yaml.Node, path string) (Arrivals, error) {
 }
 
 func decodeClient(n *yaml.Node, path string, duration int) (Client, error) {
-	var c Client
+	var cl Client
+	var c yamlx.Collector
 	m, err := yamlx.Mapping(n, path, clientKeys...)
-	if err != nil {
-		return c, err
+	c.Add(err)
+	if m == nil {
+		return cl, c.Err()
 	}
-	if c.Name, err = m.String("name"); err != nil {
-		return c, err
-	}
-	class, err := m.String("class")
-	if err != nil {
-		return c, err
-	}
-	switch class {
-	case "legit":
-		c.Class = Legit
-	case "abusive":
-		c.Class = Abusive
-	default:
-		return c, yamlx.Errorf(m.Get("class"), m.FieldPath("class"), "must be legit or abusive, got %q", class)
+	cl.Name, err = m.String("name")
+	c.Add(err)
+	if class, err := m.String("class"); !c.Add(err) {
+		switch class {
+		case "legit":
+			cl.Class = Legit
+		case "abusive":
+			cl.Class = Abusive
+		default:
+			c.Errorf(m.Get("class"), m.FieldPath("class"), "must be legit or abusive, got %q%s", class, yamlx.DidYouMean(class, []string{"legit", "abusive"}))
+		}
 	}
 	if sn := m.Get("stage"); sn != nil {
 		s, err := yamlx.Str(sn, m.FieldPath("stage"))
-		if err != nil {
-			return c, err
-		}
 		if s == "-" || s == "–" {
 			s = ""
 		}
-		if c.Class == Legit && s != "" {
-			return c, yamlx.Errorf(sn, m.FieldPath("stage"), "only abusive clients have a stage (got %q on a legit client)", s)
-		}
-		switch s {
-		case "design":
-			c.Stage = StageDesign
-		case "code":
-			c.Stage = StageCode
-		case "none":
-			c.Stage = StageNone
-		case "":
+		switch {
+		case c.Add(err):
+		case cl.Class == Legit && s != "":
+			c.Errorf(sn, m.FieldPath("stage"), "only abusive clients have a stage (got %q on a legit client)", s)
+		case s == "design":
+			cl.Stage = StageDesign
+		case s == "code":
+			cl.Stage = StageCode
+		case s == "none":
+			cl.Stage = StageNone
+		case s == "":
 		default:
-			return c, yamlx.Errorf(sn, m.FieldPath("stage"), "must be design, code or none, got %q", s)
+			c.Errorf(sn, m.FieldPath("stage"), "must be design, code or none, got %q%s", s, yamlx.DidYouMean(s, []string{"design", "code", "none"}))
 		}
 	}
-	if c.Keys, err = decodeClientKeys(m); err != nil {
-		return c, err
+	cl.Keys, err = decodeClientKeys(m)
+	c.Add(err)
+	if segn, err := m.Require("segments"); !c.Add(err) {
+		segs, err := yamlx.Seq(segn, m.FieldPath("segments"))
+		c.Add(err)
+		for k, sn := range segs {
+			g, err := decodeSegment(sn, fmt.Sprintf("%s[%d]", m.FieldPath("segments"), k), duration)
+			if !c.Add(err) {
+				cl.Segments = append(cl.Segments, g)
+			}
+		}
 	}
-	segn, err := m.Require("segments")
+	return cl, c.Err()
+}
+
+// decodeSegment reads [t0, t1, requests per second].
+func decodeSegment(sn *yaml.Node, sp string, duration int) (Segment, error) {
+	parts, err := yamlx.Seq(sn, sp)
 	if err != nil {
-		return c, err
+		return Segment{}, err
 	}
-	segs, err := yamlx.Seq(segn, m.FieldPath("segments"))
+	if len(parts) != 3 {
+		return Segment{}, yamlx.Errorf(sn, sp, "expected [t0, t1, requests per second], got %d numbers", len(parts))
+	}
+	t0, err := yamlx.Int(parts[0], sp+".t0")
 	if err != nil {
-		return c, err
+		return Segment{}, err
 	}
-	for k, sn := range segs {
-		sp := fmt.Sprintf("%s[%d]", m.FieldPath("segments"), k)
-		parts, err := yamlx.Seq(sn, sp)
-		if err != nil {
-			return c, err
-		}
-		if len(parts) != 3 {
-			return c, yamlx.Errorf(sn, sp, "expected [t0, t1, requests per second], got %d numbers", len(parts))
-		}
-		t0, err := yamlx.Int(parts[0], sp+".t0")
-		if err != nil {
-			return c, err
-		}
-		t1, err := yamlx.Int(parts[1], sp+".t1")
-		if err != nil {
-			return c, err
-		}
-		r, err := yamlx.Float(parts[2], sp+".rate")
-		if err != nil {
-			return c, err
-		}
-		if t0 < -1<<31 || t1 > 1<<31 {
-			return c, yamlx.Errorf(sn, sp, "[%d, %d) reaches outside 0 <= t < duration_s = %d", t0, t1, duration)
-		}
-		c.Segments = append(c.Segments, Segment{T0: int(t0), T1: int(t1), Rate: r})
+	t1, err := yamlx.Int(parts[1], sp+".t1")
+	if err != nil {
+		return Segment{}, err
 	}
-	return c, nil
+	r, err := yamlx.Float(parts[2], sp+".rate")
+	if err != nil {
+		return Segment{}, err
+	}
+	if t0 < -1<<31 || t1 > 1<<31 {
+		return Segment{}, yamlx.Errorf(sn, sp, "[%d, %d) reaches outside 0 <= t < duration_s = %d", t0, t1, duration)
+	}
+	return Segment{T0: int(t0), T1: int(t1), Rate: r}, nil
 }
 
 // YAML renders the scenario in the canonical form ParseScenario reads.

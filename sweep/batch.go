@@ -156,9 +156,44 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 		}
 		cols = append(cols, primitive(arrow.PrimitiveTypes.Int64, v, valid, nulls))
 	}
+	cols = append(cols, r.policyArray(lo, n))
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
 
+// policyArray is the policy column of rows [lo, lo+n): each point's
+// canonical label, formatted once per part.
+func (r *partResult) policyArray(lo, n int) arrow.Array {
+	if !r.labelsValid || r.labelsOf != r.part {
+		r.labelOffsets, r.labelData = append(r.labelOffsets[:0], 0), r.labelData[:0]
+		for _, p := range r.policies {
+			r.labelData = p.AppendCanonical(r.labelData)
+			r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
+		}
+		r.labelsOf, r.labelsValid = r.part, true
+	}
+	s := &r.scratch
+	offs := s.int32s(n + 1)
+	var data []byte
+	if r.reps == 1 { // a contiguous slice of the part's labels
+		first := r.labelOffsets[lo]
+		for i := range offs {
+			offs[i] = r.labelOffsets[lo+i] - first
+		}
+		data = r.labelData[first:r.labelOffsets[lo+n]]
+	} else {
+		for i := range n {
+			pt := (lo + i) / r.reps
+			offs[i] = int32(len(data))
+			data = append(data, r.labelData[r.labelOffsets[pt]:r.labelOffsets[pt+1]]...)
+		}
+		offs[n] = int32(len(data))
+	}
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(offs))), len(offs)*4)
+	d := array.NewData(arrow.BinaryTypes.String, n,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(raw), memory.NewBufferBytes(data)}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
 func intColumn(s *columnScratch, met []model.Metrics, m intMetric) arrow.Array {
 	v := s.int64s(len(met))
 	for i := range met {

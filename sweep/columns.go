@@ -106,8 +106,14 @@ func pointsFields() []arrow.Field {
 	for _, m := range stateMetrics {
 		f = append(f, arrow.Field{Name: m.name, Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 	}
-	return f
+	return append(f, arrow.Field{Name: PolicyColumn, Type: arrow.BinaryTypes.String})
 }
+
+// PolicyColumn is the points column holding the canonical identity of the
+// row's policy (model.Policy.Canonical, e.g. "sliding_window window_s=60
+// limit=600"): the key that joins points across runs, since a join on the
+// parameter columns fails on their NULLs.
+const PolicyColumn = "policy"
 
 // clientsFields is the schema of clients/*.parquet.
 func clientsFields() []arrow.Field {

@@ -3,7 +3,6 @@ package sweep
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -185,30 +184,24 @@ type PointRow struct {
 }
 
 // Key identifies the row's policy by its parameters, e.g.
-// "sliding_window window_s=60 limit=600" (parameters in column order).
-// Optional parameters at their default (0) are left out, so keys stay stable
-// when an algorithm gains an optional parameter.
+// "sliding_window window_s=60 limit=600": model.PolicyLabel, the points
+// column `policy` (computed here from the parameters, so runs written
+// before the column existed get the same key).
 func (r *PointRow) Key() string {
-	k := r.Algorithm
-	alg, known := model.ParseAlgorithm(r.Algorithm)
-	for _, p := range model.Params {
-		v, ok := r.Params[p.Name]
-		if !ok || (known && v == p.Default && slices.Contains(alg.OptionalParams(), p.Name)) {
-			continue
-		}
-		if name := p.ParamName(v); name != "" {
-			k += fmt.Sprintf(" %s=%s", p.Name, name)
-			continue
-		}
-		k += fmt.Sprintf(" %s=%g", p.Name, v)
-	}
-	return k
+	return model.PolicyLabel(r.Algorithm, func(name string) (float64, bool) {
+		v, ok := r.Params[name]
+		return v, ok
+	})
 }
 
-// PointColumns are the columns ReadPoints reads.
+// PointColumns are the columns ReadPoints reads: every points column but
+// PolicyColumn.
 func PointColumns() []string {
 	out := []string{"point_id", "replicate", "algorithm"}
 	for _, f := range pointsFields()[3:] {
+		if f.Name == PolicyColumn {
+			continue // derived from the parameters: PointRow.Key
+		}
 		out = append(out, f.Name)
 	}
 	return out

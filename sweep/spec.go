@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"math"
@@ -62,30 +63,38 @@ const MaxAxisValues = 10_000_000
 var specKeys = []string{"name", "scenario", "traffic", "seed", "replicates", "sweep"}
 
 // LoadSpec reads a sweep spec file. A relative scenario path is resolved
-// against the spec's directory. path "" is the embedded default spec.
-func LoadSpec(file string) (*Spec, error) {
+// against the spec's directory. path "" is the embedded default spec. sets
+// are --set overrides "path=value" applied before decoding (see
+// applyOverrides).
+func LoadSpec(file string, sets ...string) (*Spec, error) {
 	if file == "" {
-		return loadEmbedded("default.yaml")
+		return loadEmbedded("default.yaml", sets)
 	}
 	if name, ok := strings.CutPrefix(file, "embedded:"); ok {
-		return loadEmbedded(name)
+		return loadEmbedded(name, sets)
 	}
 	data, err := ReadInput(file)
 	if err != nil {
 		return nil, err
 	}
+	return ReadSpec(data, file, filepath.Dir(file), sets...)
+}
+
+// ReadSpec decodes a spec read already (e.g. from standard input), naming it
+// file in errors; relative file names in it are resolved against dir.
+func ReadSpec(data []byte, file, dir string, sets ...string) (*Spec, error) {
 	resolve := func(p string) (string, []byte, error) {
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(filepath.Dir(file), p)
+			p = filepath.Join(dir, p)
 		}
 		b, err := ReadInput(p)
 		return p, b, err
 	}
-	s, err := parseSpec(data, resolve, filepath.Dir(file))
+	s, err := parseSpec(data, resolve, dir, sets)
 	return s, yamlx.InFile(err, file)
 }
 
-func loadEmbedded(name string) (*Spec, error) {
+func loadEmbedded(name string, sets []string) (*Spec, error) {
 	data, err := fs.ReadFile(configs.FS, name)
 	if err != nil {
 		return nil, &yamlx.Error{File: "embedded:" + name, Msg: "no such embedded spec"}
@@ -97,7 +106,7 @@ func loadEmbedded(name string) (*Spec, error) {
 		}
 		return "embedded:" + p, b, nil
 	}
-	s, err := ParseSpec(data, resolve)
+	s, err := parseSpec(data, resolve, "", sets)
 	return s, yamlx.InFile(err, "embedded:"+name)
 }
 
@@ -105,77 +114,103 @@ func loadEmbedded(name string) (*Spec, error) {
 // scenario file named in the spec; it may be nil when scenarios are inline.
 // A relative log path of a traffic section is taken as it is.
 func ParseSpec(data []byte, resolve func(string) (string, []byte, error)) (*Spec, error) {
-	return parseSpec(data, resolve, "")
+	return parseSpec(data, resolve, "", nil)
 }
 
 // parseSpec is ParseSpec with the directory that relative log paths start from.
-func parseSpec(data []byte, resolve func(string) (string, []byte, error), dir string) (*Spec, error) {
+func parseSpec(data []byte, resolve func(string) (string, []byte, error), dir string, sets []string) (*Spec, error) {
 	root, err := yamlx.Parse(data)
 	if err != nil {
 		return nil, err
 	}
-	m, err := yamlx.Mapping(root, "", specKeys...)
-	if err != nil {
+	var c yamlx.Collector
+	c.Add(applyOverrides(root, sets, resolve))
+	s, err := decodeSpec(root, resolve, dir)
+	c.Add(nameOverrides(err, sets))
+	switch err := c.Err().(type) {
+	case nil:
+		return s, nil
+	case *yamlx.Errors: // the file's errors first, then the --set ones
+		slices.SortStableFunc(err.List, func(a, b *yamlx.Error) int {
+			return cmp.Compare(setLast(a), setLast(b))
+		})
 		return nil, err
+	default:
+		return nil, err
+	}
+}
+
+// setLast orders the errors of --set overrides after those of the file.
+func setLast(e *yamlx.Error) int {
+	if strings.HasPrefix(e.File, "--set ") {
+		return 1
+	}
+	return 0
+}
+
+func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), dir string) (*Spec, error) {
+	var err error
+	// Every field is decoded even after an error, so that the user sees all
+	// of a spec's errors at once.
+	var c yamlx.Collector
+	m, err := yamlx.Mapping(root, "", specKeys...)
+	c.Add(err)
+	if m == nil {
+		return nil, c.Err()
 	}
 	s := &Spec{Replicates: 1}
-	if s.Name, err = m.String("name"); err != nil {
-		return nil, err
-	}
-	if strings.ContainsAny(s.Name, "/\\") || s.Name == "." || s.Name == ".." {
-		return nil, yamlx.Errorf(m.Get("name"), "name", "must not contain path separators (it names the output directory)")
+	if s.Name, err = m.String("name"); !c.Add(err) {
+		if strings.ContainsAny(s.Name, "/\\") || s.Name == "." || s.Name == ".." {
+			c.Errorf(m.Get("name"), "name", "must not contain path separators (it names the output directory)")
+		}
 	}
 	if n := m.Get("seed"); n != nil {
 		v, err := yamlx.Int(n, "seed")
-		if err != nil {
-			return nil, err
+		switch {
+		case c.Add(err):
+		case v < 0:
+			c.Errorf(n, "seed", "must be >= 0, got %d", v)
+		default:
+			s.Seed = uint64(v)
 		}
-		if v < 0 {
-			return nil, yamlx.Errorf(n, "seed", "must be >= 0, got %d", v)
-		}
-		s.Seed = uint64(v)
 	}
 	if n := m.Get("replicates"); n != nil {
 		v, err := yamlx.Int(n, "replicates")
-		if err != nil {
-			return nil, err
+		switch {
+		case c.Add(err):
+		case v < 1 || v > 1_000_000:
+			c.Errorf(n, "replicates", "must be between 1 and 1000000, got %d", v)
+		default:
+			s.Replicates = int(v)
 		}
-		if v < 1 || v > 1_000_000 {
-			return nil, yamlx.Errorf(n, "replicates", "must be between 1 and 1000000, got %d", v)
-		}
-		s.Replicates = int(v)
 	}
 	switch scn, tr := m.Get("scenario"), m.Get("traffic"); {
 	case scn != nil && tr != nil:
-		return nil, yamlx.Errorf(tr, "traffic", "give either scenario or traffic, not both")
+		c.Errorf(tr, "traffic", "give either scenario or traffic, not both")
 	case tr != nil:
-		if s.Traffic, err = ingest.DecodeConfig(tr, "traffic", dir); err != nil {
-			return nil, err
-		}
+		s.Traffic, err = ingest.DecodeConfig(tr, "traffic", dir)
+		c.Add(err)
 	case scn != nil:
-		if s.Scenario, err = decodeScenarioRef(scn, resolve); err != nil {
-			return nil, err
-		}
+		s.Scenario, err = decodeScenarioRef(scn, resolve)
+		c.Add(err)
 	default:
-		return nil, yamlx.Errorf(root, "scenario", "missing: a spec needs a scenario (a file or a mapping) or a traffic section (an access log)")
+		c.Errorf(root, "scenario", "missing: a spec needs a scenario (a file or a mapping) or a traffic section (an access log)")
 	}
-	sw, err := m.Require("sweep")
-	if err != nil {
-		return nil, err
-	}
-	items, err := yamlx.Seq(sw, "sweep")
-	if err != nil {
-		return nil, err
-	}
-	if len(items) == 0 {
-		return nil, yamlx.Errorf(sw, "sweep", "at least one entry (algorithm and parameters) is needed")
-	}
-	for i, it := range items {
-		e, err := decodeEntry(it, fmt.Sprintf("sweep[%d]", i))
-		if err != nil {
-			return nil, err
+	if sw, err := m.Require("sweep"); !c.Add(err) {
+		items, err := yamlx.Seq(sw, "sweep")
+		c.Add(err)
+		if err == nil && len(items) == 0 {
+			c.Errorf(sw, "sweep", "at least one entry (algorithm and parameters) is needed")
 		}
-		s.Entries = append(s.Entries, e)
+		for i, it := range items {
+			e, err := decodeEntry(it, fmt.Sprintf("sweep[%d]", i))
+			if !c.Add(err) {
+				s.Entries = append(s.Entries, e)
+			}
+		}
+	}
+	if err := c.Err(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -204,17 +239,19 @@ func decodeScenarioRef(n *yaml.Node, resolve func(string) (string, []byte, error
 
 func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 	var e Entry
+	var c yamlx.Collector
 	allowed := []string{"algorithm"}
 	for _, prm := range model.Params {
 		allowed = append(allowed, prm.Name)
 	}
 	m, err := yamlx.Mapping(n, p, allowed...)
-	if err != nil {
-		return e, err
+	c.Add(err)
+	if m == nil {
+		return e, c.Err()
 	}
 	name, err := m.String("algorithm")
-	if err != nil {
-		return e, err
+	if c.Add(err) {
+		return e, c.Err() // its parameters depend on it
 	}
 	alg, ok := model.ParseAlgorithm(name)
 	if !ok {
@@ -222,36 +259,39 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 		for _, a := range model.Algorithms {
 			names = append(names, a.String())
 		}
-		return e, yamlx.Errorf(m.Get("algorithm"), m.FieldPath("algorithm"), "unknown algorithm %q (known: %s)", name, strings.Join(names, ", "))
+		c.Errorf(m.Get("algorithm"), m.FieldPath("algorithm"), "unknown algorithm %q%s (known: %s)", name, yamlx.DidYouMean(name, names), strings.Join(names, ", "))
+		return e, c.Err()
 	}
 	e.Algorithm = alg
 	takes := alg.Params()
+	all := append(slices.Clone(takes), alg.OptionalParams()...)
 	// Axes in the order the spec writes them.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key := n.Content[i].Value
-		if key == "algorithm" {
-			continue
+		prm, known := model.LookupParam(key)
+		if key == "algorithm" || !known || m.Get(key) != n.Content[i+1] {
+			continue // unknown and repeated keys are reported by Mapping
 		}
 		if !alg.Takes(key) {
-			all := append(slices.Clone(takes), alg.OptionalParams()...)
-			return e, yamlx.Errorf(n.Content[i], m.FieldPath(key), "%s takes no parameter %q (it takes %s)", alg, key, strings.Join(all, ", "))
+			c.Errorf(n.Content[i], m.FieldPath(key), "%s takes no parameter %q%s (it takes %s)", alg, key, yamlx.DidYouMean(key, all), strings.Join(all, ", "))
+			continue
 		}
-		prm, _ := model.LookupParam(key)
 		ax, err := decodeAxis(n.Content[i+1], m.FieldPath(key), prm)
-		if err != nil {
-			return e, err
+		if !c.Add(err) {
+			e.Axes = append(e.Axes, ax)
 		}
-		e.Axes = append(e.Axes, ax)
 	}
 	for _, want := range takes {
 		if !m.Has(want) {
-			return e, yamlx.Errorf(n, m.FieldPath(want), "missing: %s needs %s", alg, strings.Join(takes, " and "))
+			c.Errorf(n, m.FieldPath(want), "missing: %s needs %s", alg, strings.Join(takes, " and "))
 		}
 	}
-	if err := e.checkCorners(); err != nil {
-		return e, yamlx.Errorf(n, p, "%v", err)
+	if c.Len() == 0 {
+		if err := e.checkCorners(); err != nil {
+			c.Errorf(n, p, "%v", err)
+		}
 	}
-	return e, nil
+	return e, c.Err()
 }
 
 // checkCorners validates the policies at every corner of the entry's grid
@@ -338,7 +378,7 @@ func decodeEnumAxis(n *yaml.Node, p string, prm model.Param) (Axis, error) {
 		}
 		v, ok := prm.ParamValue(s)
 		if !ok {
-			return yamlx.Errorf(it, ip, "unknown %s %q (one of %s)", prm.Name, s, strings.Join(prm.Values, ", "))
+			return yamlx.Errorf(it, ip, "unknown %s %q (one of %s)%s", prm.Name, s, strings.Join(prm.Values, ", "), yamlx.DidYouMean(s, prm.Values))
 		}
 		ax.Values = append(ax.Values, v)
 		return nil

@@ -143,7 +143,7 @@ func TestOnePassReplayEqualsPerPoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		head, _, _ := strings.Cut(string(data), "\nsweep:")
-		s, err := parseSpec([]byte(head+"\n"+sweep), nil, filepath.Dir(path))
+		s, err := parseSpec([]byte(head+"\n"+sweep), nil, filepath.Dir(path), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

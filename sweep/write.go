@@ -48,6 +48,8 @@ var writerProps = sync.OnceValue(func() *parquet.WriterProperties {
 	for _, c := range noStatsColumns() {
 		opts = append(opts, parquet.WithStatsFor(c, false))
 	}
+	// Labels of neighbouring points share long prefixes.
+	opts = append(opts, parquet.WithEncodingFor(PolicyColumn, parquet.Encodings.DeltaByteArray))
 	return parquet.NewWriterProperties(opts...)
 })
 
@@ -63,7 +65,14 @@ type partResult struct {
 	classes   []model.Class        // per client
 	stages    []model.Stage        // per client
 	scratch   columnScratch        // reused between batches
-	mem       memory.Allocator
+
+	// The points' policy labels in Arrow string layout, built on first use
+	// for part labelsOf.
+	labelOffsets []int32
+	labelData    []byte
+	labelsOf     Part
+	labelsValid  bool
+	mem          memory.Allocator
 }
 
 func (r *partResult) rows() int { return len(r.metrics) }

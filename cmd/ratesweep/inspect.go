@@ -30,6 +30,7 @@ func cmdInspect(e *env, args []string) error {
 	window := fs.Int("window", 60, "window for peak counts, seconds")
 	strict := fs.Bool("strict", false, "fail on the first malformed line")
 	maxLine := fs.Int("max-line-bytes", ingest.DefaultMaxLineBytes, "longer lines are malformed")
+	quiet := fs.BoolP("quiet", "q", false, "print the profile only (no progress or file notes on stderr)")
 	scenarioOut := fs.String("scenario-out", "", "also write the log as a fluid scenario YAML (one client per key, requests per second) for a spec's scenario:")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
@@ -72,10 +73,12 @@ func cmdInspect(e *env, args []string) error {
 		return &badInput{err}
 	}
 	took := time.Since(start).Seconds()
-	fmt.Fprintf(e.stderr, "inspect: read %s lines in %.2f s (%.0f lines/s, wall clock)\n", commas(tr.Stats.Lines), took, float64(tr.Stats.Lines)/took)
+	if !*quiet {
+		fmt.Fprintf(e.stderr, "inspect: read %s lines in %.2f s (%.0f lines/s, wall clock)\n", commas(tr.Stats.Lines), took, float64(tr.Stats.Lines)/took)
+	}
 	printProfile(e.stdout, tr, cfg, tr.Profile(*top, *window))
 	if *scenarioOut != "" {
-		return writeScenario(e, tr, *scenarioOut)
+		return writeScenario(e, tr, *scenarioOut, *quiet)
 	}
 	return nil
 }
@@ -224,7 +227,7 @@ func commas(n int64) string {
 }
 
 // writeScenario writes tr as a fluid scenario file.
-func writeScenario(e *env, tr *ingest.Traffic, path string) error {
+func writeScenario(e *env, tr *ingest.Traffic, path string, quiet bool) error {
 	name := filepath.Base(tr.Source)
 	sc, err := tr.Scenario(name)
 	if err != nil {
@@ -238,6 +241,9 @@ func writeScenario(e *env, tr *ingest.Traffic, path string) error {
 		if tr.Keys[i].Mixed() {
 			mixed++
 		}
+	}
+	if quiet {
+		return nil
 	}
 	fmt.Fprintf(e.stderr, "inspect: wrote %s: %d clients over %d s (fluid: one-second batches; %d mixed keys take the label of most of their requests)\n",
 		path, len(sc.Clients), sc.DurationS, mixed)

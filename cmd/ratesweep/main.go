@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -50,8 +51,11 @@ type env struct {
 	ctx    context.Context
 	stdout io.Writer
 	stderr io.Writer
+	stdin  io.Reader // nil: none
 	getenv func(string) string
 	signal func() string // the signal that cancelled ctx ("interrupt", "terminated"), or ""
+	// flags are the command's flags once it registered them (help, completion).
+	flags *pflag.FlagSet
 }
 
 type command struct {
@@ -61,13 +65,19 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "[SPEC.yaml]", "run a sweep (default: the embedded default spec) and write Parquet", cmdRun},
+		{"init", "[--from-log LOG]", "write a commented starter spec (from a log: grid ranges from its profile)", cmdInit},
+		{"run", "[SPEC.yaml | -]", "run a sweep (default: the embedded default spec) and write Parquet", cmdRun},
 		{"merge", "RUN_DIR", "check that every shard finished and combine their manifests (--compact: fewer files)", cmdMerge},
 		{"report", "[RUN_DIR]", "tables and trade-off plots from a run directory", cmdReport},
 		{"check", "--baseline DIR RUN_DIR", "compare a run with a baseline run (exit 1 on a regression)", cmdCheck},
+		{"recommend", "RUN_DIR...", "choose the policy that best meets bounds on false cuts and missed abuse (--max-false-cut ...)", cmdRecommend},
+		{"export", "--to TARGET POLICY", "write a policy in nginx, HAProxy, envoy, Kong, Traefik, Go or Redis configuration", cmdExport},
+		{"shadow", "LOG POLICY", "compare an nginx dry-run log ($limit_req_status) with the model's decisions", cmdShadow},
 		{"inspect", "LOG | --spec SPEC", "profile an access log (requests, keys, peak rates) to help choose a grid", cmdInspect},
 		{"tables", "[SCENARIO.yaml]", "print the lesson's tables (default: the lesson's scenario)", cmdTables},
 		{"version", "", "print the version", cmdVersion},
+		{"schema", "[spec | scenario]", "print the JSON Schema of specs or scenarios (for editors)", cmdSchema},
+		{"completion", "bash | zsh | fish", "print a shell completion script", cmdCompletion},
 	}
 }
 
@@ -86,7 +96,7 @@ func main() {
 		}
 		os.Exit(130)
 	}()
-	e := &env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv,
+	e := &env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, getenv: os.Getenv,
 		signal: func() string { return got.Load().(string) }}
 	code := run(e, os.Args[1:])
 	cancel()
@@ -96,10 +106,19 @@ func main() {
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "ratesweep chooses a rate-limit policy from evidence: caught, missed and falsely cut requests.\n\n")
 	fmt.Fprintf(w, "Usage:\n")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  ratesweep %-8s %-24s %s\n", c.name, c.args, c.short)
+	rows := append(commands(), command{name: "--version", short: "print the version and the commit it was built from"})
+	nw, aw := 0, 0
+	for _, c := range rows {
+		nw, aw = max(nw, len(c.name)), max(aw, len(c.args))
 	}
-	fmt.Fprintf(w, "\nRun 'ratesweep COMMAND --help' for a command's flags.\n")
+	for _, c := range rows {
+		fmt.Fprintf(w, "  ratesweep %-*s %-*s  %s\n", nw, c.name, aw, c.args, c.short)
+	}
+	fmt.Fprintf(w, "\nExamples:\n")
+	for _, l := range topExamples {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	fmt.Fprintf(w, "\nRun 'ratesweep COMMAND --help' for a command's flags and examples.\n")
 }
 
 // run executes one command line and returns the exit code.
@@ -109,9 +128,15 @@ func run(e *env, args []string) int {
 		return exitUsage
 	}
 	name := args[0]
+	if name == "help" && len(args) == 2 {
+		return run(e, []string{args[1], "--help"}) // ratesweep help run
+	}
 	if name == "-h" || name == "--help" || name == "help" {
 		usage(e.stdout)
 		return exitOK
+	}
+	if name == "--version" || name == "-V" {
+		return exitCode(e, printVersion(e.stdout))
 	}
 	for _, c := range commands() {
 		if c.name == name {
@@ -130,7 +155,14 @@ func exitCode(e *env, err error) int {
 	if errors.Is(err, pflag.ErrHelp) {
 		return exitOK
 	}
-	fmt.Fprintf(e.stderr, "ratesweep: %v\n", err)
+	var all *yamlx.Errors
+	if errors.As(err, &all) {
+		for _, l := range strings.Split(all.Error(), "\n") {
+			fmt.Fprintf(e.stderr, "ratesweep: %s\n", l)
+		}
+	} else {
+		fmt.Fprintf(e.stderr, "ratesweep: %v\n", err)
+	}
 	var ee *exitError
 	var ue *usageError
 	var ye *yamlx.Error
@@ -144,13 +176,14 @@ func exitCode(e *env, err error) int {
 	return exitFailure
 }
 
-// newFlags returns a flag set for a command whose errors are usage errors.
+// newFlags returns a flag set for a command whose errors are usage errors;
+// --help prints the command's help (usage, examples, flags) to stdout.
 func newFlags(e *env, name, args, short string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: ratesweep %s %s\n\n%s\n\nFlags:\n%s", name, args, short, fs.FlagUsages())
-	}
+	fs.SetOutput(io.Discard) // parseFlags reports errors
+	// pflag calls Usage for --help only (ContinueOnError).
+	fs.Usage = func() { writeHelp(e.stdout, fs, name, args, short) }
+	e.flags = fs
 	return fs
 }
 
@@ -159,7 +192,7 @@ func parseFlags(fs *pflag.FlagSet, args []string, maxArgs int) ([]string, error)
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, err
 		}
-		return nil, usagef("%s: %v", fs.Name(), err)
+		return nil, usagef("%s: %v (see ratesweep %s --help)", fs.Name(), err, fs.Name())
 	}
 	if fs.NArg() > maxArgs {
 		return nil, usagef("%s: too many arguments: %v", fs.Name(), fs.Args()[maxArgs:])

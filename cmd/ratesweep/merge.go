@@ -15,7 +15,7 @@ func cmdMerge(e *env, args []string) error {
 	hash := fs.Bool("sha256", false, "also check every file's size and sha256 against its manifest (reads every byte)")
 	compact := fs.Bool("compact", false, "rewrite the parts into fewer files (merged-NNNNNN.parquet, sorted by point_id, same columns and metadata)")
 	compactRows := fs.Int64("compact-rows", sweep.DefaultCompactRows, "with --compact: most points rows per file")
-	quiet := fs.Bool("quiet", false, "print nothing but errors")
+	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,9 +26,10 @@ const (
 )
 
 func cmdRun(e *env, args []string) error {
-	fs := newFlags(e, "run", "[SPEC.yaml]", "Run a sweep and write Parquet (no argument: the embedded default spec).")
+	fs := newFlags(e, "run", "[SPEC.yaml | -]", "Run a sweep and write Parquet (no argument: the embedded default spec; -: the spec from standard input).")
 	out := fs.String("out", "", "run directory (default out/<spec name>)")
-	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines simulating and writing")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines simulating and writing (default: all cores)")
+	fs.Lookup("workers").DefValue = "0" // help says "all cores", the same on every machine
 	shardFlag := fs.String("shard", "", "run shard I/N of the grid (default from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX, else 0/1)")
 	shards := fs.Int("shards", 0, "shard count N for JOB_COMPLETION_INDEX (Kubernetes indexed jobs; or RATESWEEP_SHARDS)")
 	resume := fs.Bool("resume", false, "keep the verified parts of an interrupted run and compute only what is missing")
@@ -36,6 +38,7 @@ func cmdRun(e *env, args []string) error {
 	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids larger than this")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	noOutput := fs.Bool("no-output", false, "simulate only and write nothing (for benchmarks)")
+	sets := fs.StringArray("set", nil, "override a spec field, `PATH=VALUE` with a YAML value (repeatable): seed=2, sweep[0].limit=[100, 200], scenario.duration_s=600")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -50,7 +53,7 @@ func cmdRun(e *env, args []string) error {
 	if len(rest) == 1 {
 		specPath = rest[0]
 	}
-	spec, err := sweep.LoadSpec(specPath)
+	spec, err := loadSpec(e, specPath, *sets)
 	if err != nil {
 		return err
 	}
@@ -122,6 +125,9 @@ func cmdRun(e *env, args []string) error {
 			if shard.Count > 1 {
 				hint += " --shard " + shard.String()
 			}
+			for _, set := range *sets { // the same spec, or resume refuses
+				hint += " --set " + shellQuote(set)
+			}
 			return &exitError{code, fmt.Errorf("%s: completed parts are kept in %s; resume with: %s --resume", sig, dir, hint)}
 		}
 		var ie *sweep.InputError
@@ -143,6 +149,31 @@ func cmdRun(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "wrote %s/points/*.parquet, %s/clients/*.parquet and %s\n", dir, dir, res.Manifest)
 	}
 	return nil
+}
+
+// loadSpec loads the spec named on the command line: a file, "" for the
+// embedded default, or "-" for standard input (relative file names in it
+// are taken from the working directory); sets are --set overrides.
+func loadSpec(e *env, path string, sets []string) (*sweep.Spec, error) {
+	if path != "-" {
+		return sweep.LoadSpec(path, sets...)
+	}
+	if e.stdin == nil {
+		return nil, usagef("no standard input to read the spec from")
+	}
+	data, err := io.ReadAll(e.stdin)
+	if err != nil {
+		return nil, &badInput{fmt.Errorf("reading the spec from standard input: %w", err)}
+	}
+	return sweep.ReadSpec(data, "<stdin>", ".", sets...)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.=/:,@%+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func specArg(p string) string {

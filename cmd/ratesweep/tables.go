@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"runtime"
+
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/report"
 	"github.com/ratesweep/ratesweep/sweep"
@@ -31,6 +35,20 @@ func cmdVersion(e *env, args []string) error {
 	if _, err := parseFlags(newFlags(e, "version", "", "Print the version."), args, 0); err != nil {
 		return err
 	}
-	_, err := e.stdout.Write([]byte("ratesweep " + sweep.Version + "\n"))
+	return printVersion(e.stdout)
+}
+
+// printVersion prints the version, the commit (with "(modified)" for a
+// dirty tree) and the Go toolchain.
+func printVersion(w io.Writer) error {
+	commit := sweep.Commit
+	switch {
+	case commit == "":
+		commit = "unknown (built without VCS information; build with make)"
+	case sweep.Dirty:
+		commit += " (modified)"
+	}
+	_, err := fmt.Fprintf(w, "ratesweep %s\ncommit    %s\ngo        %s %s/%s\n",
+		sweep.Version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return err
 }

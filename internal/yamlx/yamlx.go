@@ -54,6 +54,15 @@ func InFile(err error, file string) error {
 	if err == nil {
 		return nil
 	}
+	var es *Errors
+	if errors.As(err, &es) {
+		for _, e := range es.List {
+			if e.File == "" {
+				e.File = file
+			}
+		}
+		return es
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		if e.File == "" {
@@ -105,23 +114,29 @@ type Map struct {
 	values map[string]*yaml.Node
 }
 
-// Mapping checks that n is a mapping whose keys are all in allowed.
-func Mapping(n *yaml.Node, path string, allowed ...string) (*Map, error) {
+// Mapping checks that n is a mapping whose keys are all in allowed. The
+// error lists every unknown or repeated key (an unknown one with the allowed
+// key it most likely meant); m holds the allowed keys whenever n is a
+// mapping, so a caller collecting errors can go on decoding them.
+func Mapping(n *yaml.Node, path string, allowed ...string) (m *Map, err error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, Errorf(n, path, "expected a mapping, got %s", kind(n))
 	}
-	m := &Map{Node: n, Path: path, values: map[string]*yaml.Node{}}
+	m = &Map{Node: n, Path: path, values: map[string]*yaml.Node{}}
+	var c Collector
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if !contains(allowed, k.Value) {
-			return nil, Errorf(k, join(path, k.Value), "unknown field (allowed: %s)", strings.Join(allowed, ", "))
+			c.Errorf(k, join(path, k.Value), "unknown field%s (allowed: %s)", DidYouMean(k.Value, allowed), strings.Join(allowed, ", "))
+			continue
 		}
 		if _, dup := m.values[k.Value]; dup {
-			return nil, Errorf(k, join(path, k.Value), "field given twice")
+			c.Errorf(k, join(path, k.Value), "field given twice")
+			continue
 		}
 		m.values[k.Value] = v
 	}
-	return m, nil
+	return m, c.Err()
 }
 
 func contains(xs []string, s string) bool {

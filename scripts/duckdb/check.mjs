@@ -1,10 +1,14 @@
 // Interop test: DuckDB reads a ratesweep run directory of the lesson sweep
 // (configs/lesson-sweep.yaml) and a SQL GROUP BY over the per-client rows
 // reproduces the lesson's summary table (shared/SPEC.md, Table 1).
-// Usage: node check.mjs RUN_DIR     Exit 0 on success, 1 on a mismatch.
+// With BASE_DIR (the committed baseline of configs/baseline-lesson.yaml, a
+// larger grid over the same scenario), the two runs join on the `policy`
+// column and agree on every metric of every point they share.
+// Usage: node check.mjs RUN_DIR [BASE_DIR]     Exit 0 on success, 1 on a mismatch.
 import { DuckDBInstance } from '@duckdb/node-api';
 
 const dir = process.argv[2];
+const baseDir = process.argv[3];
 if (!dir) { console.error('usage: node check.mjs RUN_DIR'); process.exit(2); }
 const db = await DuckDBInstance.create(':memory:');
 const con = await db.connect();
@@ -60,6 +64,27 @@ const nulls = await rows(`SELECT count(*)::BIGINT n FROM ${points} WHERE algorit
 expect('token_bucket rows with a window or limit', Number(nulls[0].n), 0);
 const kv = await rows(`SELECT DISTINCT decode(key) AS k FROM parquet_kv_metadata(${q(dir + '/points/*.parquet')}) WHERE decode(key) LIKE 'ratesweep.%' ORDER BY k`);
 expect('metadata keys', kv.map((r) => r.k), ['ratesweep.scenario_sha256', 'ratesweep.shard', 'ratesweep.spec', 'ratesweep.version']);
+
+// The policy column: one canonical label per point, the lesson's three
+// policies selected by it, and a join across runs on it.
+const labels = await rows(`SELECT count(DISTINCT policy)::BIGINT n, count(DISTINCT point_id)::BIGINT p FROM ${points}`);
+expect('distinct policy labels = distinct points', Number(labels[0].n), Number(labels[0].p));
+const byLabel = await rows(`
+  SELECT policy, false_cut::BIGINT fc FROM ${points}
+  WHERE policy IN ('fixed_window window_s=60 limit=600', 'sliding_window window_s=60 limit=600', 'token_bucket rate=10 capacity=900')
+  ORDER BY policy`);
+expect('false cut of the lesson policies, by label', byLabel.map((r) => [r.policy, Number(r.fc)]), [
+  ['fixed_window window_s=60 limit=600', 405], ['sliding_window window_s=60 limit=600', 880], ['token_bucket rate=10 capacity=900', 0],
+]);
+if (baseDir) {
+  const base = `read_parquet(${q(baseDir + '/points/*.parquet')})`;
+  const joined = await rows(`
+    SELECT count(*)::BIGINT n,
+           count(*) FILTER (WHERE a.caught <> b.caught OR a.missed <> b.missed OR a.false_cut <> b.false_cut)::BIGINT differ
+    FROM ${points} a JOIN ${base} b USING (policy)`);
+  const total = await rows(`SELECT count(*)::BIGINT n FROM ${points}`);
+  expect('points joined to the baseline on policy, and those that differ', [Number(joined[0].n), Number(joined[0].differ)], [Number(total[0].n), 0]);
+}
 
 console.log(`duckdb: ${checks - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

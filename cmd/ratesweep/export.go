@@ -1,0 +1,56 @@
+package main
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/ratesweep/ratesweep/export"
+	"github.com/ratesweep/ratesweep/model"
+	"github.com/ratesweep/ratesweep/sweep"
+)
+
+func cmdExport(e *env, args []string) error {
+	fs := newFlags(e, "export", "--to TARGET [--run RUN_DIR] POLICY",
+		"Write a policy (its label, e.g. 'sliding_counter window_s=10 limit=50', as in the points column policy)\n"+
+			"in a proxy's own configuration: "+strings.Join(export.Targets, ", ")+".\n"+
+			"Where the target cannot express the policy, the nearest policy it can express is exported;\n"+
+			"with --run, that is the run's point closest in false cut and missed, with both points' metrics.")
+	to := fs.String("to", "", "target: "+strings.Join(export.Targets, " | "))
+	runDir := fs.String("run", "", "run directory whose metrics choose and describe the exported policy")
+	key := fs.String("key", "", "what the limit hangs on: ip | header:NAME | global (default: from the policy's key)")
+	nodes := fs.Int("nodes", 1, "replicas enforcing the limit; targets with local state get 1/N of it each")
+	zone := fs.String("zone", "ratesweep", "name of the zone, table, domain or key prefix")
+	rest, err := parseFlags(fs, args, 64)
+	if err != nil {
+		return err
+	}
+	if *to == "" {
+		return usagef("export: --to is required (%s)", strings.Join(export.Targets, ", "))
+	}
+	if len(rest) == 0 {
+		return usagef("export: expected a POLICY, e.g. 'sliding_counter window_s=10 limit=50'")
+	}
+	if *nodes < 1 {
+		return usagef("export: --nodes must be >= 1, got %d", *nodes)
+	}
+	p, err := model.ParseLabel(strings.Join(rest, " "))
+	if err != nil {
+		return usagef("export: %v", err)
+	}
+	o := export.Options{Key: *key, Nodes: *nodes, Zone: *zone}
+	var run []*export.Point
+	if *runDir != "" {
+		if run, err = export.ReadRun(e.ctx, *runDir); err != nil {
+			var ie *sweep.InputError
+			if errors.As(err, &ie) {
+				return &badInput{err}
+			}
+			return err
+		}
+	}
+	res, asked, exported, err := export.NearestIn(p, *to, run, o)
+	if err != nil {
+		return usagef("export: %v", err)
+	}
+	return export.Write(e.stdout, res, asked, exported, *runDir)
+}

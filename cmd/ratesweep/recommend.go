@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ratesweep/ratesweep/recommend"
+	"github.com/ratesweep/ratesweep/sweep"
+)
+
+// cmdRecommend chooses the policy that best meets constraints from one or
+// more run directories. Exit 1 when no policy meets them (the nearest miss
+// is named), 2 on bad usage or input.
+func cmdRecommend(e *env, args []string) error {
+	fs := newFlags(e, "recommend", "RUN_DIR... --max-false-cut X [--max-missed Y | --min-caught Z]",
+		"Choose the policy that meets the constraints best, per algorithm and overall, from runs' Parquet output.\n"+
+			"Bounds are percentages (1%) or request counts (100). With several runs (days of logs, scenarios), the\n"+
+			"choice is the best in the worst run, with each run's regret. Exit 1 when nothing meets the constraints.")
+	maxFalseCut := fs.String("max-false-cut", "", "most legitimate requests cut, in total: a percentage (1%) or a count")
+	maxMissed := fs.String("max-missed", "", "most abusive requests admitted: a percentage or a count")
+	minCaught := fs.String("min-caught", "", "fewest abusive requests cut: a percentage or a count")
+	maxClient := fs.String("max-client-cut", "", "most requests cut from any one legitimate client: a percentage of its own or a count")
+	cliff := fs.Float64("cliff", 5, "percentage points one grid step may move legit_cut_pct or missed_pct before the choice is flagged as on a cliff")
+	format := fs.String("format", "text", "output format: text, markdown or json")
+	rest, err := parseFlags(fs, args, 1<<20)
+	if err != nil {
+		return err
+	}
+	if len(rest) == 0 {
+		return usagef("recommend: need at least one run directory")
+	}
+	if *maxMissed != "" && *minCaught != "" {
+		return usagef("recommend: give --max-missed or --min-caught, not both")
+	}
+	if *format != "text" && *format != "markdown" && *format != "json" {
+		return usagef("recommend: --format must be text, markdown or json, got %q", *format)
+	}
+	o := recommend.Options{CliffPP: *cliff}
+	for _, b := range []struct {
+		flag, v string
+		dst     **recommend.Bound
+	}{{"max-false-cut", *maxFalseCut, &o.MaxFalseCut}, {"max-missed", *maxMissed, &o.MaxMissed},
+		{"min-caught", *minCaught, &o.MinCaught}, {"max-client-cut", *maxClient, &o.MaxClientCut}} {
+		if b.v == "" {
+			continue
+		}
+		v, err := recommend.ParseBound(b.v)
+		if err != nil {
+			return usagef("recommend: --%s: %v", b.flag, err)
+		}
+		*b.dst = &v
+	}
+	if o.MaxFalseCut == nil && o.MaxClientCut == nil {
+		return usagef("recommend: --max-false-cut (or --max-client-cut) is required")
+	}
+	var runs []*recommend.Run
+	for _, dir := range rest {
+		r, err := recommend.ReadRun(e.ctx, dir)
+		if err != nil {
+			var ie *sweep.InputError
+			if errors.As(err, &ie) {
+				return &badInput{err}
+			}
+			return err
+		}
+		runs = append(runs, r)
+	}
+	res, err := recommend.Recommend(runs, o)
+	if err != nil {
+		return &badInput{fmt.Errorf("recommend: %w", err)}
+	}
+	if err := recommend.Write(e.stdout, res, *format); err != nil {
+		return err
+	}
+	if res.Overall == nil {
+		return &exitError{exitFailure, fmt.Errorf("recommend: no policy of %s meets %s; nearest miss: %s",
+			strings.Join(rest, ", "), strings.Join(res.Constraints, " and "), res.NearestMiss.Label)}
+	}
+	return nil
+}

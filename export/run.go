@@ -1,0 +1,215 @@
+package export
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/ratesweep/ratesweep/model"
+	"github.com/ratesweep/ratesweep/sweep"
+)
+
+// Point is one policy's metrics in a run, means over its replicates.
+type Point struct {
+	Policy                       model.Policy
+	Label                        string
+	PointID                      int64
+	Replicates                   int
+	OfferedLegit, OfferedAbusive float64
+	Caught, Missed, FalseCut     float64
+}
+
+// LegitCutPct is the share of legitimate requests cut, %.
+func (p *Point) LegitCutPct() float64 { return pct(p.FalseCut, p.OfferedLegit) }
+
+// MissedPct is the share of abusive requests admitted, %.
+func (p *Point) MissedPct() float64 { return pct(p.Missed, p.OfferedAbusive) }
+
+func pct(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * a / b
+}
+
+// ReadRun reads a run directory's points, one Point per policy (label),
+// in point_id order.
+func ReadRun(ctx context.Context, dir string) ([]*Point, error) {
+	rows, err := sweep.ReadPoints(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Point
+	byLabel := map[string]*Point{}
+	for i := range rows {
+		r := &rows[i]
+		label := r.Key()
+		p := byLabel[label]
+		if p == nil {
+			pol, err := model.ParseLabel(label)
+			if err != nil {
+				return nil, fmt.Errorf("%s: point %d: %w", dir, r.PointID, err)
+			}
+			p = &Point{Policy: pol, Label: label, PointID: r.PointID}
+			byLabel[label] = p
+			out = append(out, p)
+		}
+		p.Replicates++
+		p.OfferedLegit += float64(r.OfferedLegit)
+		p.OfferedAbusive += float64(r.OfferedAbusive)
+		p.Caught += float64(r.Caught)
+		p.Missed += float64(r.Missed)
+		p.FalseCut += float64(r.FalseCut)
+	}
+	for _, p := range out {
+		n := float64(p.Replicates)
+		p.OfferedLegit, p.OfferedAbusive = p.OfferedLegit/n, p.OfferedAbusive/n
+		p.Caught, p.Missed, p.FalseCut = p.Caught/n, p.Missed/n, p.FalseCut/n
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].PointID < out[j].PointID })
+	return out, nil
+}
+
+// sameDistribution reports whether two policies hang on the same key over
+// the same nodes and state.
+func sameDistribution(a, b model.Policy) bool {
+	return a.Key == b.Key && max(a.Nodes, 1) == max(b.Nodes, 1) && a.LB == b.LB && a.State == b.State && a.SyncMs == b.SyncMs
+}
+
+// distance is how differently two points treat the same traffic: the
+// change in legitimate requests cut plus the change in abusive requests
+// missed, each as a share of what was offered.
+func distance(a, b *Point) float64 {
+	return math.Abs(a.FalseCut-b.FalseCut)/math.Max(1, a.OfferedLegit) +
+		math.Abs(a.Missed-b.Missed)/math.Max(1, a.OfferedAbusive)
+}
+
+// NearestIn is Export for a policy measured in a run: when target cannot
+// express p, it exports the point of the run that target can express and
+// whose metrics are closest to p's (distance; the same key and nodes),
+// and returns both points so that the user sees what the translation
+// costs. asked is nil when p is not in the run; exported is nil when the
+// exported policy is not in the run (a rule-based translation, as Export).
+func NearestIn(p model.Policy, target string, run []*Point, o Options) (res *Result, asked, exported *Point, err error) {
+	label := p.Canonical()
+	byLabel := map[string]*Point{}
+	for _, q := range run {
+		byLabel[q.Label] = q
+	}
+	asked = byLabel[label]
+	q, fit, why, err := Translate(p, target)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if fit == Nearest && asked != nil {
+		var best *Point
+		for _, c := range run {
+			if ok, _ := Expressible(c.Policy, target); !ok || !sameDistribution(c.Policy, p) {
+				continue
+			}
+			if best == nil || distance(asked, c) < distance(asked, best) {
+				best = c
+			}
+		}
+		if best != nil {
+			q, _, _, err = Translate(best.Policy, target) // its exact or equivalent form
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			exported = best
+		}
+	}
+	if exported == nil {
+		exported = byLabel[q.Canonical()]
+	}
+	res, err = Render(p, q, fit, why, target, o)
+	if err == nil && o.Nodes > 1 {
+		res.Notes = append(res.Notes, nodesEffect(p, o.Nodes, byLabel)...)
+	}
+	return res, asked, exported, err
+}
+
+// nodesEffect states, from the run's nodes/state points, what n replicas
+// counting alone do to p: the whole limit on each (over-admission) and the
+// limit divided by n.
+func nodesEffect(p model.Policy, n int, byLabel map[string]*Point) []string {
+	one := limitOnly(p)
+	base := byLabel[one.Canonical()]
+	if base == nil {
+		return nil
+	}
+	var out []string
+	say := func(what string, q model.Policy) {
+		q.Nodes, q.State = n, model.Local
+		m := byLabel[q.Canonical()]
+		if m == nil {
+			out = append(out, fmt.Sprintf("the run has no %s (sweep nodes: %d, state: local to measure %s)", q.Canonical(), n, what))
+			return
+		}
+		out = append(out, fmt.Sprintf("in the run, %s (%s): false cut %.2f%% (%+.2f pp), missed %.2f%% (%+.2f pp) against one node",
+			q.Canonical(), what, m.LegitCutPct(), m.LegitCutPct()-base.LegitCutPct(), m.MissedPct(), m.MissedPct()-base.MissedPct()))
+	}
+	say(fmt.Sprintf("%d replicas each enforcing the whole limit: the over-admission", n), one)
+	if div := perNode(one, n); div.Canonical() != one.Canonical() {
+		say(fmt.Sprintf("the limit divided over %d replicas", n), div)
+	}
+	return out
+}
+
+// Write prints a result: a comment header (what was asked and exported,
+// the fit, the metrics from the run when given, the key and the notes),
+// then the configuration.
+func Write(w io.Writer, r *Result, asked, exported *Point, runDir string) error {
+	c := "#"
+	if r.Target == "go" || r.Target == "redis" {
+		c = "//"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s ratesweep export --to %s\n", c, r.Target)
+	fmt.Fprintf(&b, "%s asked:    %s\n", c, r.Asked.Canonical())
+	switch r.Fit {
+	case Nearest:
+		fmt.Fprintf(&b, "%s exported: %s (nearest: %s cannot express the policy; %s)\n", c, r.Exported.Canonical(), r.Target, r.Why)
+	case Equivalent:
+		fmt.Fprintf(&b, "%s exported: %s (equivalent: the same decisions)\n", c, r.Exported.Canonical())
+	default:
+		fmt.Fprintf(&b, "%s exported: %s (exact)\n", c, r.Exported.Canonical())
+	}
+	if runDir != "" {
+		line := func(name string, p *Point) {
+			if p == nil {
+				fmt.Fprintf(&b, "%s   %-9s not in the run\n", c, name+":")
+				return
+			}
+			fmt.Fprintf(&b, "%s   %-9s false cut %s (%.2f%% of legitimate), missed %s (%.2f%% of abusive)  [%s]\n",
+				c, name+":", count(p.FalseCut), p.LegitCutPct(), count(p.Missed), p.MissedPct(), p.Label)
+		}
+		fmt.Fprintf(&b, "%s in run %s:\n", c, runDir)
+		line("asked", asked)
+		if r.Fit == Nearest {
+			line("exported", exported)
+			if asked != nil && exported != nil {
+				fmt.Fprintf(&b, "%s   the translation costs %+.2f pp of legitimate requests cut and %+.2f pp of abusive requests missed\n",
+					c, exported.LegitCutPct()-asked.LegitCutPct(), exported.MissedPct()-asked.MissedPct())
+			}
+		}
+	}
+	fmt.Fprintf(&b, "%s key: %s\n", c, r.Key)
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "%s - %s\n", c, n)
+	}
+	b.WriteString("\n")
+	b.WriteString(r.Config)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func count(v float64) string {
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%d", int64(v))
+	}
+	return fmt.Sprintf("%.1f", v)
+}

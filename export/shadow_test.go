@@ -1,0 +1,61 @@
+package export
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ratesweep/ratesweep/model"
+)
+
+// nginx rate=1r/s burst=0, worked by hand: the first request passes; 0.5 s
+// later the excess would be 500 > 0 (rejected); at 1.0 s it is 0 (passes);
+// at 1.2 s 800 (rejected); at 2.1 s max(0, −100) = 0 (passes).
+func shadowLog(statuses ...string) string {
+	times := []string{"1700000000.000", "1700000000.500", "1700000001.000", "1700000001.200", "1700000002.100"}
+	var b strings.Builder
+	for i, st := range statuses {
+		fmt.Fprintf(&b, "10.0.0.1 - - [14/Nov/2023:22:13:2%d +0000] \"GET /a/%d HTTP/1.1\" 200 3 \"-\" \"curl/8\" %s %s\n", i/2, i, st, times[i])
+	}
+	// Another key, limited on its own: its first request passes.
+	fmt.Fprintf(&b, "10.0.0.2 - - [14/Nov/2023:22:13:20 +0000] \"GET /b HTTP/1.1\" 200 3 \"-\" \"curl/8\" PASSED 1700000000.600\n")
+	return b.String()
+}
+
+func TestShadow(t *testing.T) {
+	p, _ := model.ParseLabel("nginx rate=1 burst=0")
+	right := []string{"PASSED", "REJECTED_DRY_RUN", "PASSED", "REJECTED_DRY_RUN", "PASSED"}
+	r, err := Shadow(strings.NewReader(shadowLog(right...)), p, ShadowOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Compared != 6 || r.Agree != 6 || r.Keys != 2 || !r.ExactTimes || r.ProxyAdmits != 4 {
+		t.Errorf("%+v", r)
+	}
+	// A proxy that let the second request through disagrees there.
+	wrong := append([]string{}, right...)
+	wrong[1] = "PASSED"
+	r, _ = Shadow(strings.NewReader(shadowLog(wrong...)), p, ShadowOptions{})
+	if r.Agree != 5 || r.ProxyOnly != 1 || len(r.Worst) != 1 || r.Worst[0].Key != "10.0.0.1" {
+		t.Errorf("%+v", r)
+	}
+	var b strings.Builder
+	WriteShadow(&b, p, r)
+	if !strings.Contains(b.String(), "agreement: 5/6") {
+		t.Errorf("%s", b.String())
+	}
+	// Keyed by path prefix: /a and /b.
+	r, _ = Shadow(strings.NewReader(shadowLog(right...)), p, ShadowOptions{Key: "path_prefix"})
+	if r.Keys != 2 || r.Agree != 6 {
+		t.Errorf("path_prefix: %+v", r)
+	}
+	for _, bad := range []string{
+		strings.Replace(shadowLog(right...), "REJECTED_DRY_RUN", "MAYBE", 1),
+		strings.Replace(shadowLog(right...), "1700000000.500", "soon", 1),
+		"10.0.0.1 - - [14/Nov/2023:22:13:20 +0000] \"GET / HTTP/1.1\" 200 3 \"-\" \"curl/8\"\n",
+	} {
+		if _, err := Shadow(strings.NewReader(bad), p, ShadowOptions{}); err == nil || !strings.Contains(err.Error(), "line 1") && !strings.Contains(err.Error(), "line 2") {
+			t.Errorf("accepted or unnamed line: %v", err)
+		}
+	}
+}

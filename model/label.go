@@ -1,0 +1,142 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Canonical is the canonical identity of a policy, e.g.
+// "sliding_window window_s=60 limit=600": the algorithm, then every
+// parameter that applies to it in column order (Params), with optional
+// parameters left out where they hold their default. It is the points
+// column `policy`, the label `check` prints and the key that joins runs.
+func (p Policy) Canonical() string {
+	return string(p.AppendCanonical(nil))
+}
+
+// AppendCanonical appends Canonical's label to b (the writer calls it for
+// every point: no allocation beyond b's growth).
+func (p Policy) AppendCanonical(b []byte) []byte {
+	if p.Algorithm >= algorithmEnd || p.Algorithm == 0 {
+		return append(b, p.Algorithm.String()...)
+	}
+	b = append(b, algorithmNames[p.Algorithm]...)
+	for _, lp := range labelParams[p.Algorithm] {
+		v := p.Value(lp.prm.Name)
+		if lp.optional && v == lp.prm.Default {
+			continue
+		}
+		b = appendParam(b, lp.prm, v)
+	}
+	return b
+}
+
+// labelParams lists, per algorithm, the parameters it takes in column order
+// and whether each is optional.
+var labelParams = func() (t [algorithmEnd][]labelParam) {
+	for _, a := range Algorithms {
+		for _, prm := range Params {
+			if a.Takes(prm.Name) {
+				t[a] = append(t[a], labelParam{prm, !slices.Contains(a.Params(), prm.Name)})
+			}
+		}
+	}
+	return t
+}()
+
+type labelParam struct {
+	prm      Param
+	optional bool
+}
+
+func appendParam(b []byte, prm Param, v float64) []byte {
+	b = append(b, ' ')
+	b = append(b, prm.Name...)
+	b = append(b, '=')
+	if n := prm.ParamName(v); n != "" {
+		return append(b, n...)
+	}
+	return strconv.AppendFloat(b, v, 'f', -1, 64)
+}
+
+// PolicyLabel is Canonical for a policy given by its algorithm name and its
+// parameter values (value reports false for a parameter that does not
+// apply; enumerated parameters are given by their index). Numbers are
+// written in the shortest decimal form that reads back exactly ("0.5",
+// "1000000"), names of enumerated parameters as names.
+func PolicyLabel(algorithm string, value func(name string) (float64, bool)) string {
+	var optional []string
+	if alg, known := ParseAlgorithm(algorithm); known {
+		optional = alg.OptionalParams()
+	}
+	b := []byte(algorithm)
+	for _, prm := range Params {
+		v, ok := value(prm.Name)
+		if !ok || (v == prm.Default && slices.Contains(optional, prm.Name)) {
+			continue
+		}
+		b = appendParam(b, prm, v)
+	}
+	return string(b)
+}
+
+// ParseLabel reads a label written by Canonical (or typed by a user: the
+// parameters may come in any order; optional ones may be left out) and
+// returns the policy, validated.
+func ParseLabel(s string) (Policy, error) {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return Policy{}, fmt.Errorf("empty policy (want e.g. %q)", "sliding_window window_s=60 limit=600")
+	}
+	alg, ok := ParseAlgorithm(f[0])
+	if !ok {
+		names := make([]string, len(Algorithms))
+		for i, a := range Algorithms {
+			names[i] = a.String()
+		}
+		return Policy{}, fmt.Errorf("policy %q: unknown algorithm %q (one of %s)", s, f[0], strings.Join(names, ", "))
+	}
+	p := Policy{Algorithm: alg}
+	seen := map[string]bool{}
+	for _, kv := range f[1:] {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return Policy{}, fmt.Errorf("policy %q: %q is not name=value", s, kv)
+		}
+		prm, known := LookupParam(name)
+		if !known || !alg.Takes(name) {
+			return Policy{}, fmt.Errorf("policy %q: %s does not take %q (it takes %s)", s, alg, name,
+				strings.Join(append(alg.Params(), alg.OptionalParams()...), ", "))
+		}
+		if seen[name] {
+			return Policy{}, fmt.Errorf("policy %q: %s given twice", s, name)
+		}
+		seen[name] = true
+		var v float64
+		if prm.Values != nil {
+			if v, ok = prm.ParamValue(val); !ok {
+				return Policy{}, fmt.Errorf("policy %q: %s must be one of %s, got %q", s, name, strings.Join(prm.Values, ", "), val)
+			}
+		} else {
+			var err error
+			if v, err = strconv.ParseFloat(val, 64); err != nil {
+				return Policy{}, fmt.Errorf("policy %q: %s: %q is not a number", s, name, val)
+			}
+			if (prm.Int || prm.Whole) && v != float64(int64(v)) {
+				return Policy{}, fmt.Errorf("policy %q: %s must be a whole number, got %s", s, name, val)
+			}
+		}
+		p.Set(name, v)
+	}
+	for _, name := range alg.Params() {
+		if !seen[name] {
+			return Policy{}, fmt.Errorf("policy %q: %s needs %s", s, alg, name)
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return Policy{}, fmt.Errorf("policy %q: %w", s, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,41 @@
+package model
+
+import "testing"
+
+func TestCanonicalLabel(t *testing.T) {
+	cases := []struct {
+		p    Policy
+		want string
+	}{
+		{Policy{Algorithm: SlidingWindow, WindowS: 60, Limit: 600}, "sliding_window window_s=60 limit=600"},
+		{Policy{Algorithm: TokenBucket, Rate: 0.5, Capacity: 1000000}, "token_bucket rate=0.5 capacity=1000000"},
+		{Policy{Algorithm: FixedWindow, WindowS: 60, Limit: 10, PhaseS: 30}, "fixed_window window_s=60 limit=10 phase_s=30"},
+		{Policy{Algorithm: Nginx, Rate: 10, Burst: 5}, "nginx rate=10 burst=5"},
+		{Policy{Algorithm: Nginx, Rate: 10, Burst: 5, Delay: 5, Nodes: 3, State: Shared}, "nginx rate=10 burst=5 delay=5 nodes=3 state=shared"},
+		{Policy{Algorithm: SlidingCounter, WindowS: 10, Limit: 5, Key: KeyAddress, Nodes: 1}, "sliding_counter window_s=10 limit=5 key=address"},
+	}
+	for _, c := range cases {
+		if got := c.p.Canonical(); got != c.want {
+			t.Errorf("%+v: label %q, want %q", c.p, got, c.want)
+		}
+		back, err := ParseLabel(c.want)
+		if err != nil {
+			t.Fatalf("ParseLabel(%q): %v", c.want, err)
+		}
+		if got := back.Canonical(); got != c.want {
+			t.Errorf("ParseLabel(%q) reads back as %q", c.want, got)
+		}
+	}
+	// Order and optional parameters at their default do not matter.
+	p, err := ParseLabel("sliding_window limit=600 window_s=60 nodes=1")
+	if err != nil || p.Canonical() != "sliding_window window_s=60 limit=600" {
+		t.Errorf("reordered label: %v %q", err, p.Canonical())
+	}
+	for _, bad := range []string{"", "leaky", "sliding_window window_s=60", "sliding_window window_s=60 limit=x",
+		"sliding_window window_s=60 limit=600 rate=3", "sliding_window window_s=0 limit=600", "token_bucket rate=1 capacity=2.5",
+		"sliding_window window_s=60 limit=600 limit=601", "sliding_window window_s"} {
+		if _, err := ParseLabel(bad); err == nil {
+			t.Errorf("ParseLabel(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,698 @@
+// Package recommend chooses, from the Parquet output of one or more runs
+// (no simulation), the policy that best meets a user's constraints on
+// legitimate requests cut and abusive requests missed or caught: per
+// algorithm and overall, with 95% intervals over replicates, margins to
+// the constraints, the metrics at the neighbouring grid settings (a choice
+// on a cliff is flagged), grid-edge warnings, the clients it cuts and,
+// across several runs, the choice best in the worst run and each run's
+// regret.
+package recommend
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ratesweep/ratesweep/model"
+	"github.com/ratesweep/ratesweep/sweep"
+)
+
+// Bound is one side of a constraint: a percentage (of the requests
+// offered, or of each client's) or a count of requests.
+type Bound struct {
+	Value float64
+	Pct   bool
+}
+
+// ParseBound reads "1%" (a percentage) or "100" (requests).
+func ParseBound(s string) (Bound, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) || (pct && v > 100) {
+		return Bound{}, fmt.Errorf("%q is not a count of requests (>= 0) or a percentage (0%%–100%%)", s)
+	}
+	return Bound{v, pct}, nil
+}
+
+func (b Bound) String() string {
+	if b.Pct {
+		return strconv.FormatFloat(b.Value, 'f', -1, 64) + "%"
+	}
+	return strconv.FormatFloat(b.Value, 'f', -1, 64) + " requests"
+}
+
+// Options are the constraints (nil: not constrained) and tuning.
+type Options struct {
+	MaxFalseCut  *Bound // legitimate requests cut, in total
+	MaxMissed    *Bound // abusive requests admitted
+	MinCaught    *Bound // abusive requests cut
+	MaxClientCut *Bound // legitimate requests cut of any one legitimate client
+	// CliffPP is the move of legit_cut_pct or missed_pct, percentage
+	// points, at one grid step that flags a cliff (default 5).
+	CliffPP float64
+}
+
+// Objective is what the choice minimises among the policies that meet
+// every constraint, in the worst run: the share of abusive requests missed
+// when only false cuts are bounded, else the share of legitimate requests
+// cut. Ties go to the fewer legitimate requests cut, then to the earlier
+// point of the first run.
+func (o *Options) objective() string {
+	if o.MaxMissed != nil || o.MinCaught != nil {
+		return "legit_cut_pct"
+	}
+	return "missed_pct"
+}
+
+// Interval is a mean over replicates with its 95% confidence interval
+// (Student's t; a single replicate has a zero-width interval).
+type Interval struct {
+	Mean float64 `json:"mean"`
+	Lo   float64 `json:"lo"`
+	Hi   float64 `json:"hi"`
+	N    int     `json:"n"`
+}
+
+func interval(v []float64) Interval {
+	n := len(v)
+	if n == 0 {
+		return Interval{}
+	}
+	var sum float64
+	for _, x := range v {
+		sum += x
+	}
+	m := sum / float64(n)
+	if n == 1 {
+		return Interval{m, m, m, 1}
+	}
+	var ss float64
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	h := tQuantile(n-1) * math.Sqrt(ss/float64(n-1)/float64(n))
+	return Interval{m, m - h, m + h, n}
+}
+
+// tQuantile is the 0.975 quantile of Student's t with df degrees of freedom.
+func tQuantile(df int) float64 {
+	t := []float64{0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+	if df < len(t) {
+		return t[df]
+	}
+	return 1.96 + 2.4/float64(df) // within 0.002 above 30
+}
+
+// ClientCut is one legitimate client a policy cuts (means over replicates).
+type ClientCut struct {
+	Client  string  `json:"client"`
+	Offered float64 `json:"offered"`
+	Cut     float64 `json:"cut"`
+	Pct     float64 `json:"cut_pct"`
+	// Why is the client's traffic against the policy's bound (scenario
+	// runs): its most requests in one window, or its largest burst above
+	// the rate.
+	Why string `json:"why,omitempty"`
+}
+
+// Measure is one policy in one run.
+type Measure struct {
+	PointID        int64       `json:"point_id"`
+	OfferedLegit   float64     `json:"offered_legit"`
+	OfferedAbusive float64     `json:"offered_abusive"`
+	FalseCut       Interval    `json:"false_cut"`
+	Missed         Interval    `json:"missed"`
+	Caught         Interval    `json:"caught"`
+	LegitCutPct    Interval    `json:"legit_cut_pct"`
+	MissedPct      Interval    `json:"missed_pct"`
+	CaughtPct      Interval    `json:"caught_pct"`
+	Clients        []ClientCut `json:"clients_cut,omitempty"` // legitimate clients cut, most first
+	// WorstClient is the largest share (%) and count cut from one
+	// legitimate client ("other keys" rows of log runs aggregate many keys
+	// and are left out).
+	WorstClientPct float64 `json:"worst_client_cut_pct"`
+	WorstClientCut float64 `json:"worst_client_cut"`
+}
+
+func (m *Measure) metric(name string) float64 {
+	switch name {
+	case "legit_cut_pct":
+		return m.LegitCutPct.Mean
+	case "missed_pct":
+		return m.MissedPct.Mean
+	}
+	panic("recommend: unknown metric " + name)
+}
+
+// Run is one run directory's policies by label.
+type Run struct {
+	Dir      string
+	Labels   []string // in point_id order
+	Measures map[string]*Measure
+	// Offered is each client's requests per second, for scenario runs
+	// (from the spec in the files' metadata; nil for log runs).
+	Offered map[string][]float64
+}
+
+// scenarioOffered reads the scenario of a run from its metadata and
+// returns each client's requests per second (nil for a log run).
+func scenarioOffered(dir string) map[string][]float64 {
+	files, err := sweep.PartFiles(dir, "points")
+	if err != nil {
+		return nil
+	}
+	md, err := sweep.FileMetadata(files[0])
+	if err != nil {
+		return nil
+	}
+	spec, err := sweep.ParseSpec([]byte(md[sweep.MetaSpec]), nil)
+	if err != nil || spec.Scenario == nil {
+		return nil
+	}
+	out := map[string][]float64{}
+	for _, c := range spec.Scenario.Clients {
+		a := make([]float64, spec.Scenario.DurationS)
+		for _, sg := range c.Segments {
+			for t := sg.T0; t < sg.T1 && t < len(a); t++ {
+				a[t] += sg.Rate
+			}
+		}
+		out[c.Name] = a
+	}
+	return out
+}
+
+// clientWhy states a client's traffic against policy p's bound: its most
+// requests in one window (window algorithms; aligned windows for
+// fixed_window) or its largest burst above the rate (buckets).
+func clientWhy(p model.Policy, a []float64) string {
+	switch p.Algorithm {
+	case model.FixedWindow, model.SlidingWindow, model.SlidingLog, model.SlidingCounter, model.FixedWindowAnchored:
+		w := p.WindowS
+		var peak, sum float64
+		if p.Algorithm == model.FixedWindow {
+			for t := 0; t < len(a); {
+				end := t + w - ((t-p.PhaseS)%w+w)%w
+				sum = 0
+				for ; t < end && t < len(a); t++ {
+					sum += a[t]
+				}
+				peak = max(peak, sum)
+			}
+		} else {
+			for t := range a {
+				sum += a[t]
+				if t >= w {
+					sum -= a[t-w]
+				}
+				peak = max(peak, sum)
+			}
+		}
+		return fmt.Sprintf("up to %s requests in %d s against %d", num(math.Round(peak)), w, p.Limit)
+	case model.TokenBucket, model.GCRA, model.Nginx:
+		capacity := p.Capacity
+		if p.Algorithm == model.Nginx {
+			capacity = p.Burst + 1
+		}
+		var best, run float64 // largest sum of (a[t] − rate) over a run of seconds
+		for _, x := range a {
+			run = max(0, run+x-p.Rate)
+			best = max(best, run)
+		}
+		return fmt.Sprintf("a burst of %s requests above %s/s against a capacity of %d", num(math.Round(best)), num(p.Rate), capacity)
+	}
+	return ""
+}
+
+// ReadRun reads a run directory's points and clients.
+func ReadRun(ctx context.Context, dir string) (*Run, error) {
+	rows, err := sweep.ReadPoints(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	clients, err := sweep.ReadClients(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	type acc struct {
+		fc, mi, ca, lp, mp, cp []float64
+		m                      *Measure
+	}
+	run := &Run{Dir: dir, Measures: map[string]*Measure{}, Offered: scenarioOffered(dir)}
+	byID := map[int64]*acc{}
+	var order []*acc
+	var labels []string
+	for i := range rows {
+		r := &rows[i]
+		a := byID[r.PointID]
+		if a == nil {
+			a = &acc{m: &Measure{PointID: r.PointID}}
+			byID[r.PointID] = a
+			order = append(order, a)
+			labels = append(labels, r.Key())
+		}
+		a.fc = append(a.fc, float64(r.FalseCut))
+		a.mi = append(a.mi, float64(r.Missed))
+		a.ca = append(a.ca, float64(r.Caught))
+		a.lp = append(a.lp, r.LegitCutPct)
+		a.mp = append(a.mp, r.MissedPct)
+		a.cp = append(a.cp, pct(float64(r.Caught), float64(r.OfferedAbusive)))
+		a.m.OfferedLegit += float64(r.OfferedLegit)
+		a.m.OfferedAbusive += float64(r.OfferedAbusive)
+	}
+	type cacc struct{ offered, cut float64 }
+	perClient := map[int64]map[string]*cacc{}
+	for _, c := range clients {
+		if c.Class != "legit" || strings.HasPrefix(c.Client, "other keys") {
+			continue
+		}
+		pc := perClient[c.PointID]
+		if pc == nil {
+			pc = map[string]*cacc{}
+			perClient[c.PointID] = pc
+		}
+		x := pc[c.Client]
+		if x == nil {
+			x = &cacc{}
+			pc[c.Client] = x
+		}
+		x.offered += float64(c.Offered)
+		x.cut += float64(c.Cut)
+	}
+	for i, a := range order {
+		m := a.m
+		n := float64(len(a.fc))
+		m.OfferedLegit /= n
+		m.OfferedAbusive /= n
+		m.FalseCut, m.Missed, m.Caught = interval(a.fc), interval(a.mi), interval(a.ca)
+		m.LegitCutPct, m.MissedPct, m.CaughtPct = interval(a.lp), interval(a.mp), interval(a.cp)
+		for name, x := range perClient[m.PointID] {
+			c := ClientCut{Client: name, Offered: x.offered / n, Cut: x.cut / n}
+			c.Pct = pct(c.Cut, c.Offered)
+			m.WorstClientPct = max(m.WorstClientPct, c.Pct)
+			m.WorstClientCut = max(m.WorstClientCut, c.Cut)
+			if c.Cut > 0 {
+				m.Clients = append(m.Clients, c)
+			}
+		}
+		sort.Slice(m.Clients, func(i, j int) bool {
+			if m.Clients[i].Cut != m.Clients[j].Cut {
+				return m.Clients[i].Cut > m.Clients[j].Cut
+			}
+			return m.Clients[i].Client < m.Clients[j].Client
+		})
+		if _, dup := run.Measures[labels[i]]; !dup {
+			run.Labels = append(run.Labels, labels[i])
+		}
+		run.Measures[labels[i]] = m
+	}
+	if len(run.Labels) == 0 {
+		return nil, &sweep.InputError{Msg: dir + ": no points"}
+	}
+	return run, nil
+}
+
+func pct(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * a / b
+}
+
+// Check is one constraint at one policy in one run.
+type Check struct {
+	Constraint string  `json:"constraint"` // e.g. "false cut <= 1%"
+	Value      float64 `json:"value"`      // in the bound's unit
+	Margin     float64 `json:"margin"`     // bound − value (or value − bound for a minimum); < 0: violated
+	Unit       string  `json:"unit"`       // "pp" or "requests"
+	// Crosses: the 95% interval over replicates reaches past the bound
+	// although the mean meets it.
+	Crosses bool `json:"crosses,omitempty"`
+}
+
+func (c Check) ok() bool { return c.Margin >= 0 }
+
+// checks evaluates every constraint on m.
+func (o *Options) checks(m *Measure) []Check {
+	var out []Check
+	add := func(name string, b *Bound, pctV, cnt Interval, isMin bool) {
+		if b == nil {
+			return
+		}
+		v, unit := cnt, "requests"
+		if b.Pct {
+			v, unit = pctV, "pp"
+		}
+		c := Check{Constraint: fmt.Sprintf("%s %s %s", name, map[bool]string{false: "<=", true: ">="}[isMin], b), Value: v.Mean, Unit: unit}
+		if isMin {
+			c.Margin = v.Mean - b.Value
+			c.Crosses = c.Margin >= 0 && v.Lo < b.Value
+		} else {
+			c.Margin = b.Value - v.Mean
+			c.Crosses = c.Margin >= 0 && v.Hi > b.Value
+		}
+		out = append(out, c)
+	}
+	add("false cut", o.MaxFalseCut, m.LegitCutPct, m.FalseCut, false)
+	add("missed", o.MaxMissed, m.MissedPct, m.Missed, false)
+	add("caught", o.MinCaught, m.CaughtPct, m.Caught, true)
+	if b := o.MaxClientCut; b != nil {
+		one := Interval{Mean: m.WorstClientCut, Lo: m.WorstClientCut, Hi: m.WorstClientCut, N: 1}
+		onePct := Interval{Mean: m.WorstClientPct, Lo: m.WorstClientPct, Hi: m.WorstClientPct, N: 1}
+		add("cut of any legitimate client", b, onePct, one, false)
+	}
+	return out
+}
+
+// violation is how far a policy misses its constraints, summed in units
+// of each bound (pp, or requests relative to the bound).
+func violation(cs []Check) float64 {
+	var v float64
+	for _, c := range cs {
+		if c.Margin < 0 {
+			if c.Unit == "pp" {
+				v += -c.Margin
+			} else {
+				v += -c.Margin / math.Max(1, c.Value+c.Margin)
+			}
+		}
+	}
+	return v
+}
+
+// Choice is a recommended policy (or, when nothing is feasible, the
+// nearest miss).
+type Choice struct {
+	Label     string     `json:"policy"`
+	Algorithm string     `json:"algorithm"`
+	Runs      []RunFit   `json:"runs"`
+	Worst     float64    `json:"worst"` // the objective in the worst run, %
+	Neighbors []Neighbor `json:"neighbors,omitempty"`
+	Cliff     bool       `json:"cliff"`
+	Edges     []string   `json:"edges,omitempty"` // grid-edge warnings
+	Why       string     `json:"why"`             // when a client is cut
+}
+
+// RunFit is a choice in one run.
+type RunFit struct {
+	Dir     string   `json:"run"`
+	Measure *Measure `json:"metrics"`
+	Checks  []Check  `json:"checks"`
+	// Regret is how much worse (pp of the objective) the choice is in this
+	// run than this run's own best feasible policy, which is Own.
+	Regret float64 `json:"regret_pp"`
+	Own    string  `json:"own_best,omitempty"`
+}
+
+// Neighbor is the choice with one parameter moved one grid step.
+type Neighbor struct {
+	Label       string  `json:"policy"`
+	Param       string  `json:"param"`
+	Value       float64 `json:"value"`
+	LegitCutPct float64 `json:"legit_cut_pct"` // worst run
+	MissedPct   float64 `json:"missed_pct"`    // worst run
+	DLegitCut   float64 `json:"d_legit_cut_pp"`
+	DMissed     float64 `json:"d_missed_pp"`
+	Feasible    bool    `json:"feasible"`
+	Cliff       bool    `json:"cliff"`
+}
+
+// Result is a recommendation.
+type Result struct {
+	Runs        []string  `json:"runs"`
+	Constraints []string  `json:"constraints"`
+	Objective   string    `json:"objective"`
+	Policies    int       `json:"policies"` // policies present in every run
+	Feasible    int       `json:"feasible"`
+	Overall     *Choice   `json:"overall,omitempty"`
+	ByAlgorithm []*Choice `json:"by_algorithm"` // the best of each algorithm that has a feasible policy
+	NearestMiss *Choice   `json:"nearest_miss,omitempty"`
+	Notes       []string  `json:"notes,omitempty"`
+}
+
+// Recommend chooses from runs (at least one; several are joined on the
+// policy label and the choice is the best in the worst of them).
+func Recommend(runs []*Run, o Options) (*Result, error) {
+	if o.MaxFalseCut == nil && o.MaxMissed == nil && o.MinCaught == nil && o.MaxClientCut == nil {
+		return nil, fmt.Errorf("no constraint: give --max-false-cut and/or --max-missed, --min-caught, --max-client-cut")
+	}
+	if o.CliffPP <= 0 {
+		o.CliffPP = 5
+	}
+	obj := o.objective()
+	res := &Result{Objective: obj}
+	var err error
+	for _, r := range runs {
+		res.Runs = append(res.Runs, r.Dir)
+	}
+	for _, c := range o.checks(&Measure{}) {
+		res.Constraints = append(res.Constraints, c.Constraint)
+	}
+	// Policies in every run, in the first run's order.
+	var labels []string
+	for _, l := range runs[0].Labels {
+		in := true
+		for _, r := range runs[1:] {
+			if _, ok := r.Measures[l]; !ok {
+				in = false
+				break
+			}
+		}
+		if in {
+			labels = append(labels, l)
+		}
+	}
+	if len(labels) == 0 {
+		return nil, fmt.Errorf("the runs have no policy in common (they join on the policy label)")
+	}
+	if n := len(runs[0].Labels) - len(labels); n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d policies of %s are missing from another run and were left out", n, runs[0].Dir))
+	}
+	res.Policies = len(labels)
+	pols := make([]model.Policy, len(labels))
+	for i, l := range labels {
+		if pols[i], err = model.ParseLabel(l); err != nil {
+			return nil, fmt.Errorf("%s: %w", runs[0].Dir, err)
+		}
+	}
+	// Each run's own best feasible objective, for the regret.
+	own := make([]string, len(runs))
+	ownVal := make([]float64, len(runs))
+	for i, r := range runs {
+		ownVal[i] = math.Inf(1)
+		for _, l := range r.Labels {
+			m := r.Measures[l]
+			if feasible(o.checks(m)) && better(m.metric(obj), m.LegitCutPct.Mean, ownVal[i], math.Inf(1)) {
+				own[i], ownVal[i] = l, m.metric(obj)
+			}
+		}
+	}
+	type cand struct {
+		label      string
+		worst, tie float64
+		viol       float64
+		ok         bool
+	}
+	cands := make([]cand, len(labels))
+	for i, l := range labels {
+		c := cand{label: l, ok: true}
+		for _, r := range runs {
+			m := r.Measures[l]
+			cs := o.checks(m)
+			c.ok = c.ok && feasible(cs)
+			c.viol += violation(cs)
+			c.worst = max(c.worst, m.metric(obj))
+			c.tie = max(c.tie, m.LegitCutPct.Mean)
+		}
+		cands[i] = c
+		if c.ok {
+			res.Feasible++
+		}
+	}
+	best := map[string]int{} // algorithm → index of its best feasible candidate
+	overall := -1
+	for i, c := range cands {
+		if !c.ok {
+			continue
+		}
+		alg := algorithmOf(c.label)
+		if j, ok := best[alg]; !ok || better(c.worst, c.tie, cands[j].worst, cands[j].tie) {
+			best[alg] = i
+		}
+		if overall < 0 || better(c.worst, c.tie, cands[overall].worst, cands[overall].tie) {
+			overall = i
+		}
+	}
+	choice := func(i int) *Choice {
+		ch := &Choice{Label: cands[i].label, Algorithm: algorithmOf(cands[i].label), Worst: cands[i].worst}
+		for k, r := range runs {
+			m := r.Measures[ch.Label]
+			f := RunFit{Dir: r.Dir, Measure: m, Checks: o.checks(m)}
+			if own[k] != "" {
+				f.Regret, f.Own = m.metric(obj)-ownVal[k], own[k]
+			}
+			ch.Runs = append(ch.Runs, f)
+		}
+		neighbors(ch, labels, pols, runs, &o)
+		ch.Why = why(ch.Label)
+		if p, err := model.ParseLabel(ch.Label); err == nil {
+			for _, f := range ch.Runs {
+				for i := range f.Measure.Clients {
+					if a := runs[indexOfRun(runs, f.Dir)].Offered[f.Measure.Clients[i].Client]; a != nil {
+						f.Measure.Clients[i].Why = clientWhy(p, a)
+					}
+				}
+			}
+		}
+		return ch
+	}
+	if overall < 0 {
+		near := 0
+		for i, c := range cands {
+			if c.viol < cands[near].viol || (c.viol == cands[near].viol && better(c.worst, c.tie, cands[near].worst, cands[near].tie)) {
+				near = i
+			}
+		}
+		res.NearestMiss = choice(near)
+		return res, nil
+	}
+	res.Overall = choice(overall)
+	for _, a := range model.Algorithms {
+		if i, ok := best[a.String()]; ok {
+			res.ByAlgorithm = append(res.ByAlgorithm, choice(i))
+		}
+	}
+	return res, nil
+}
+
+func indexOfRun(runs []*Run, dir string) int {
+	for i, r := range runs {
+		if r.Dir == dir {
+			return i
+		}
+	}
+	return 0
+}
+
+func feasible(cs []Check) bool {
+	for _, c := range cs {
+		if !c.ok() {
+			return false
+		}
+	}
+	return true
+}
+
+// better orders candidates: the smaller objective, then the smaller tie
+// (legitimate cut %); equal values keep the earlier candidate. Values within
+// 1e-9 are equal (replicate means).
+func better(obj, tie, bestObj, bestTie float64) bool {
+	const eps = 1e-9
+	if math.Abs(obj-bestObj) > eps {
+		return obj < bestObj
+	}
+	return tie < bestTie-eps
+}
+
+func algorithmOf(label string) string { a, _, _ := strings.Cut(label, " "); return a }
+
+// neighbors fills in the choice's neighbours: for each parameter, the
+// policies equal but for that parameter at the next lower and higher value
+// among the policies (of every run); and the grid-edge warnings.
+func neighbors(ch *Choice, labels []string, pols []model.Policy, runs []*Run, o *Options) {
+	p, err := model.ParseLabel(ch.Label)
+	if err != nil {
+		return
+	}
+	worst := func(l string) (lc, mi float64, ok bool) {
+		ok = true
+		for _, r := range runs {
+			m := r.Measures[l]
+			lc, mi = max(lc, m.LegitCutPct.Mean), max(mi, m.MissedPct.Mean)
+			ok = ok && feasible(o.checks(m))
+		}
+		return
+	}
+	lc0, mi0, _ := worst(ch.Label)
+	for _, prm := range model.Params {
+		if !p.Algorithm.Takes(prm.Name) || prm.Values != nil {
+			continue
+		}
+		// The values of prm among policies equal to p in every other parameter.
+		var vals []float64
+		at := map[float64]string{}
+		for k, l := range labels {
+			q := pols[k]
+			if q.Algorithm != p.Algorithm {
+				continue
+			}
+			v := q.Value(prm.Name)
+			q.Set(prm.Name, p.Value(prm.Name))
+			if q.Canonical() != p.Canonical() {
+				continue
+			}
+			vals = append(vals, v)
+			at[v] = l
+		}
+		if len(vals) < 2 {
+			continue
+		}
+		slices.Sort(vals)
+		i := slices.Index(vals, p.Value(prm.Name))
+		if i < 0 {
+			continue
+		}
+		if i == 0 {
+			ch.Edges = append(ch.Edges, fmt.Sprintf("%s=%s is the smallest %s swept: extend %s below it", prm.Name, num(vals[0]), prm.Name, prm.Name))
+		}
+		if i == len(vals)-1 {
+			ch.Edges = append(ch.Edges, fmt.Sprintf("%s=%s is the largest %s swept: extend %s above it", prm.Name, num(vals[i]), prm.Name, prm.Name))
+		}
+		for _, j := range []int{i - 1, i + 1} {
+			if j < 0 || j >= len(vals) {
+				continue
+			}
+			l := at[vals[j]]
+			lc, mi, ok := worst(l)
+			n := Neighbor{Label: l, Param: prm.Name, Value: vals[j], LegitCutPct: lc, MissedPct: mi,
+				DLegitCut: lc - lc0, DMissed: mi - mi0, Feasible: ok}
+			n.Cliff = math.Abs(n.DLegitCut) > o.CliffPP || math.Abs(n.DMissed) > o.CliffPP
+			ch.Cliff = ch.Cliff || n.Cliff
+			ch.Neighbors = append(ch.Neighbors, n)
+		}
+	}
+}
+
+// why says in words when the policy cuts a client.
+func why(label string) string {
+	p, err := model.ParseLabel(label)
+	if err != nil {
+		return ""
+	}
+	switch p.Algorithm {
+	case model.FixedWindow, model.FixedWindowAnchored:
+		return fmt.Sprintf("cut beyond %d requests in one %d s window", p.Limit, p.WindowS)
+	case model.SlidingWindow:
+		return fmt.Sprintf("cut when %d requests were admitted in the last %d s", p.Limit, p.WindowS)
+	case model.SlidingLog:
+		return fmt.Sprintf("cut when %d attempts (rejected ones too) came in the last %d s", p.Limit, p.WindowS)
+	case model.SlidingCounter:
+		return fmt.Sprintf("cut when the weighted count of the last two %d s windows reaches %d", p.WindowS, p.Limit)
+	case model.TokenBucket, model.GCRA:
+		return fmt.Sprintf("cut in bursts beyond %d requests, or when sustained above %s/s", p.Capacity, num(p.Rate))
+	case model.Nginx:
+		return fmt.Sprintf("cut in bursts beyond %d requests, or when sustained above %s/s", p.Burst+1, num(p.Rate))
+	case model.Concurrency:
+		return fmt.Sprintf("cut with %d requests in flight", p.Limit)
+	}
+	return ""
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

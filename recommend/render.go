@@ -1,0 +1,206 @@
+package recommend
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Write prints r as text, markdown or json.
+func Write(w io.Writer, r *Result, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	case "text", "markdown":
+	default:
+		return fmt.Errorf("unknown format %q (text, markdown or json)", format)
+	}
+	md := format == "markdown"
+	var b strings.Builder
+	objective := map[string]string{"missed_pct": "fewest abusive requests missed (%)", "legit_cut_pct": "fewest legitimate requests cut (%)"}[r.Objective]
+	worst := ""
+	if len(r.Runs) > 1 {
+		worst = " in the worst run"
+	}
+	fmt.Fprintf(&b, "recommend: %s; %d policies, %d meet %s; objective: %s%s\n",
+		plural(len(r.Runs), "run"), r.Policies, r.Feasible, strings.Join(r.Constraints, " and "), objective, worst)
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	if r.Overall == nil {
+		fmt.Fprintf(&b, "\nno policy meets the constraints; the nearest miss:\n")
+		detail(&b, r.NearestMiss, r.Objective, md)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	b.WriteString("\n")
+	rows := [][]string{{"choice", "policy", "false cut", "missed", "caught", "margin", "flags"}}
+	for _, c := range append([]*Choice{r.Overall}, r.ByAlgorithm...) {
+		name := c.Algorithm
+		if c == r.Overall {
+			name = "overall"
+		}
+		m := worstRun(c, r.Objective)
+		var flags []string
+		if c.Cliff {
+			flags = append(flags, "cliff")
+		}
+		if len(c.Edges) > 0 {
+			flags = append(flags, "grid edge")
+		}
+		rows = append(rows, []string{name, c.Label, pctCI(m.Measure.LegitCutPct), pctCI(m.Measure.MissedPct), pctCI(m.Measure.CaughtPct), margins(c), strings.Join(flags, ", ")})
+	}
+	table(&b, rows, md)
+	fmt.Fprintf(&b, "\nbest overall: %s\n", r.Overall.Label)
+	detail(&b, r.Overall, r.Objective, md)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// worstRun is the run where the choice's objective is worst.
+func worstRun(c *Choice, objective string) RunFit {
+	k := 0
+	for i, f := range c.Runs {
+		if f.Measure.metric(objective) > c.Runs[k].Measure.metric(objective) {
+			k = i
+		}
+	}
+	return c.Runs[k]
+}
+
+func detail(b *strings.Builder, c *Choice, objective string, md bool) {
+	for _, f := range c.Runs {
+		m := f.Measure
+		fmt.Fprintf(b, "  run %s: false cut %s (%s), missed %s (%s), caught %s (%s)\n", f.Dir,
+			countCI(m.FalseCut), pctCI(m.LegitCutPct), countCI(m.Missed), pctCI(m.MissedPct), countCI(m.Caught), pctCI(m.CaughtPct))
+		for _, ck := range f.Checks {
+			state := "met"
+			if !ck.ok() {
+				state = "MISSED"
+			}
+			cross := ""
+			if ck.Crosses {
+				cross = " (the 95% interval crosses the bound)"
+			}
+			fmt.Fprintf(b, "    %s: %s, margin %s %s%s\n", ck.Constraint, state, signed(ck.Margin), ck.Unit, cross)
+		}
+		if f.Own != "" && len(c.Runs) > 1 {
+			fmt.Fprintf(b, "    regret: %s pp against this run's own best, %s\n", signed(f.Regret), f.Own)
+		}
+	}
+	if len(c.Neighbors) > 0 {
+		b.WriteString("  neighbouring settings (worst run):\n")
+		for _, n := range c.Neighbors {
+			flag := ""
+			if n.Cliff {
+				flag = "  CLIFF"
+			}
+			if !n.Feasible {
+				flag += "  (misses a constraint)"
+			}
+			fmt.Fprintf(b, "    %s=%s: false cut %.2f%% (%s pp), missed %.2f%% (%s pp)%s\n", n.Param, num(n.Value),
+				n.LegitCutPct, signed(n.DLegitCut), n.MissedPct, signed(n.DMissed), flag)
+		}
+	}
+	if c.Cliff {
+		b.WriteString("  warning: on a cliff: one grid step moves a metric by more than the cliff threshold; sweep finer around it\n")
+	}
+	for _, e := range c.Edges {
+		fmt.Fprintf(b, "  warning: on the edge of the swept range: %s\n", e)
+	}
+	f := worstRun(c, objective)
+	if len(f.Measure.Clients) == 0 {
+		fmt.Fprintf(b, "  legitimate clients cut in %s: none\n", f.Dir)
+		return
+	}
+	fmt.Fprintf(b, "  legitimate clients cut in %s (%s):\n", f.Dir, c.Why)
+	rows := [][]string{{"client", "offered", "cut", "cut %", "why"}}
+	for i, cl := range f.Measure.Clients {
+		if i == 10 {
+			rows = append(rows, []string{fmt.Sprintf("… %d more", len(f.Measure.Clients)-10), "", "", "", ""})
+			break
+		}
+		rows = append(rows, []string{cl.Client, count(cl.Offered), count(cl.Cut), fmt.Sprintf("%.2f%%", cl.Pct), cl.Why})
+	}
+	var t strings.Builder
+	table(&t, rows, md)
+	for _, l := range strings.SplitAfter(t.String(), "\n") {
+		if l != "" {
+			b.WriteString("    " + l)
+		}
+	}
+}
+
+func table(b *strings.Builder, rows [][]string, md bool) {
+	if md {
+		for i, r := range rows {
+			fmt.Fprintf(b, "| %s |\n", strings.Join(r, " | "))
+			if i == 0 {
+				fmt.Fprintf(b, "|%s\n", strings.Repeat("---|", len(r)))
+			}
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}
+
+func margins(c *Choice) string {
+	var out []string
+	for _, ck := range c.Runs[0].Checks {
+		name, _, _ := strings.Cut(ck.Constraint, " <=")
+		name, _, _ = strings.Cut(name, " >=")
+		worst := ck.Margin
+		for _, f := range c.Runs[1:] {
+			for _, k := range f.Checks {
+				if k.Constraint == ck.Constraint {
+					worst = min(worst, k.Margin)
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("%s %s %s", name, signed(worst), ck.Unit))
+	}
+	return strings.Join(out, ", ")
+}
+
+func pctCI(v Interval) string {
+	if v.N <= 1 || v.Hi-v.Lo < 0.005 {
+		return fmt.Sprintf("%.2f%%", v.Mean)
+	}
+	return fmt.Sprintf("%.2f%% ±%.2f", v.Mean, (v.Hi-v.Lo)/2)
+}
+
+func countCI(v Interval) string {
+	if v.N <= 1 || v.Hi-v.Lo < 0.05 {
+		return count(v.Mean)
+	}
+	return fmt.Sprintf("%s ±%.1f", count(v.Mean), (v.Hi-v.Lo)/2)
+}
+
+func count(v float64) string {
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d", int64(v))
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func signed(v float64) string {
+	if v == float64(int64(v)) && (v > 10 || v < -10) {
+		return fmt.Sprintf("%+d", int64(v))
+	}
+	return fmt.Sprintf("%+.2f", v)
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return "1 " + s
+	}
+	return fmt.Sprintf("%d %ss", n, s)
+}
