@@ -479,22 +479,33 @@ func (d *tokenBucketLimiter) tokensAt(t int64) (whole, frac int64) {
 	if d.fresh {
 		return d.capacity, 0
 	}
-	if t == d.lastNs {
-		return d.whole, d.frac
+	return refillWhole(d.whole, d.frac, d.capacity, d.num, d.unit, t-d.lastNs)
+}
+
+// refillWhole is a bucket that is not small, holding whole + frac/unit
+// tokens, refilled for e >= 0 ns at num units per ns, capped at capacity.
+// (tokenBucketLimiter and wideBucketLockstep share it.)
+func refillWhole(whole, frac, capacity, num, unit, e int64) (int64, int64) {
+	if e == 0 {
+		return whole, frac
 	}
-	q, r, ok := mulDiv(d.num, t-d.lastNs, d.unit)
-	if !ok || q >= d.capacity-d.whole {
-		return d.capacity, 0
+	q, r, ok := mulDiv(num, e, unit)
+	if !ok || q >= capacity-whole {
+		return capacity, 0
 	}
-	whole, frac = d.whole+q, d.frac+r
-	if frac >= d.unit {
-		whole, frac = whole+1, frac-d.unit
+	whole, frac = whole+q, frac+r
+	if frac >= unit {
+		whole, frac = whole+1, frac-unit
 	}
-	if whole >= d.capacity {
-		return d.capacity, 0
+	if whole >= capacity {
+		return capacity, 0
 	}
 	return whole, frac
 }
+
+// wholeAdmits is how many of n requests a bucket that is not small, holding
+// w + f/unit tokens, admits at once: j <= w + floor((f + num − 1)/unit).
+func wholeAdmits(w, f, num, unit, n int64) int64 { return min(n, max(0, w+(f+num-1)/unit)) }
 
 // Request j of a batch is admitted iff the tokens after it are above -num
 // units (a deficit below 1 ns of refill): tokens - j·unit > -num.
@@ -515,8 +526,7 @@ func (d *tokenBucketLimiter) AllowN(t, n int64) int64 {
 		return k
 	}
 	w, f := d.tokensAt(t)
-	// j <= w + floor((f + num - 1)/unit)
-	k := min(n, max(0, w+(f+d.num-1)/d.unit))
+	k := wholeAdmits(w, f, d.num, d.unit, n)
 	if k > 0 {
 		d.fresh, d.whole, d.frac, d.lastNs = false, w-k, f, t
 	}

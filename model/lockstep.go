@@ -32,9 +32,8 @@ const maxLockstepLog = 1 << 20
 // algorithm, with event times in ns since originNs (see NewDeciderAt). ok is
 // false where there is none and Deciders must be used: mixed or count-based
 // algorithms (those have their one-pass replay, CountFunc), distributed
-// policies,
-// token buckets too large for one int64 count of units, and sliding logs
-// whose limits add up to more than maxLockstepLog.
+// policies, and sliding logs whose limits add up to more than
+// maxLockstepLog.
 func NewLockstep(ps []Policy, originNs int64) (Lockstep, bool) {
 	if len(ps) == 0 {
 		return nil, false
@@ -82,7 +81,7 @@ func newBucketLockstep(ps []Policy) (Lockstep, bool) {
 	for k, p := range ps {
 		d.configure(p)
 		if !d.small {
-			return nil, false
+			return newWideBucketLockstep(ps), true
 		}
 		b.num[k], b.unit[k], b.fullU[k], b.safeNs[k] = d.num, d.unit, d.fullU, d.safeNs
 		b.minSafeNs = min(b.minSafeNs, d.safeNs)
@@ -129,6 +128,62 @@ func (b *bucketLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]
 				admitted[k][l]++
 			}
 			tokensU[k] = u
+		}
+	}
+	b.lastNs = last
+}
+
+// wideBucketLockstep is token_bucket where some bucket is not small (its
+// capacity in units would not fit one int64): every policy's tokens as whole
+// tokens and a remainder, refilled by refillWhole, at the key's last request
+// as in bucketLockstep (the refill is exact, so it composes the same way).
+type wideBucketLockstep struct {
+	num, unit, capacity []int64 // per policy: the bucket's constants
+	whole, frac         []int64 // per policy: tokens at the key's last request
+	lastNs              int64   // the key's last request
+	fresh               bool
+}
+
+func newWideBucketLockstep(ps []Policy) Lockstep {
+	n := len(ps)
+	b := &wideBucketLockstep{num: make([]int64, n), unit: make([]int64, n), capacity: make([]int64, n),
+		whole: make([]int64, n), frac: make([]int64, n), fresh: true}
+	var d tokenBucketLimiter
+	for k, p := range ps {
+		d.configure(p)
+		b.num[k], b.unit[k], b.capacity[k] = d.num, d.unit, d.capacity
+	}
+	return b
+}
+
+func (b *wideBucketLockstep) Len() int { return len(b.num) }
+func (b *wideBucketLockstep) Reset()   { b.fresh = true }
+
+func (b *wideBucketLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
+	if len(ts) == 0 {
+		return
+	}
+	n := len(b.num)
+	num, unit, capacity := b.num[:n], b.unit[:n], b.capacity[:n]
+	whole, frac, admitted := b.whole[:n], b.frac[:n], admitted[:n]
+	if b.fresh {
+		b.fresh, b.lastNs = false, ts[0]
+		copy(whole, capacity)
+		clear(frac)
+	}
+	labels = labels[:len(ts)]
+	last := b.lastNs
+	for j, t := range ts {
+		l := labels[j] & 3
+		e := t - last
+		last = t
+		for k := range whole {
+			w, f := refillWhole(whole[k], frac[k], capacity[k], num[k], unit[k], e)
+			if wholeAdmits(w, f, num[k], unit[k], 1) == 1 {
+				w--
+				admitted[k][l]++
+			}
+			whole[k], frac[k] = w, f
 		}
 	}
 	b.lastNs = last

@@ -36,6 +36,9 @@ var lockstepBenchBatches = []struct {
 	{"token_bucket", func(i int) model.Policy {
 		return model.Policy{Algorithm: model.TokenBucket, Rate: 1, Capacity: int64(1 + i)}
 	}},
+	{"token_bucket_wide", func(i int) model.Policy {
+		return model.Policy{Algorithm: model.TokenBucket, Rate: 1, Capacity: 1<<40 + int64(i)}
+	}},
 	{"sliding_window", func(i int) model.Policy {
 		return model.Policy{Algorithm: model.SlidingWindow, WindowS: 60, Limit: int64(1 + i)}
 	}},
