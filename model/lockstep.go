@@ -6,6 +6,9 @@ import "math"
 // key's requests at once: the policies' parameters and states are held as
 // structure of arrays, and each request (its time and label read once) is
 // decided by every policy in turn, with no interface call per decision.
+// Where a step is a few instructions (gcra, nginx) the order is turned
+// round within chunks of lockstepChunk requests, each policy over the chunk
+// with its state in registers, which measured faster (BenchmarkReplayBatch).
 // Decisions are exactly those of each policy's Decider (NewDeciderAt with the
 // same origin), which share their step arithmetic with it.
 //
@@ -226,19 +229,28 @@ func (g *gcraLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]in
 		}
 	}
 	labels = labels[:len(ts)]
-	for j, t := range ts {
-		l := labels[j] & 3
+	// Each policy over a chunk of requests with its TAT in a register: its
+	// step is too cheap for the request-outer order to pay.
+	for lo := 0; lo < len(ts); lo += lockstepChunk {
+		chunk, lab := ts[lo:min(lo+lockstepChunk, len(ts))], labels[lo:min(lo+lockstepChunk, len(ts))]
+		lab = lab[:len(chunk)]
 		for k := range tat {
-			next, ok := gcraStep(tat[k], t, periodNs[k], tauNs[k])
-			var a int64
-			if ok {
-				a = 1
+			x, period, tau := tat[k], periodNs[k], tauNs[k]
+			adm := &admitted[k]
+			for j, t := range chunk {
+				var ok bool
+				if x, ok = gcraStep(x, t, period, tau); ok {
+					adm[lab[j]&3]++
+				}
 			}
-			tat[k] = next
-			admitted[k][l] += a
+			tat[k] = x
 		}
 	}
 }
+
+// lockstepChunk is how many requests a policy-outer lockstep offers each
+// policy in turn (4 KiB of times, in the L1 cache).
+const lockstepChunk = 512
 
 // nginxLockstep is nginx limit_req (its admissions; delays do not change
 // them): each policy's excess and clock, stepped by nginxExcess.
@@ -281,18 +293,26 @@ func (g *nginxLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]i
 		}
 		ts, labels = ts[1:], labels[1:]
 	}
-	for j, t := range ts {
-		l := labels[j] & 3
-		now := t / 1e6
+	// Each chunk's times decoded to nginx's milliseconds once, then each
+	// policy over them with its state in registers, as gcraLockstep.
+	var nowMs [lockstepChunk]int64
+	for lo := 0; lo < len(ts); lo += lockstepChunk {
+		chunk, lab := ts[lo:min(lo+lockstepChunk, len(ts))], labels[lo:min(lo+lockstepChunk, len(ts))]
+		lab = lab[:len(chunk)]
+		ms := nowMs[:len(chunk)]
+		for j, t := range chunk {
+			ms[j] = t / 1e6
+		}
 		for k := range excess {
-			x, m := excess[k], lastMs[k]
-			e := nginxExcess(x, now-m, rateM[k], idleMs[k])
-			var a int64
-			if e <= burstM[k] {
-				x, m, a = e, now, 1
+			x, m, rate, idle, burst := excess[k], lastMs[k], rateM[k], idleMs[k], burstM[k]
+			adm := &admitted[k]
+			for j, now := range ms {
+				if e := nginxExcess(x, now-m, rate, idle); e <= burst {
+					x, m = e, now
+					adm[lab[j]&3]++
+				}
 			}
 			excess[k], lastMs[k] = x, m
-			admitted[k][l] += a
 		}
 	}
 }

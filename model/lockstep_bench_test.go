@@ -49,6 +49,9 @@ var lockstepBenchBatches = []struct {
 	{"concurrency", func(i int) model.Policy {
 		return model.Policy{Algorithm: model.Concurrency, ServiceS: 2, Limit: int64(1 + i)}
 	}},
+	{"sliding_counter", func(i int) model.Policy {
+		return model.Policy{Algorithm: model.SlidingCounter, WindowS: 60, Limit: int64(1 + i)}
+	}},
 }
 
 // BenchmarkReplayBatch replays 64 points of one algorithm over 1M requests
