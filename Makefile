@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events test-redis test-browser clean test-crash test-slurm test-proxies
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke
 
 all: build
 
@@ -81,6 +81,12 @@ cloudflare:
 # (parse only, streaming Reader, whole Build).
 bench-ingest:
 	$(GO) test ./ingest -run '^$$' -bench . -benchtime 5x
+
+# Fuzz smoke run (CI): each target for a fixed time from its committed
+# corpus (testdata/fuzz/); one go test line per target.
+fuzz-smoke:
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzJSONL$$' -fuzztime 60s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzW3C$$' -fuzztime 60s
 
 # Redis for real (docs/keys.md): the Lua scripts agree with the model decision
 # by decision; nodes sharing one Redis with a sync lag. Installs redis-server

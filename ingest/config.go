@@ -18,16 +18,23 @@ import (
 // Config is a decoded traffic section: a log, how to read, key and label it,
 // how to spread its seconds and how many keys get their own output row.
 type Config struct {
-	Log     string // path to the log, resolved against the spec's directory
+	Log string // path to the log, resolved against the spec's directory (the first of Logs)
+	// Logs are every log of the section (log: [day1, day2, ...]): the days
+	// a sweep replays as its replicates, one log per replicate. One log
+	// gives a one-element list.
+	Logs    []string
 	Options Options
 	Spread  Spread
 	TopKeys int // keys with their own clients row (others are grouped)
+	// Overlay is synthetic traffic placed on the log's clock (a spec's
+	// top-level overlay: section), or nil.
+	Overlay *Overlay
 	// WindowOrigin places fixed_window and sliding_counter windows in the
 	// replay (default: on the Unix epoch, as deployed limiters do).
 	WindowOrigin WindowOrigin
 }
 
-var trafficKeys = []string{"log", "format", "csv", "parquet", "key", "path_depth", "spread", "strict", "max_line_bytes", "top_keys", "rules", "window_origin"}
+var trafficKeys = []string{"log", "format", "csv", "parquet", "jsonl", "key", "path_depth", "spread", "strict", "max_line_bytes", "max_backwards_s", "top_keys", "rules", "window_origin"}
 var csvKeys = []string{"delimiter", "time_format", "columns"}
 var ruleKeys = []string{"name", "stage", "scope", "path", "method", "status", "user_agent", "keys", "keys_file", "rate"}
 var rateKeys = []string{"requests", "window_s"}
@@ -45,12 +52,15 @@ func LoadConfig(file string) (*Config, error) {
 		return nil, yamlx.InFile(err, file)
 	}
 	n, path := root, ""
+	var ov *yaml.Node
 	if root.Kind == yaml.MappingNode {
 		hasLog := false
 		for i := 0; i+1 < len(root.Content); i += 2 {
 			switch root.Content[i].Value {
 			case "traffic":
 				n, path = root.Content[i+1], "traffic"
+			case "overlay":
+				ov = root.Content[i+1]
 			case "log":
 				hasLog = true
 			}
@@ -60,6 +70,9 @@ func LoadConfig(file string) (*Config, error) {
 		}
 	}
 	c, err := DecodeConfig(n, path, filepath.Dir(file))
+	if err == nil && ov != nil && path == "traffic" {
+		c.Overlay, err = DecodeOverlay(ov, "overlay")
+	}
 	return c, yamlx.InFile(err, file)
 }
 
@@ -78,19 +91,24 @@ func readFile(file string) ([]byte, error) {
 	return data, nil
 }
 
+// MaxLogs bounds the logs of one traffic section.
+const MaxLogs = 366
+
 // DecodeConfig decodes a traffic mapping found at path (strict). Relative
 // file names (log, rules, keys_file) are resolved against dir.
 //
-//	log: access.log.gz          # required; plain or gzip
+//	log: access.log.gz          # required; plain or gzip; or a list of logs (days): one per replicate
 //	format: combined            # auto (default) | clf | combined | nasa-tsv | csv | parquet
 //	csv: {delimiter: ",", time_format: unix, columns: {time: ts, ip: client, label: label}}
 //	parquet: {time_format: unix, columns: {time: ts, ip: client}}  # timestamp columns need no format
+//	jsonl: {time_format: auto, columns: {time: ts, ip: req.ip}}     # JSON field paths; optional with a preset
 //	key: ip                     # a field or a list joined by a space: ip, user, logname,
 //	                            # method, path, path_prefix, status, user_agent, referer
 //	path_depth: 1               # segments kept by path_prefix
 //	spread: even                # even (default) | random | none
 //	strict: false               # a malformed line is an error
 //	max_line_bytes: 65536
+//	max_backwards_s: 300        # a time further back than this behind an earlier line is malformed; -1 no bound
 //	top_keys: 20                # keys with their own clients row
 //	rules: [...] or rules.yaml  # labelling rules (a list, or a file with rules: [...])
 //	window_origin: epoch        # epoch (default) | log_start: where windows start
@@ -102,8 +120,24 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 		return nil, ec.Err()
 	}
 	c := &Config{TopKeys: DefaultTopKeys}
-	if log, err := m.String("log"); !ec.Add(err) {
-		c.Log = resolve(dir, log)
+	if ln, err := m.Require("log"); !ec.Add(err) {
+		logs, err := strList(ln, m.FieldPath("log"))
+		switch {
+		case ec.Add(err):
+		case ln.Kind == yaml.SequenceNode && (len(ln.Content) < 2 || len(ln.Content) > MaxLogs):
+			ec.Errorf(ln, m.FieldPath("log"), "a list of 2 to %d logs (the replicates), or one log", MaxLogs)
+		default:
+			for i, l := range logs {
+				if l == "" {
+					ec.Errorf(ln, m.FieldPath("log"), "empty log name (entry %d)", i)
+					continue
+				}
+				c.Logs = append(c.Logs, resolve(dir, l))
+			}
+			if len(c.Logs) > 0 {
+				c.Log = c.Logs[0]
+			}
+		}
 	}
 	o := &c.Options
 	formatOK := true
@@ -119,16 +153,21 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 	for _, sec := range []struct {
 		name string
 		f    Format
-	}{{"csv", FormatCSV}, {"parquet", FormatParquet}} {
+	}{{"csv", FormatCSV}, {"parquet", FormatParquet}, {"jsonl", FormatJSONL}} {
 		if !formatOK {
 			break // which sections apply is unknown
 		}
+		preset := sec.f == FormatJSONL && o.Reader.Format.IsJSON() && o.Reader.Format != FormatJSONL
 		if v := m.Get(sec.name); v != nil {
-			if o.Reader.Format != sec.f {
-				ec.Errorf(v, m.FieldPath(sec.name), "only with format: %s", sec.name)
+			if o.Reader.Format != sec.f && !preset {
+				what := sec.name
+				if sec.f == FormatJSONL {
+					what = "jsonl or a JSON lines preset (envoy, caddy, traefik, cloudflare, gcp-lb)"
+				}
+				ec.Errorf(v, m.FieldPath(sec.name), "only with format: %s", what)
 				continue
 			}
-			o.Reader.CSV, err = decodeCSV(v, m.FieldPath(sec.name), sec.f == FormatCSV)
+			o.Reader.CSV, err = decodeCSV(v, m.FieldPath(sec.name), sec.f, preset)
 			ec.Add(err)
 		} else if o.Reader.Format == sec.f {
 			ec.Errorf(n, m.FieldPath(sec.name), "missing: format %s needs %s: {columns: {time: NAME, ...}}", sec.name, sec.name)
@@ -181,6 +220,16 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 			o.Reader.MaxLineBytes = int(b)
 		}
 	}
+	if v := m.Get("max_backwards_s"); v != nil {
+		b, err := yamlx.Int(v, m.FieldPath("max_backwards_s"))
+		switch {
+		case ec.Add(err):
+		case b != -1 && (b < 1 || b > 1<<40):
+			ec.Errorf(v, m.FieldPath("max_backwards_s"), "must be -1 (no bound) or between 1 and %d, got %d", int64(1<<40), b)
+		default:
+			o.MaxBackS = b
+		}
+	}
 	if v := m.Get("top_keys"); v != nil {
 		k, err := yamlx.Int(v, m.FieldPath("top_keys"))
 		switch {
@@ -208,11 +257,13 @@ func resolve(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-func decodeCSV(n *yaml.Node, path string, csv bool) (CSVOptions, error) {
+// decodeCSV decodes a csv:, parquet: or jsonl: section (columns are JSON
+// field paths for jsonl; a preset needs no time path).
+func decodeCSV(n *yaml.Node, path string, f Format, preset bool) (CSVOptions, error) {
 	var o CSVOptions
 	keys := csvKeys
-	if !csv {
-		keys = csvKeys[1:] // Parquet has no delimiter
+	if f != FormatCSV {
+		keys = csvKeys[1:] // Parquet and JSON lines have no delimiter
 	}
 	m, err := yamlx.Mapping(n, path, keys...)
 	if err != nil {
@@ -239,6 +290,10 @@ func decodeCSV(n *yaml.Node, path string, csv bool) (CSVOptions, error) {
 		if o.TimeFormat, err = ParseTimeFormat(s); err != nil {
 			return o, yamlx.Errorf(v, m.FieldPath("time_format"), "%v", err)
 		}
+		o.TimeSet = true
+	}
+	if preset && !m.Has("columns") {
+		return o, nil
 	}
 	cn, err := m.Require("columns")
 	if err != nil {
@@ -256,7 +311,14 @@ func decodeCSV(n *yaml.Node, path string, csv bool) (CSVOptions, error) {
 			}
 		}
 	}
-	if o.Columns["time"] == "" {
+	if f == FormatJSONL {
+		for k, p := range o.Columns {
+			if _, err := parseJSONPath(p); err != nil {
+				return o, yamlx.Errorf(cm.Get(k), cm.FieldPath(k), "%v", err)
+			}
+		}
+	}
+	if o.Columns["time"] == "" && !preset {
 		return o, yamlx.Errorf(cn, cm.FieldPath("time"), "missing: the CSV time column")
 	}
 	return o, nil
@@ -284,10 +346,14 @@ func decodeKey(n *yaml.Node, path string, ro ReaderOptions) ([]Field, error) {
 		if err != nil {
 			return nil, yamlx.Errorf(it, p, "%v%s", err, yamlx.DidYouMean(s, FieldNames))
 		}
-		if ro.Format == FormatCSV || ro.Format == FormatParquet {
+		if ro.Format.Columnar() {
 			col := map[Field]string{FieldIP: "ip", FieldUser: "user", FieldMethod: "method", FieldPath: "path", FieldPathPrefix: "path",
 				FieldStatus: "status", FieldUserAgent: "user_agent", FieldReferer: "referer"}[f]
-			if col == "" || ro.CSV.Columns[col] == "" {
+			cols := ro.CSV.Columns
+			if ro.Format.IsJSON() {
+				cols = jsonOptions(ro.Format, ro.CSV).Columns
+			}
+			if col == "" || cols[col] == "" {
 				return nil, yamlx.Errorf(it, p, "key field %s needs %s.columns.%s", s, ro.Format, cmpOr(col, s))
 			}
 		}

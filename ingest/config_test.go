@@ -116,7 +116,7 @@ func TestConfigErrors(t *testing.T) {
 		{"name: x\nsweep: []\n", ":1: no traffic: section"},
 		{"traffic:\n  format: clf\n", ":2: traffic.log: missing"},
 		{"traffic:\n  log: a\n  formt: clf\n", ":3: traffic.formt: unknown field"},
-		{"traffic:\n  log: a\n  format: w3c\n", `:3: traffic.format: unknown log format "w3c"`},
+		{"traffic:\n  log: a\n  format: w3x\n", `:3: traffic.format: unknown log format "w3x"`},
 		{"traffic:\n  log: a\n  key: [ip, cookie]\n", `:3: traffic.key[1]: unknown key field "cookie"`},
 		{"traffic:\n  log: a\n  spread: jitter\n", `traffic.spread: unknown spread`},
 		{"traffic:\n  log: a\n  strict: yes please\n", `traffic.strict: expected true or false`},

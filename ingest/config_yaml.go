@@ -16,12 +16,37 @@ func (c *Config) YAML() []byte {
 	q := strconv.Quote
 	o := &c.Options
 	b.WriteString("traffic:\n")
-	log := c.Log
-	if abs, err := filepath.Abs(log); err == nil {
-		log = abs
+	abs := func(log string) string {
+		if a, err := filepath.Abs(log); err == nil {
+			return a
+		}
+		return log
 	}
-	fmt.Fprintf(&b, "  log: %s\n", q(log))
+	if len(c.Logs) > 1 {
+		var ls []string
+		for _, l := range c.Logs {
+			ls = append(ls, q(abs(l)))
+		}
+		fmt.Fprintf(&b, "  log: [%s]\n", strings.Join(ls, ", "))
+	} else {
+		fmt.Fprintf(&b, "  log: %s\n", q(abs(c.Log)))
+	}
 	fmt.Fprintf(&b, "  format: %s\n", o.Reader.Format)
+	if f := o.Reader.Format; f.IsJSON() && (f == FormatJSONL || o.Reader.CSV.Columns != nil || o.Reader.CSV.TimeSet) {
+		cs := o.Reader.CSV
+		b.WriteString("  jsonl:\n")
+		if cs.TimeSet {
+			fmt.Fprintf(&b, "    time_format: %s\n", cs.TimeFormat)
+		}
+		if cs.Columns != nil {
+			b.WriteString("    columns:\n")
+			for _, f := range CSVColumnFields {
+				if col, ok := cs.Columns[f]; ok {
+					fmt.Fprintf(&b, "      %s: %s\n", f, q(col))
+				}
+			}
+		}
+	}
 	if f := o.Reader.Format; f == FormatCSV || f == FormatParquet {
 		cs := o.Reader.CSV
 		fmt.Fprintf(&b, "  %s:\n", f)
@@ -56,12 +81,15 @@ func (c *Config) YAML() []byte {
 		mlb = DefaultMaxLineBytes
 	}
 	fmt.Fprintf(&b, "  max_line_bytes: %d\n", mlb)
+	if o.MaxBackS != 0 && o.MaxBackS != DefaultMaxBackS {
+		fmt.Fprintf(&b, "  max_backwards_s: %d\n", o.MaxBackS) // only when set: older specs keep their hash
+	}
 	fmt.Fprintf(&b, "  top_keys: %d\n", c.TopKeys)
 	if c.WindowOrigin != OriginEpoch { // the default stays out, so specs without the field read as before
 		fmt.Fprintf(&b, "  window_origin: %s\n", c.WindowOrigin)
 	}
 	if len(o.Rules) == 0 {
-		return []byte(b.String())
+		return c.withOverlay(&b)
 	}
 	b.WriteString("  rules:\n")
 	list := func(xs []string) string {
@@ -104,6 +132,14 @@ func (c *Config) YAML() []byte {
 		if r.Rate != nil {
 			fmt.Fprintf(&b, "      rate: {requests: %d, window_s: %d}\n", r.Rate.Requests, r.Rate.WindowS)
 		}
+	}
+	return c.withOverlay(&b)
+}
+
+// withOverlay appends the overlay block, if any, after the traffic block.
+func (c *Config) withOverlay(b *strings.Builder) []byte {
+	if c.Overlay != nil {
+		b.Write(c.Overlay.YAML())
 	}
 	return []byte(b.String())
 }

@@ -4,23 +4,23 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
-	"time"
 )
 
 // TimeFormat is how a CSV time column is written.
 type TimeFormat uint8
 
 const (
-	TimeUnix    TimeFormat = iota // Unix seconds, possibly fractional
-	TimeUnixMs                    // Unix milliseconds
-	TimeRFC3339                   // 2006-01-02T15:04:05Z07:00, fractional seconds allowed
+	TimeUnix    TimeFormat = iota // Unix seconds, integer or decimal (parsed exactly)
+	TimeUnixMs                    // Unix milliseconds, integer or decimal
+	TimeRFC3339                   // 2006-01-02T15:04:05Z07:00, any fractional precision
 	TimeCLF                       // 02/Jan/2006:15:04:05 -0700, optionally in brackets
+	TimeUnixUs                    // Unix microseconds, integer or decimal
+	TimeUnixNs                    // Unix nanoseconds
+	TimeAuto                      // RFC 3339 text, or a Unix number whose unit its magnitude gives
 )
 
-var timeFormatNames = []string{"unix", "unix_ms", "rfc3339", "clf"}
+var timeFormatNames = []string{"unix", "unix_ms", "rfc3339", "clf", "unix_us", "unix_ns", "auto"}
 
 func (f TimeFormat) String() string { return timeFormatNames[f] }
 
@@ -39,6 +39,7 @@ func ParseTimeFormat(s string) (TimeFormat, error) {
 type CSVOptions struct {
 	Delimiter  byte // default ','
 	TimeFormat TimeFormat
+	TimeSet    bool // TimeFormat was given (JSON lines default to auto)
 	// Columns maps a record field name (time, ip, user, method, path,
 	// status, user_agent, referer, label) to a header column name.
 	Columns map[string]string
@@ -200,35 +201,22 @@ func parseTime(b []byte, f TimeFormat) (sec, ns int64, err error) {
 		return 0, 0, errors.New("empty time")
 	}
 	switch f {
-	case TimeUnix, TimeUnixMs:
-		v, perr := strconv.ParseFloat(s, 64)
-		if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, 0, fmt.Errorf("time %q is not a number", s)
-		}
-		if f == TimeUnixMs {
-			v /= 1000
-		}
-		if v < 0 || v > maxUnix {
-			return 0, 0, fmt.Errorf("time %q out of range", s)
-		}
-		sec = int64(v)
-		ns = int64((v - float64(sec)) * 1e9)
-		return sec, min(ns, 999_999_999), nil
+	case TimeUnix, TimeUnixMs, TimeUnixUs, TimeUnixNs:
+		return parseUnixDecimal([]byte(s), unitScale(f))
 	case TimeRFC3339:
-		t, perr := time.Parse(time.RFC3339Nano, s)
-		if perr != nil {
-			return 0, 0, fmt.Errorf("time %q is not RFC 3339", s)
+		return parseRFC3339(s)
+	case TimeAuto:
+		if len(s) > 0 && (s[0] >= '0' && s[0] <= '9' || s[0] == '.') && !strings.ContainsAny(s, "-:/T") {
+			return parseUnixDecimal([]byte(s), guessScale([]byte(s)))
 		}
-		if t.Unix() < 0 || t.Unix() > maxUnix {
-			return 0, 0, fmt.Errorf("time %q out of range", s)
+		if s[0] != '[' && !strings.Contains(s, "/") {
+			return parseRFC3339(s)
 		}
-		return t.Unix(), int64(t.Nanosecond()), nil
-	default:
-		s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
-		t, perr := parseCLFTime([]byte(s))
-		if perr != nil {
-			return 0, 0, fmt.Errorf("time %q: %v", s, perr)
-		}
-		return t, 0, nil
 	}
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	t, perr := parseCLFTime([]byte(s))
+	if perr != nil {
+		return 0, 0, fmt.Errorf("time %q: %v", s, perr)
+	}
+	return t, 0, nil
 }

@@ -1,13 +1,15 @@
 // Package ingest reads real HTTP access logs (Apache/Nginx Common and Combined
-// Log Format, the NASA TSV, CSV, plain or gzip; Parquet) as streams of requests, keys
+// Log Format, the NASA TSV, CSV, JSON lines with field paths and presets for
+// Envoy, Caddy, Traefik, Cloudflare and Google Cloud load balancers, AWS ALB,
+// W3C extended; plain or gzip; Parquet) as streams of requests, keys
 // them for a rate limiter, labels them with rules, and compiles them into a
 // compact in-memory Traffic: per-key request times and labels, per-key
 // aggregates, realisations with request times in nanoseconds, and a per-second
 // fluid model.Scenario.
 //
 // Readers stream: memory does not grow with the log, only the compiled
-// Traffic does (9 bytes per request plus the keys; about twice that while
-// it is being built). Lines are parsed by hand over []byte, without regular
+// Traffic does (9 bytes per request plus the keys; 13 with the key ids while
+// it is being built, in place). Times are parsed exactly, to the nanosecond. Lines are parsed by hand over []byte, without regular
 // expressions and without allocating per line.
 //
 // # Pipeline

@@ -3,7 +3,6 @@ package ingest_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
-	"go.yaml.in/yaml/v3"
 )
 
 func Example() {
@@ -38,39 +36,21 @@ func Example() {
 	// 10.0.0.2: 1 requests, legit, times [1500000000] ns
 }
 
-// The example specs' sweep grids are valid sweep entries (the traffic
-// section is replaced by a one-client scenario until the sweep reads it).
+// The example specs (a log each, three with an overlay) load, and their
+// sweep grids are not trivial.
 func TestExampleSpecGrids(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "configs", "examples", "*.yaml"))
-	if len(files) != 3 {
+	if len(files) != 6 {
 		t.Fatalf("%d example specs", len(files))
 	}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc yaml.Node
-		if err := yaml.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
-		}
-		root := doc.Content[0]
-		for i := 0; i+1 < len(root.Content); i += 2 {
-			if root.Content[i].Value == "traffic" {
-				root.Content[i].Value = "scenario"
-				var scn yaml.Node
-				yaml.Unmarshal([]byte("{name: x, duration_s: 1, clients: [{name: a, class: legit, segments: [[0, 1, 1]]}]}"), &scn)
-				root.Content[i+1] = scn.Content[0]
-			}
-		}
-		out, _ := yaml.Marshal(root)
-		s, err := sweep.ParseSpec(out, nil)
+		s, err := sweep.LoadSpec(f)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		if s.Points() < 10 {
-			t.Errorf("%s: %d points", f, s.Points())
+		if s.Traffic == nil || s.Points() < 10 || strings.HasSuffix(f, "-overlay.yaml") != (s.Traffic.Overlay != nil) {
+			t.Errorf("%s: %d points, traffic %v", f, s.Points(), s.Traffic != nil)
 		}
 	}
 }

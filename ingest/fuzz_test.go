@@ -95,7 +95,7 @@ func FuzzCSV(f *testing.F) {
 	f.Add([]byte("ts,ip,label\n[02/Sep/2003:00:00:09 -0700],x,legit\n"), uint8(3))
 	f.Fuzz(func(t *testing.T, log []byte, tf uint8) {
 		opt := Options{Reader: ReaderOptions{Format: FormatCSV, MaxLineBytes: 512, CSV: CSVOptions{
-			TimeFormat: TimeFormat(tf % 4), Columns: map[string]string{"time": "ts", "ip": "ip", "label": "label"}}}}
+			TimeFormat: TimeFormat(tf % 7), Columns: map[string]string{"time": "ts", "ip": "ip", "label": "label"}}}}
 		tr, err := Build(context.Background(), bytes.NewReader(log), opt)
 		if err != nil {
 			return

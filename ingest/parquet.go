@@ -43,6 +43,7 @@ type parquetSource struct {
 	scratch [len9][]byte
 	err     error
 	bad     int64
+	reasons map[string]int64
 	samples []LineError
 	strict  bool
 }
@@ -110,10 +111,12 @@ func (p *parquetSource) Close() error {
 
 func (p *parquetSource) stats(s *Stats) {
 	s.Lines, s.Malformed, s.Samples = p.line, p.bad, p.samples
+	s.Reasons = p.reasons
 }
 
 func (p *parquetSource) reject(msg string) bool {
 	p.bad++
+	p.reasons = countReason(p.reasons, msg)
 	e := LineError{Line: p.line, Msg: msg, Excerpt: "(row)"}
 	if len(p.samples) < MaxSamples {
 		p.samples = append(p.samples, e)
@@ -225,11 +228,42 @@ func (p *parquetSource) time(c arrow.Array, i int) (sec, ns int64, err error) {
 			return 0, 0, fmt.Errorf("time %d out of range", v)
 		}
 		return sec, ns, nil
-	case *array.Int64, *array.Int32, *array.Float64:
-		if p.opt.TimeFormat != TimeUnix && p.opt.TimeFormat != TimeUnixMs {
-			return 0, 0, fmt.Errorf("numeric time column needs time_format unix or unix_ms")
+	case *array.Int64, *array.Int32, *array.Uint64, *array.Uint32:
+		if unitScale(p.opt.TimeFormat) == 0 && p.opt.TimeFormat != TimeUnix && p.opt.TimeFormat != TimeAuto {
+			return 0, 0, fmt.Errorf("numeric time column needs time_format unix, unix_ms, unix_us, unix_ns or auto")
 		}
+	case *array.Float64, *array.Float32:
+		if unitScale(p.opt.TimeFormat) == 0 && p.opt.TimeFormat != TimeUnix && p.opt.TimeFormat != TimeAuto {
+			return 0, 0, fmt.Errorf("numeric time column needs time_format unix, unix_ms, unix_us, unix_ns or auto")
+		}
+		// The shortest decimal that reads back as the same float: the number
+		// the writer meant (1767225600.1, not 1767225600.099999904), then
+		// parsed exactly.
+		var v float64
+		if f, ok := a.(*array.Float64); ok {
+			v = f.Value(i)
+		} else {
+			v = float64(a.(*array.Float32).Value(i))
+		}
+		p.scratch[0] = strconv.AppendFloat(p.scratch[0][:0], v, 'f', -1, 64)
+		if _, ok := a.(*array.Float32); ok {
+			p.scratch[0] = strconv.AppendFloat(p.scratch[0][:0], v, 'f', -1, 32)
+		}
+		return parseTime(p.scratch[0], p.opt.TimeFormat)
 	}
 	p.scratch[0] = appendValue(p.scratch[0][:0], c, i)
 	return parseTime(p.scratch[0], p.opt.TimeFormat)
+}
+
+// parquetRows is a Parquet file's row count from its footer (0 if unreadable).
+func parquetRows(f parquetFile) int64 {
+	// Without Close: the reader would close the caller's file.
+	pf, err := file.NewParquetReader(struct {
+		io.ReaderAt
+		io.Seeker
+	}{f, f})
+	if err != nil {
+		return 0
+	}
+	return pf.NumRows()
 }

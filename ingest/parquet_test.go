@@ -99,3 +99,20 @@ func TestParquet(t *testing.T) {
 		t.Errorf("bad parquet: %v", err)
 	}
 }
+
+// A Parquet log's row count is read from its footer without closing the file.
+func TestParquetRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.parquet")
+	writeParquet(t, path)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if n, err := countLines(f); err != nil || n != 4 {
+		t.Errorf("%d rows, %v", n, err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		t.Errorf("the file was closed: %v", err)
+	}
+}

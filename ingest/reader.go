@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"unicode/utf8"
 )
@@ -33,9 +34,9 @@ type ReaderOptions struct {
 
 // LineError is a malformed line: its number, reason and a short excerpt.
 type LineError struct {
-	Line    int64
-	Msg     string
-	Excerpt string // at most 120 bytes, quoted if not printable UTF-8
+	Line    int64  `json:"line"`
+	Msg     string `json:"reason"`
+	Excerpt string `json:"excerpt"` // at most 120 bytes, quoted if not printable UTF-8
 }
 
 func (e *LineError) Error() string {
@@ -51,6 +52,9 @@ type Reader struct {
 	gz         *gzip.Reader
 	parse      func([]byte, *Record) error
 	csv        *csvParser
+	json       *jsonParser
+	w3c        *w3cParser
+	joined     []byte // a CSV record whose quoted field spans lines
 	rec        Record
 	raw        []byte // the last line read
 	line       int64
@@ -61,6 +65,9 @@ type Reader struct {
 	samples    []LineError
 	badUTF8    int64
 	blank      int64
+	filtered   int64 // directive and header lines
+	continued  int64 // lines that continue a CSV record (quoted newlines)
+	reasons    map[string]int64
 	format     Format
 	gzipped    bool
 }
@@ -91,7 +98,29 @@ func NewReader(r io.Reader, opt ReaderOptions) (*Reader, error) {
 		}
 		rd.csv, rd.parse = p, p.parse
 	}
+	if opt.Format.IsJSON() {
+		if err := rd.useJSON(opt.Format); err != nil {
+			return nil, err
+		}
+	}
 	return rd, nil
+}
+
+// useJSON sets up the JSON lines parser of format f (generic or a preset).
+func (r *Reader) useJSON(f Format) error {
+	o := jsonOptions(f, r.opt.CSV)
+	if o.Columns["time"] == "" {
+		if f == FormatJSONL && r.opt.Format == FormatAuto {
+			return errors.New("JSON lines that match no preset (envoy, caddy, traefik, cloudflare, gcp-lb): give format: jsonl with jsonl: {columns: {time: PATH, ip: PATH, ...}}")
+		}
+		return errors.New("jsonl needs a time field path (jsonl: {columns: {time: PATH, ...}})")
+	}
+	p, err := newJSONParser(o)
+	if err != nil {
+		return err
+	}
+	r.json, r.parse = p, p.parse
+	return nil
 }
 
 // Format is the log's format (detected after the first Scan when auto).
@@ -169,12 +198,27 @@ func (r *Reader) Scan() bool {
 				return false
 			}
 			if hdr {
+				r.filtered++
 				continue
+			}
+		}
+		first := r.line
+		if r.csv != nil && r.started && openQuote(line, r.csv.opt.Delimiter) {
+			if line, err = r.joinCSV(line); err != nil {
+				r.err = err
+				return false
+			}
+			if line == nil {
+				continue // counted as malformed
 			}
 		}
 		r.raw = line
 		if perr := r.parse(line, &r.rec); perr != nil {
-			if !r.bad(line, perr.Error()) {
+			if perr == errDirective {
+				r.filtered++
+				continue
+			}
+			if !r.badAt(first, line, perr.Error()) {
 				return false
 			}
 			continue
@@ -182,15 +226,86 @@ func (r *Reader) Scan() bool {
 		if !utf8.Valid(line) {
 			r.badUTF8++
 		}
-		r.rec.Line = r.line
+		r.rec.Line = first
 		return true
 	}
 }
 
+// openQuote reports whether a CSV line ends inside a quoted field (one that
+// starts with a quote, RFC 4180); quotes inside unquoted fields are data.
+func openQuote(line []byte, delim byte) bool {
+	inQuotes, fieldStart := false, true
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case inQuotes:
+			if c == '"' {
+				if i+1 < len(line) && line[i+1] == '"' {
+					i++ // an escaped quote
+				} else {
+					inQuotes = false
+				}
+			}
+		case fieldStart && c == '"':
+			inQuotes = true
+			fieldStart = false
+		case c == delim:
+			fieldStart = true
+		default:
+			fieldStart = false
+		}
+	}
+	return inQuotes
+}
+
+// joinCSV reads the lines that continue a quoted CSV field (a newline inside
+// quotes, as encoding/csv reads it) and returns the whole record, or nil when
+// it exceeds max_line_bytes or the input ends inside the quotes (counted as
+// malformed at its first line).
+func (r *Reader) joinCSV(line []byte) ([]byte, error) {
+	first := r.line
+	r.joined = append(r.joined[:0], line...)
+	for openQuote(r.joined, r.csv.opt.Delimiter) {
+		next, err := r.readLine()
+		if err == io.EOF {
+			r.badAt(first, r.joined, "quoted field not closed before the end of the input")
+			return nil, r.stopErr()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if next == nil {
+			r.badAt(first, r.joined, "quoted field runs into an over-long line")
+			return nil, r.stopErr()
+		}
+		r.joined = append(append(r.joined, '\n'), next...)
+		r.continued++
+		if len(r.joined) > r.opt.MaxLineBytes {
+			r.badAt(first, r.joined, fmt.Sprintf("record of more than %d bytes (a quoted field not closed?)", r.opt.MaxLineBytes))
+			// Skip to the end of the open field, bounded by the input.
+			return nil, r.stopErr()
+		}
+	}
+	return r.joined, nil
+}
+
+// stopErr is the error that stops a strict scan after badAt (nil otherwise).
+func (r *Reader) stopErr() error {
+	if r.opt.Strict && len(r.samples) > 0 {
+		e := r.samples[len(r.samples)-1]
+		return &e
+	}
+	return nil
+}
+
 // bad counts a malformed line; it returns false when that stops the scan.
-func (r *Reader) bad(line []byte, msg string) bool {
+func (r *Reader) bad(line []byte, msg string) bool { return r.badAt(r.line, line, msg) }
+
+// badAt counts a malformed record that starts at line n.
+func (r *Reader) badAt(n int64, line []byte, msg string) bool {
 	r.malformed++
-	e := LineError{Line: r.line, Msg: msg, Excerpt: excerpt(line)}
+	r.reasons = countReason(r.reasons, msg)
+	e := LineError{Line: n, Msg: msg, Excerpt: excerpt(line)}
 	if len(r.samples) < MaxSamples {
 		r.samples = append(r.samples, e)
 	}
@@ -221,7 +336,18 @@ func (r *Reader) first(line []byte) (bool, error) {
 			return false, errors.New("csv needs options (time column)")
 		}
 		return true, r.csv.header(line)
+	case FormatALB:
+		r.parse = ParseALB
+	case FormatW3C:
+		r.w3c = newW3CParser(&r.line)
+		r.parse = r.w3c.parse
 	default:
+		if r.format.IsJSON() {
+			if r.json == nil {
+				return false, r.useJSON(r.format)
+			}
+			return false, nil
+		}
 		return false, fmt.Errorf("unsupported format %v", r.format)
 	}
 	return false, nil
@@ -234,6 +360,14 @@ func Detect(line []byte) Format {
 	if bytes.HasPrefix(line, []byte("host\tlogname\ttime\t")) {
 		return FormatNASATSV
 	}
+	if len(line) > 0 && line[0] == '{' {
+		return detectJSON(line)
+	}
+	for _, d := range []string{"#Version:", "#Fields:", "#Software:"} {
+		if bytes.HasPrefix(line, []byte(d)) {
+			return FormatW3C
+		}
+	}
 	var rec Record
 	if ParseCombined(line, &rec) == nil {
 		if rec.UserAgent != nil || rec.Referer != nil {
@@ -243,6 +377,9 @@ func Detect(line []byte) Format {
 	}
 	if ParseNASATSV(line, &rec) == nil {
 		return FormatNASATSV
+	}
+	if ParseALB(line, &rec) == nil {
+		return FormatALB
 	}
 	return FormatAuto
 }
@@ -263,6 +400,7 @@ func (r *Reader) readLine() ([]byte, error) {
 			return nil, r.ioErr(err)
 		}
 		r.malformed++
+		r.reasons = countReason(r.reasons, reasonTooLong)
 		e := LineError{Line: r.line, Msg: fmt.Sprintf("line of %d bytes exceeds the limit of %d bytes", n, r.opt.MaxLineBytes), Excerpt: head}
 		if len(r.samples) < MaxSamples {
 			r.samples = append(r.samples, e)
@@ -296,6 +434,7 @@ func (r *Reader) readLine() ([]byte, error) {
 // tooLong counts a final line (no newline) longer than the limit.
 func (r *Reader) tooLong(line []byte) ([]byte, error) {
 	r.malformed++
+	r.reasons = countReason(r.reasons, reasonTooLong)
 	e := LineError{Line: r.line, Msg: fmt.Sprintf("line of %d bytes exceeds the limit of %d bytes", len(line), r.opt.MaxLineBytes), Excerpt: excerpt(line)}
 	if len(r.samples) < MaxSamples {
 		r.samples = append(r.samples, e)
@@ -356,6 +495,21 @@ func (r *Reader) reject(msg string) bool { return r.bad(r.raw, msg) }
 func (r *Reader) stats(s *Stats) {
 	s.Lines, s.Malformed, s.Samples = r.line, r.malformed, r.samples
 	s.InvalidUTF8, s.Gzipped = r.badUTF8, r.gzipped
+	s.Filtered, s.Blank, s.Continued = r.filtered, r.blank, r.continued
+	s.Reasons = maps.Clone(r.reasons)
+	if r.w3c != nil {
+		s.FieldsChanges = r.w3c.changes
+	}
+	if r.json != nil {
+		for i, p := range r.json.paths {
+			if p != nil {
+				if s.MissingFields == nil {
+					s.MissingFields = map[string]int64{}
+				}
+				s.MissingFields[CSVColumnFields[i]+" ("+p.String()+")"] = r.json.missing[i]
+			}
+		}
+	}
 }
 
 // Close releases the gzip reader, if any (not the underlying reader).

@@ -9,15 +9,24 @@ import (
 type Format uint8
 
 const (
-	FormatAuto     Format = iota // detect from the first line
-	FormatCLF                    // Common Log Format
-	FormatCombined               // Combined Log Format (CLF + referer and user agent)
-	FormatNASATSV                // the NASA KSC TSV: host, logname, time (epoch s), method, url, response, bytes, referer, useragent
-	FormatCSV                    // CSV with a header and configured columns
-	FormatParquet                // Parquet with configured columns
+	FormatAuto       Format = iota // detect from the first line
+	FormatCLF                      // Common Log Format
+	FormatCombined                 // Combined Log Format (CLF + referer and user agent)
+	FormatNASATSV                  // the NASA KSC TSV: host, logname, time (epoch s), method, url, response, bytes, referer, useragent
+	FormatCSV                      // CSV with a header and configured columns
+	FormatParquet                  // Parquet with configured columns
+	FormatJSONL                    // JSON lines with configured field paths
+	FormatEnvoy                    // Envoy / Istio JSON access log (JSON lines preset)
+	FormatCaddy                    // Caddy's JSON access log (JSON lines preset)
+	FormatTraefik                  // Traefik's JSON access log (JSON lines preset)
+	FormatCloudflare               // Cloudflare Logpush, HTTP requests dataset (JSON lines preset)
+	FormatGCPLB                    // Google Cloud HTTP(S) load balancer, Cloud Logging export (JSON lines preset)
+	FormatALB                      // AWS Application Load Balancer access log
+	FormatW3C                      // W3C extended log format (#Fields: header; CloudFront, IIS)
 )
 
-var formatNames = []string{"auto", "clf", "combined", "nasa-tsv", "csv", "parquet"}
+var formatNames = []string{"auto", "clf", "combined", "nasa-tsv", "csv", "parquet",
+	"jsonl", "envoy", "caddy", "traefik", "cloudflare", "gcp-lb", "alb", "w3c"}
 
 func (f Format) String() string {
 	if int(f) < len(formatNames) {
@@ -26,7 +35,8 @@ func (f Format) String() string {
 	return fmt.Sprintf("Format(%d)", f)
 }
 
-// ParseFormat parses a format name (auto, clf, combined, nasa-tsv, csv).
+// ParseFormat parses a format name (auto, clf, combined, nasa-tsv, csv,
+// parquet, jsonl and its presets, alb, w3c).
 func ParseFormat(s string) (Format, error) {
 	for i, n := range formatNames {
 		if s == n {

@@ -73,3 +73,40 @@ func (r *Rows) Aggregate(keys []model.ClientResult, out []model.ClientResult) []
 	}
 	return out
 }
+
+// LabelRows groups the keys of several logs (the days a sweep replays as
+// replicates) into the same rows for every log: one "keys (label)" row per
+// label that some log holds, in the order legit, design, code, none, so a
+// clients row means the same in every replicate. It returns one Rows per
+// log, sharing names, classes and stages.
+func LabelRows(trs []*Traffic) []*Rows {
+	var present [4]bool
+	for _, t := range trs {
+		for i := range t.Keys {
+			present[t.Keys[i].Stage] = true
+		}
+	}
+	base := &Rows{}
+	row := map[model.Stage]int32{}
+	for _, s := range []model.Stage{model.NoStage, model.StageDesign, model.StageCode, model.StageNone} {
+		if !present[s] {
+			continue
+		}
+		row[s] = int32(len(base.Names))
+		if s == model.NoStage {
+			base.add("keys (legit)", model.Legit, s, 0)
+		} else {
+			base.add(fmt.Sprintf("keys (abusive, %s)", s), model.Abusive, s, 0)
+		}
+	}
+	out := make([]*Rows, len(trs))
+	for j, t := range trs {
+		r := &Rows{Names: base.Names, Class: base.Class, Stage: base.Stage, Keys: make([]int64, len(base.Names)), Of: make([]int32, len(t.Keys))}
+		for i := range t.Keys {
+			r.Of[i] = row[t.Keys[i].Stage]
+			r.Keys[r.Of[i]]++
+		}
+		out[j] = r
+	}
+	return out
+}

@@ -1,5 +1,12 @@
 package ingest
 
+import (
+	"maps"
+	"slices"
+
+	"github.com/ratesweep/ratesweep/model"
+)
+
 // SchemaDefs returns JSON Schema definitions of a traffic section
 // ("traffic", "columns", "rule"), built from the field lists and names the
 // decoder checks against (see sweep.Schema).
@@ -28,6 +35,8 @@ func SchemaDefs() map[string]any {
 		}
 	}
 	key := map[string]any{"enum": FieldNames}
+	jsonl := table(csvKeys[1:], "format jsonl or a JSON lines preset: field paths of each column (a preset's columns may be left out)")
+	jsonl["required"] = []string{}
 	return map[string]any{
 		"traffic": map[string]any{
 			"type":                 "object",
@@ -36,10 +45,16 @@ func SchemaDefs() map[string]any {
 			"required":             []string{"log"},
 			"propertyNames":        map[string]any{"enum": trafficKeys},
 			"properties": map[string]any{
-				"log":            map[string]any{"type": "string", "minLength": 1, "description": "the log file, relative to the spec; plain or gzip"},
-				"format":         map[string]any{"enum": formatNames, "default": FormatAuto.String()},
-				"csv":            table(csvKeys, "format csv: the columns"),
-				"parquet":        table(csvKeys[1:], "format parquet: the columns"),
+				"log": map[string]any{"oneOf": []any{
+					map[string]any{"type": "string", "minLength": 1, "description": "the log file, relative to the spec; plain or gzip"},
+					map[string]any{"type": "array", "items": str, "minItems": 2, "maxItems": MaxLogs, "description": "several logs (days), one per replicate"},
+				}},
+				"format":  map[string]any{"enum": formatNames, "default": FormatAuto.String()},
+				"csv":     table(csvKeys, "format csv: the columns"),
+				"parquet": table(csvKeys[1:], "format parquet: the columns"),
+				"jsonl":   jsonl,
+				"max_backwards_s": map[string]any{"type": "integer", "minimum": -1, "maximum": 1 << 40, "not": map[string]any{"const": 0},
+					"default": DefaultMaxBackS, "description": "a line this many seconds before the latest is malformed (-1: no bound); smaller steps back are sorted"},
 				"key":            map[string]any{"oneOf": []any{key, map[string]any{"type": "array", "items": key, "minItems": 1}}, "description": "the rate-limit key: a field or a list joined into one key"},
 				"path_depth":     map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "default": 1},
 				"spread":         map[string]any{"enum": spreadNames, "default": spreadNames[0]},
@@ -52,12 +67,17 @@ func SchemaDefs() map[string]any {
 				}, "description": "labelling rules, or a YAML file with rules: [...]"},
 			},
 			"allOf": []any{
+				map[string]any{"if": map[string]any{"properties": map[string]any{"format": map[string]any{"const": "jsonl"}}, "required": []string{"format"}},
+					"then": map[string]any{"required": []string{"jsonl"}}},
+				map[string]any{"if": map[string]any{"not": map[string]any{"properties": map[string]any{"format": map[string]any{"enum": jsonFormatNames()}}, "required": []string{"format"}}},
+					"then": map[string]any{"not": map[string]any{"required": []string{"jsonl"}}}},
 				map[string]any{"if": map[string]any{"properties": map[string]any{"format": map[string]any{"const": "csv"}}, "required": []string{"format"}},
 					"then": map[string]any{"required": []string{"csv"}}, "else": map[string]any{"not": map[string]any{"required": []string{"csv"}}}},
 				map[string]any{"if": map[string]any{"properties": map[string]any{"format": map[string]any{"const": "parquet"}}, "required": []string{"format"}},
 					"then": map[string]any{"required": []string{"parquet"}}, "else": map[string]any{"not": map[string]any{"required": []string{"parquet"}}}},
 			},
 		},
+		"overlay": overlaySchema(),
 		"columns": map[string]any{
 			"type": "object", "additionalProperties": false, "required": []string{"time"},
 			"propertyNames": map[string]any{"enum": CSVColumnFields}, "properties": columns,
@@ -88,4 +108,42 @@ func SchemaDefs() map[string]any {
 			},
 		},
 	}
+}
+
+// jsonFormatNames are the formats that take a jsonl: section (jsonl and its presets).
+func jsonFormatNames() []string {
+	var out []string
+	for i := range formatNames {
+		if f := Format(i); f.IsJSON() {
+			out = append(out, f.String())
+		}
+	}
+	return out
+}
+
+// overlaySchema is the scenario language (model's "scenario" definition)
+// plus the overlay's own fields.
+func overlaySchema() map[string]any {
+	sc := model.SchemaDefs()["scenario"].(map[string]any)
+	o := maps.Clone(sc)
+	props := maps.Clone(sc["properties"].(map[string]any))
+	names := slices.Clone(sc["propertyNames"].(map[string]any)["enum"].([]string))
+	o["description"] = "Clients in the scenario language placed on the log's clock: attacks the log does not hold."
+	props["start_s"] = map[string]any{"type": "integer", "minimum": 0, "maximum": 100 * 365 * 86400, "description": "seconds after the log's first second where the overlay starts"}
+	props["keys"] = map[string]any{"type": "object", "description": "per client: top:N (the log's N busiest keys) or a list of log keys to share",
+		"additionalProperties": map[string]any{"oneOf": []any{
+			map[string]any{"type": "string", "pattern": `^top:[0-9]+$`},
+			map[string]any{"type": "array", "items": map[string]any{"type": "string", "minLength": 1}, "minItems": 1},
+		}}}
+	props["aim"] = map[string]any{"type": "object", "description": "per client: bursts timed to fixed-window edges",
+		"additionalProperties": map[string]any{
+			"type": "object", "additionalProperties": false, "required": []string{"window_s"},
+			"properties": map[string]any{
+				"window_s": map[string]any{"type": "integer", "minimum": 1, "maximum": 86400},
+				"spread_s": map[string]any{"type": "number", "exclusiveMinimum": 0, "default": 0.5},
+			},
+		}}
+	o["properties"] = props
+	o["propertyNames"] = map[string]any{"enum": append(names, overlayExtraKeys...)}
+	return o
 }

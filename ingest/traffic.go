@@ -3,11 +3,13 @@ package ingest
 import (
 	"bytes"
 	"cmp"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -28,7 +30,15 @@ type Options struct {
 	Key       []Field // the rate-limit key: fields joined by a space; default [ip]
 	PathDepth int     // path segments kept by path_prefix; default 1
 	Rules     []Rule
+	// MaxBackS is how far a line's time may go back behind the latest time
+	// before it, seconds (logs written at response time by several workers
+	// are a little out of order; such requests are sorted). A line further
+	// back is malformed. 0 = DefaultMaxBackS; -1 = no bound.
+	MaxBackS int64
 }
+
+// DefaultMaxBackS is the default tolerance for times going backwards, s.
+const DefaultMaxBackS = 300
 
 // Key is one rate-limit key of a log and its aggregates.
 type Key struct {
@@ -62,6 +72,8 @@ type Traffic struct {
 	SubSecond bool  // the log had sub-second times; Realise does not spread them
 	Keys      []Key
 	Stats     Stats
+	// OverlayRequests is how many requests an overlay added (WithOverlay).
+	OverlayRequests int64
 
 	offsets []int64       // key i's requests are [offsets[i], offsets[i+1])
 	times   []int64       // ns since StartUnix; whole seconds unless SubSecond
@@ -70,15 +82,25 @@ type Traffic struct {
 
 // Stats describe the reading of a log.
 type Stats struct {
-	Lines       int64 // lines read, header and blank lines included
-	Requests    int64
-	Malformed   int64
-	Samples     []LineError // the first malformed lines
-	InvalidUTF8 int64       // accepted lines that are not valid UTF-8
-	OutOfOrder  int64       // requests earlier than one before them (sorted anyway)
-	MaxBackS    int64       // the largest step back in time, s
-	FirstBack   int64       // line of the first out-of-order request
-	Gzipped     bool
+	Lines     int64 // lines read, header and blank lines included
+	Requests  int64
+	Malformed int64
+	Reasons   map[string]int64 // malformed lines by reason (values in the message elided)
+	Filtered  int64            // lines that are not requests by design: headers, # directives
+	Blank     int64            // empty lines
+	Continued int64            // lines that continue a CSV record (a quoted field with newlines)
+	Samples   []LineError      // the first malformed lines
+	// FieldsChanges counts W3C #Fields: headers that differ from the first
+	// (the new columns apply to the lines after each).
+	FieldsChanges int
+	// MissingFields counts, per configured JSON field path, the requests
+	// without it.
+	MissingFields map[string]int64
+	InvalidUTF8   int64 // accepted lines that are not valid UTF-8
+	OutOfOrder    int64 // requests earlier than one before them (sorted anyway)
+	MaxBackS      int64 // the largest step back in time, s
+	FirstBack     int64 // line of the first out-of-order request
+	Gzipped       bool
 }
 
 // Open opens a log file for NewReader, with errors that name it.
@@ -112,7 +134,18 @@ func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
 		return nil, err
 	}
 	defer f.Close()
-	t, err := Build(ctx, f, opt)
+	var lines int64
+	if st, err := f.Stat(); err == nil && st.Size() > countLinesAbove {
+		// A large log: count its lines first, so the columns are allocated
+		// once at their final size (no growth copies: MemoryPerRequest).
+		if lines, err = countLines(f); err != nil {
+			return nil, yamlx.InFile(err, path)
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, &yamlx.Error{File: path, Msg: err.Error()}
+		}
+	}
+	t, err := buildN(ctx, f, opt, lines)
 	if err != nil {
 		return nil, yamlx.InFile(err, path)
 	}
@@ -152,16 +185,65 @@ const MaxRateRules = 16
 // Stats (an error with ReaderOptions.Strict); a log without a valid request
 // is an error.
 func Build(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) {
+	return buildN(ctx, r, opt, 0)
+}
+
+// countLinesAbove is the log file size above which Load counts lines first.
+const countLinesAbove = 4 << 20
+
+// countLines counts the newlines of a log (decompressed if gzip), or a
+// Parquet file's rows (from its footer).
+func countLines(f *os.File) (int64, error) {
+	var magic [4]byte
+	if n, _ := io.ReadFull(f, magic[:]); n == 4 && string(magic[:]) == "PAR1" {
+		return parquetRows(f), nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	var r io.Reader = f
+	if magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return 0, fmt.Errorf("gzip: %v", err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	buf := make([]byte, 1<<20)
+	var n int64
+	for {
+		k, err := r.Read(buf)
+		n += int64(bytes.Count(buf[:k], []byte{'\n'}))
+		if err == io.EOF {
+			return n + 1, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("gzip: %v", err)
+		}
+	}
+}
+
+// buildN is Build with the expected number of lines (0: unknown), the
+// capacity of the request columns.
+func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffic, error) {
 	if len(opt.Key) == 0 {
 		opt.Key = []Field{FieldIP}
 	}
 	if opt.PathDepth <= 0 {
 		opt.PathDepth = 1
 	}
+	if opt.MaxBackS == 0 {
+		opt.MaxBackS = DefaultMaxBackS
+	}
 	if len(opt.Rules) > MaxRules {
 		return nil, fmt.Errorf("at most %d rules, got %d", MaxRules, len(opt.Rules))
 	}
 	b := &builder{opt: opt, index: map[string]int32{}, maxT: -1 << 63}
+	if lines > 0 && lines < 1<<31 {
+		b.times = make([]int64, 0, lines)
+		b.keys = make([]int32, 0, lines)
+	}
 	for i := range opt.Rules {
 		if err := opt.Rules[i].Validate(); err != nil {
 			return nil, err
@@ -197,6 +279,9 @@ func Build(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) {
 		}
 		return nil, err
 	}
+	if err := checkPaths(&b.stats, int64(len(b.times)), rd.Format(), opt.Key); err != nil {
+		return nil, err
+	}
 	if len(b.times) == 0 {
 		msg := "no requests in the log"
 		if b.stats.Malformed > 0 {
@@ -208,6 +293,33 @@ func Build(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) {
 	t := b.finish()
 	t.Format = rd.Format()
 	return t, nil
+}
+
+// fieldColumn is the record field (column or path name) a key field reads.
+var fieldColumn = map[Field]string{FieldIP: "ip", FieldUser: "user", FieldMethod: "method", FieldPath: "path", FieldPathPrefix: "path",
+	FieldStatus: "status", FieldUserAgent: "user_agent", FieldReferer: "referer"}
+
+// checkPaths fails when a JSON field path matched no request: any
+// configured path of a generic jsonl log, or a key field of a preset (a
+// preset's other fields may be absent from a deployment's logs).
+func checkPaths(s *Stats, requests int64, f Format, key []Field) error {
+	if requests == 0 {
+		return nil
+	}
+	for name, n := range s.MissingFields {
+		if n < requests {
+			continue
+		}
+		field, _, _ := strings.Cut(name, " ")
+		used := f == FormatJSONL
+		for _, k := range key {
+			used = used || fieldColumn[k] == field
+		}
+		if used {
+			return fmt.Errorf("the %s field path %s is in none of the %d requests (check the path against a line of the log)", field, strings.TrimSuffix(strings.TrimPrefix(name, field+" ("), ")"), requests)
+		}
+	}
+	return nil
 }
 
 // add records one request.
@@ -225,8 +337,11 @@ func (b *builder) add(rec *Record) error {
 			rp, st = 0, s
 		}
 	}
-	// Past here the request is accepted: nothing may fail.
 	ns := rec.Time*secondNs + rec.TimeNs
+	if tol := b.opt.MaxBackS; tol >= 0 && b.maxT-ns > tol*secondNs && len(b.times) > 0 {
+		return fmt.Errorf("time goes back %d s behind an earlier line, more than max_backwards_s %d", (b.maxT-ns)/secondNs, tol)
+	}
+	// Past here the request is accepted: nothing may fail.
 	if rec.TimeNs != 0 {
 		b.subSec = true
 	}
@@ -417,29 +532,35 @@ func (b *builder) finish() *Traffic {
 	for r, k := range order {
 		rank[k] = int32(r)
 	}
-	// Counting sort by key rank (stable), then by time within each key.
+	// Counting sort by key rank (stable), then by time within each key, in
+	// place: b.keys becomes each request's destination, and the columns
+	// follow the permutation's cycles, so the build never holds a second
+	// copy of the times (see MemoryPerRequest).
 	t.offsets = make([]int64, nk+1)
 	for r, k := range order {
 		t.offsets[r+1] = t.offsets[r] + count[k]
 	}
 	n := len(b.times)
-	perm := make([]int32, n)
 	next := slices.Clone(t.offsets[:nk])
-	for i, k := range b.keys {
+	dest := b.keys
+	for i, k := range dest {
 		r := rank[k]
-		perm[next[r]] = int32(i)
+		dest[i] = int32(next[r])
 		next[r]++
 	}
+	cols := columns{times: b.times, prec: b.reqPrec, stage: b.reqStage, rate: b.rateBits}
+	cols.permute(dest)
+	b.keys = nil
 	for r := range nk {
-		seg := perm[t.offsets[r]:t.offsets[r+1]]
-		if !slices.IsSortedFunc(seg, func(x, y int32) int { return cmp.Compare(b.times[x], b.times[y]) }) {
-			slices.SortStableFunc(seg, func(x, y int32) int { return cmp.Compare(b.times[x], b.times[y]) })
+		seg := cols.slice(int(t.offsets[r]), int(t.offsets[r+1]))
+		if !slices.IsSorted(seg.times) {
+			sort.Stable(seg)
 		}
 	}
-	t.times = make([]int64, n)
-	for i, j := range perm {
-		t.times[i] = b.times[j] - start
+	for i := range b.times {
+		b.times[i] -= start
 	}
+	t.times = b.times[:n:n]
 	b.times = nil
 
 	// Rate rules mark keys whose matching requests reach the rate.
@@ -453,7 +574,7 @@ func (b *builder) finish() *Traffic {
 			}
 			ts = ts[:0]
 			for i := t.offsets[r]; i < t.offsets[r+1]; i++ {
-				if b.rateBits[perm[i]]&(1<<j) != 0 {
+				if b.rateBits[i]&(1<<j) != 0 {
 					ts = append(ts, t.times[i])
 				}
 			}
@@ -478,8 +599,8 @@ func (b *builder) finish() *Traffic {
 				p, st = kp, b.opt.Rules[kp-1].Stage
 			}
 			if b.reqPrec != nil {
-				if rp := b.reqPrec[perm[i]]; rp < p {
-					p, st = rp, b.reqStage[perm[i]]
+				if rp := b.reqPrec[i]; rp < p {
+					p, st = rp, b.reqStage[i]
 				}
 			}
 			t.labels[i] = st
@@ -547,3 +668,82 @@ func (t *Traffic) Times(i int) []int64 { return t.times[t.offsets[i]:t.offsets[i
 // Labels returns key i's request labels, in the order of Times (do not
 // modify); model.NoStage is legit.
 func (t *Traffic) Labels(i int) []model.Stage { return t.labels[t.offsets[i]:t.offsets[i+1]] }
+
+// columns are the per-request columns of a build, in the same order: times
+// and, when rules need them, request-rule precedence and stage and rate-rule
+// bits (nil when absent).
+type columns struct {
+	times []int64
+	prec  []uint8
+	stage []model.Stage
+	rate  []uint16
+}
+
+func (c columns) slice(i, j int) columns {
+	out := columns{times: c.times[i:j]}
+	if c.prec != nil {
+		out.prec, out.stage = c.prec[i:j], c.stage[i:j]
+	}
+	if c.rate != nil {
+		out.rate = c.rate[i:j]
+	}
+	return out
+}
+
+// Len, Less and Swap sort the columns by time (sort.Stable keeps ties in
+// their order).
+func (c columns) Len() int           { return len(c.times) }
+func (c columns) Less(i, j int) bool { return c.times[i] < c.times[j] }
+func (c columns) Swap(i, j int) {
+	c.times[i], c.times[j] = c.times[j], c.times[i]
+	if c.prec != nil {
+		c.prec[i], c.prec[j] = c.prec[j], c.prec[i]
+		c.stage[i], c.stage[j] = c.stage[j], c.stage[i]
+	}
+	if c.rate != nil {
+		c.rate[i], c.rate[j] = c.rate[j], c.rate[i]
+	}
+}
+
+// permute moves element i of every column to position dest[i], in place,
+// cycle by cycle; dest is consumed (every entry becomes -1).
+func (c columns) permute(dest []int32) {
+	for i := range dest {
+		if dest[i] < 0 {
+			continue
+		}
+		// Carry element i along its cycle until the cycle closes at i.
+		t := c.times[i]
+		var p uint8
+		var st model.Stage
+		var rb uint16
+		if c.prec != nil {
+			p, st = c.prec[i], c.stage[i]
+		}
+		if c.rate != nil {
+			rb = c.rate[i]
+		}
+		pos := dest[i]
+		dest[i] = -1
+		for int(pos) != i {
+			c.times[pos], t = t, c.times[pos]
+			if c.prec != nil {
+				c.prec[pos], p = p, c.prec[pos]
+				c.stage[pos], st = st, c.stage[pos]
+			}
+			if c.rate != nil {
+				c.rate[pos], rb = rb, c.rate[pos]
+			}
+			next := dest[pos]
+			dest[pos] = -1
+			pos = next
+		}
+		c.times[i] = t
+		if c.prec != nil {
+			c.prec[i], c.stage[i] = p, st
+		}
+		if c.rate != nil {
+			c.rate[i] = rb
+		}
+	}
+}

@@ -48,7 +48,11 @@ func (r *Run) SummaryTable() *Table {
 	if sc := r.Spec.Scenario; sc != nil {
 		t.AddRow("scenario", fmt.Sprintf("%s (%d clients, %d s)", sc.Name, len(sc.Clients), sc.DurationS))
 	} else {
-		t.AddRow("traffic", "replayed access log "+r.Spec.Traffic.Log)
+		if logs := r.Spec.Traffic.Logs; len(logs) > 1 {
+			t.AddRow("traffic", fmt.Sprintf("%d replayed access logs, one per replicate: %s", len(logs), strings.Join(logs, ", ")))
+		} else {
+			t.AddRow("traffic", "replayed access log "+r.Spec.Traffic.Log)
+		}
 	}
 	t.AddRow("points files", fmt.Sprint(r.Files))
 	t.AddRow("points rows read", groupDigits(r.Rows))

@@ -37,6 +37,7 @@ traffic:
   format: csv
   csv: {time_format: rfc3339, columns: {time: ts, ip: client}}
   top_keys: 1000
+  max_backwards_s: -1  # the keys are written one after the other
   window_origin: %s
 sweep:
   - {algorithm: token_bucket, rate: 1, capacity: 1}

@@ -13,6 +13,9 @@ const (
 	MetaSpec           = "ratesweep.spec"
 	MetaScenarioSHA256 = "ratesweep.scenario_sha256"
 	MetaShard          = "ratesweep.shard"
+	// MetaLog is a log replay's line accounting (JSON, as in the manifest's
+	// "log" field); absent for scenarios.
+	MetaLog = "ratesweep.log"
 )
 
 // intMetric and floatMetric are points columns derived from an outcome.

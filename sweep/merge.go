@@ -237,6 +237,9 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		m.FalseCutSum += s.FalseCutSum
 		m.Parts = append(m.Parts, s.Parts...)
 		m.Finished = max(m.Finished, s.Finished)
+		if m.Log == nil {
+			m.Log = s.Log // every shard read the same log
+		}
 	}
 	slices.SortFunc(m.Parts, func(a, b ManifestPart) int { return a.Index - b.Index })
 	rep.Manifest = m

@@ -17,6 +17,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/model"
 	"golang.org/x/sync/errgroup"
 )
@@ -33,6 +34,9 @@ type Options struct {
 	Force     bool   // replace an existing run
 	NoOutput  bool   // simulate only, write nothing (benchmarks)
 	MaxPoints int64  // 0 = DefaultMaxPoints
+	// MaxMalformed bounds a log's malformed lines (nil: 1%); more is an
+	// input error naming the first bad lines.
+	MaxMalformed *ingest.MalformedLimit
 
 	// Progress, when set, is called from workers with the rows (points ×
 	// replicates) done so far.
@@ -53,6 +57,7 @@ type Result struct {
 	Computed     int64 // grid points simulated by this call (not kept by --resume)
 	FalseCutSum  int64 // Σ false_cut over the shard's rows (the peers' checksum)
 	Manifest     string
+	Log          *ingest.Accounting // a log replay's line accounting (nil for scenarios)
 }
 
 // ErrOutputExists is returned when the run directory holds a run already.
@@ -70,19 +75,20 @@ func inputErrorf(format string, args ...any) error {
 // Manifest lists a shard's completed parts. It is written last: its presence
 // means the shard is complete.
 type Manifest struct {
-	Version        string         `json:"version"`
-	Spec           string         `json:"spec"`
-	SpecSHA256     string         `json:"spec_sha256"`
-	ScenarioSHA256 string         `json:"scenario_sha256"`
-	Shard          string         `json:"shard"`
-	Points         int64          `json:"points"`
-	Replicates     int            `json:"replicates"`
-	Rows           int64          `json:"rows"`
-	FalseCutSum    int64          `json:"false_cut_sum"`
-	Parts          []ManifestPart `json:"parts"`
-	Finished       string         `json:"finished"`
-	MergedShards   int            `json:"merged_shards,omitempty"` // set by 'ratesweep merge': the shard count
-	Compacted      bool           `json:"compacted,omitempty"`     // set by 'merge --compact': parts are merged-*.parquet
+	Version        string             `json:"version"`
+	Spec           string             `json:"spec"`
+	SpecSHA256     string             `json:"spec_sha256"`
+	ScenarioSHA256 string             `json:"scenario_sha256"`
+	Shard          string             `json:"shard"`
+	Points         int64              `json:"points"`
+	Replicates     int                `json:"replicates"`
+	Rows           int64              `json:"rows"`
+	FalseCutSum    int64              `json:"false_cut_sum"`
+	Parts          []ManifestPart     `json:"parts"`
+	Finished       string             `json:"finished"`
+	Log            *ingest.Accounting `json:"log,omitempty"`           // a log replay's line accounting
+	MergedShards   int                `json:"merged_shards,omitempty"` // set by 'ratesweep merge': the shard count
+	Compacted      bool               `json:"compacted,omitempty"`     // set by 'merge --compact': parts are merged-*.parquet
 }
 
 // ManifestPart is one part's files.
@@ -138,13 +144,31 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	var logAcc *ingest.Accounting
+	if ts, ok := src.(*trafficSource); ok {
+		lim := ingest.DefaultMalformedLimit
+		if opts.MaxMalformed != nil {
+			lim = *opts.MaxMalformed
+		}
+		var accs []ingest.Accounting
+		for _, tr := range ts.trs {
+			accs = append(accs, tr.Accounting())
+		}
+		acc := ingest.SumAccounting(accs)
+		logAcc = &acc
+		for _, tr := range ts.trs {
+			if lim.Exceeded(&tr.Stats) {
+				return &Result{Log: logAcc}, inputErrorf("%s: %s", tr.Source, lim.MalformedError(&tr.Stats))
+			}
+		}
+	}
 	workloadSHA, err := spec.WorkloadSHA256()
 	if err != nil {
 		return nil, err
 	}
 	grid := NewGrid(spec)
 	parts := ShardParts(grid, opts.Shard)
-	res := &Result{Dir: opts.OutDir, Parts: len(parts)}
+	res := &Result{Dir: opts.OutDir, Parts: len(parts), Log: logAcc}
 	for _, p := range parts {
 		res.Points += p.Points()
 	}
@@ -156,6 +180,13 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		MetaSpec:           specYAML,
 		MetaScenarioSHA256: workloadSHA,
 		MetaShard:          opts.Shard.String(),
+	}
+	if logAcc != nil {
+		js, err := json.Marshal(logAcc)
+		if err != nil {
+			return nil, err
+		}
+		meta[MetaLog] = string(js)
 	}
 	states := make([]partState, len(parts))
 	for i, p := range parts {
@@ -250,7 +281,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		Version: Version, Spec: spec.Name, SpecSHA256: sha256Hex([]byte(specYAML)),
 		ScenarioSHA256: meta[MetaScenarioSHA256], Shard: opts.Shard.String(),
 		Points: res.Points, Replicates: spec.Replicates, Rows: res.Rows, FalseCutSum: res.FalseCutSum,
-		Finished: opts.now().UTC().Format(time.RFC3339),
+		Finished: opts.now().UTC().Format(time.RFC3339), Log: logAcc,
 	}
 	for _, st := range states {
 		m.Parts = append(m.Parts, ManifestPart{Index: st.part.Index, From: st.part.From, To: st.part.To, Points: st.points, Clients: st.cl})

@@ -74,6 +74,7 @@ func specDefs() map[string]any {
 				"name":       map[string]any{"type": "string", "minLength": 1, "pattern": `^[^/\\]*$`, "not": map[string]any{"enum": []string{".", ".."}}, "description": "names the output directory out/<name>"},
 				"scenario":   map[string]any{"oneOf": []any{map[string]any{"type": "string", "minLength": 1, "description": "a scenario file, relative to this spec"}, map[string]any{"$ref": "#/$defs/scenario"}}},
 				"traffic":    map[string]any{"$ref": "#/$defs/traffic"},
+				"overlay":    map[string]any{"$ref": "#/$defs/overlay"},
 				"seed":       map[string]any{"type": "integer", "minimum": 0, "default": 0, "description": "seeds stochastic workloads"},
 				"replicates": map[string]any{"type": "integer", "minimum": 1, "maximum": 1_000_000, "default": 1, "description": "realisations of the workload per grid point"},
 				"sweep":      map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"$ref": "#/$defs/entry"}},

@@ -54,14 +54,34 @@ func newSource(ctx context.Context, spec *Spec) (source, error) {
 		}
 		return scenarioSource{wl}, nil
 	}
-	tr, err := ingest.Load(ctx, spec.Traffic.Log, spec.Traffic.Options)
-	if err != nil {
-		return nil, err
+	logs := spec.Traffic.Logs
+	if len(logs) == 0 {
+		logs = []string{spec.Traffic.Log}
 	}
-	if len(tr.Keys) == 0 {
-		return nil, inputErrorf("%s: no requests to replay", spec.Traffic.Log)
+	src := &trafficSource{cfg: spec.Traffic}
+	for _, log := range logs {
+		tr, err := ingest.Load(ctx, log, spec.Traffic.Options)
+		if err != nil {
+			return nil, err
+		}
+		if ov := spec.Traffic.Overlay; ov != nil {
+			if tr, err = tr.WithOverlay(ov, spec.Traffic.Spread, spec.Seed); err != nil {
+				return nil, inputErrorf("%s: %v", log, err)
+			}
+		}
+		if len(tr.Keys) == 0 {
+			return nil, inputErrorf("%s: no requests to replay", log)
+		}
+		src.trs = append(src.trs, tr)
 	}
-	return &trafficSource{cfg: spec.Traffic, tr: tr, grouping: tr.Rows(spec.Traffic.TopKeys)}, nil
+	src.tr = src.trs[0]
+	if len(src.trs) == 1 {
+		src.groupings = []*ingest.Rows{src.tr.Rows(spec.Traffic.TopKeys)}
+	} else {
+		src.groupings = ingest.LabelRows(src.trs)
+	}
+	src.grouping = src.groupings[0]
+	return src, nil
 }
 
 type scenarioSource struct{ wl *model.Workload }
@@ -124,11 +144,15 @@ func (s *scenarioSim) run(p model.Policy, clients []model.ClientResult) model.Me
 }
 
 // trafficSource replays a log: every key is offered its requests, and the
-// clients rows are the top keys plus "other keys" rows per label.
+// clients rows are the top keys plus "other keys" rows per label. Several
+// logs (days) are the replicates, replicate r replaying log r mod n, with
+// one clients row per label.
 type trafficSource struct {
-	cfg      *ingest.Config
-	tr       *ingest.Traffic
-	grouping *ingest.Rows
+	cfg       *ingest.Config
+	tr        *ingest.Traffic // the first log
+	grouping  *ingest.Rows    // the first log's rows
+	trs       []*ingest.Traffic
+	groupings []*ingest.Rows
 }
 
 func (s *trafficSource) rows() ([]string, []model.Class, []model.Stage) {
@@ -136,11 +160,13 @@ func (s *trafficSource) rows() ([]string, []model.Class, []model.Stage) {
 }
 
 func (s *trafficSource) newSim() pointSim {
-	return &trafficSim{src: s, deciders: map[model.Algorithm]model.Decider{}}
+	return &trafficSim{src: s, tr: s.tr, grouping: s.grouping, deciders: map[model.Algorithm]model.Decider{}}
 }
 
 type trafficSim struct {
 	src      *trafficSource
+	tr       *ingest.Traffic // the replicate's log
+	grouping *ingest.Rows    // and its clients rows
 	times    [][]int64
 	replay   ingest.Replay
 	perKey   []model.ClientResult
@@ -192,8 +218,8 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 	if noBatch {
 		return 0
 	}
-	tr := s.src.tr
-	nr := len(s.src.grouping.Names)
+	tr := s.tr
+	nr := len(s.grouping.Names)
 	if s.ranges == nil {
 		s.ranges = keyRanges(tr, runtime.GOMAXPROCS(0))
 	}
@@ -212,7 +238,7 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 		}
 		s.rows = grow(s.rows, n*nr)
 		s.metrics = grow(s.metrics, n)
-		tr.ReplayCounts(s.times, count, s.limits, s.src.grouping, s.rows, s.metrics, &s.counts)
+		tr.ReplayCounts(s.times, count, s.limits, s.grouping, s.rows, s.metrics, &s.counts)
 	} else {
 		bs := make([]ingest.Batch, len(s.ranges)-1)
 		for n < len(ps) && n < maxLockstep && ps[n].Algorithm == ps[0].Algorithm {
@@ -245,7 +271,7 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 		}
 		s.rows = grow(s.rows, n*nr)
 		s.metrics = grow(s.metrics, n)
-		tr.ReplayMany(s.times, bs, s.ranges, s.src.grouping, s.rows, s.metrics, &s.counts)
+		tr.ReplayMany(s.times, bs, s.ranges, s.grouping, s.rows, s.metrics, &s.counts)
 	}
 	for k := range n {
 		put(k, s.rows[k*nr:(k+1)*nr], s.metrics[k])
@@ -253,11 +279,17 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 	return n
 }
 
-// origin is the Unix time (ns) the replay's windows are placed from.
-func (s *trafficSim) origin() int64 { return s.src.cfg.WindowOrigin.OriginNs(s.src.tr) }
+// origin is the Unix time (ns) the replay's windows are placed from (the
+// replicate's log).
+func (s *trafficSim) origin() int64 { return s.src.cfg.WindowOrigin.OriginNs(s.tr) }
 
 func (s *trafficSim) setReplicate(seed uint64, rep int) {
-	s.times = s.src.tr.Realise(s.src.cfg.Spread, seed, rep, s.times)
+	i := rep % len(s.src.trs)
+	if s.src.trs[i] != s.tr {
+		s.ranges = nil // key ranges are per log
+	}
+	s.tr, s.grouping = s.src.trs[i], s.src.groupings[i]
+	s.times = s.tr.Realise(s.src.cfg.Spread, seed, rep, s.times)
 }
 
 func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Metrics {
@@ -269,7 +301,7 @@ func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Met
 		}
 		return d
 	}
-	tr := s.src.tr
+	tr := s.tr
 	if s.ranges == nil {
 		s.ranges = keyRanges(tr, runtime.GOMAXPROCS(0))
 	}
@@ -292,6 +324,6 @@ func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Met
 		s.replay.Metrics = ingest.MetricsByLabel(s.replay.Keys)
 	}
 	s.perKey = s.replay.Totals(s.perKey)
-	copy(clients, s.src.grouping.Aggregate(s.perKey, clients[:0]))
+	copy(clients, s.grouping.Aggregate(s.perKey, clients[:0]))
 	return s.replay.Metrics
 }

@@ -60,7 +60,7 @@ type Axis struct {
 // MaxAxisValues bounds one axis (the grid itself is never materialised).
 const MaxAxisValues = 10_000_000
 
-var specKeys = []string{"name", "scenario", "traffic", "seed", "replicates", "sweep"}
+var specKeys = []string{"name", "scenario", "traffic", "overlay", "seed", "replicates", "sweep"}
 
 // LoadSpec reads a sweep spec file. A relative scenario path is resolved
 // against the spec's directory. path "" is the embedded default spec. sets
@@ -190,11 +190,27 @@ func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), d
 	case tr != nil:
 		s.Traffic, err = ingest.DecodeConfig(tr, "traffic", dir)
 		c.Add(err)
+		if s.Traffic != nil {
+			if ov := m.Get("overlay"); ov != nil {
+				s.Traffic.Overlay, err = ingest.DecodeOverlay(ov, "overlay")
+				c.Add(err)
+			}
+			if n := len(s.Traffic.Logs); n > 1 {
+				// Several logs (days) are the replicates, one each.
+				if rn := m.Get("replicates"); rn != nil && s.Replicates != n {
+					c.Errorf(rn, "replicates", "the traffic section lists %d logs, one per replicate: replicates must be %d (or left out), got %d", n, n, s.Replicates)
+				}
+				s.Replicates = n
+			}
+		}
 	case scn != nil:
 		s.Scenario, err = decodeScenarioRef(scn, resolve)
 		c.Add(err)
 	default:
 		c.Errorf(root, "scenario", "missing: a spec needs a scenario (a file or a mapping) or a traffic section (an access log)")
+	}
+	if ov := m.Get("overlay"); ov != nil && m.Get("traffic") == nil {
+		c.Errorf(ov, "overlay", "an overlay is placed on a log: it needs a traffic section (a scenario's clients go under scenario:)")
 	}
 	if sw, err := m.Require("sweep"); !c.Add(err) {
 		items, err := yamlx.Seq(sw, "sweep")
@@ -583,11 +599,19 @@ func (s *Spec) WorkloadSHA256() (string, error) {
 	if s.Traffic == nil {
 		return s.Scenario.SHA256(), nil
 	}
-	file, err := ingest.FileSHA256(s.Traffic.Log)
-	if err != nil {
-		return "", err
+	data := s.Traffic.YAML()
+	logs := s.Traffic.Logs
+	if len(logs) == 0 {
+		logs = []string{s.Traffic.Log}
 	}
-	return sha256Hex(append(s.Traffic.YAML(), file...)), nil
+	for _, log := range logs {
+		file, err := ingest.FileSHA256(log)
+		if err != nil {
+			return "", err
+		}
+		data = append(data, file...)
+	}
+	return sha256Hex(data), nil
 }
 
 // WorkloadName names the spec's workload for people: the scenario's name or

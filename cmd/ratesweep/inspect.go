@@ -11,20 +11,22 @@ import (
 
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/model"
+	"github.com/ratesweep/ratesweep/sweep"
 )
 
 func cmdInspect(e *env, args []string) error {
 	fs := newFlags(e, "inspect", "[LOG] [--spec SPEC.yaml]",
 		"Profile an access log (requests, span, keys, malformed lines, peak and p99 requests/s, top keys) to help choose a grid.\n"+
-			"LOG is Common/Combined Log Format, the NASA TSV or CSV (plain or gzip), or Parquet; --spec reads log, key and rules from a traffic section.")
+			"LOG is Common/Combined Log Format, the NASA TSV, CSV, JSON lines (envoy, caddy, traefik, cloudflare, gcp-lb or field paths), AWS ALB or W3C (plain or gzip), or Parquet;\n"+
+			"the format is detected unless given. --spec reads log, key and rules from a traffic section.")
 	spec := fs.String("spec", "", "take the log, format, key and rules from this spec's traffic: section (LOG overrides its log)")
-	format := fs.String("format", "auto", "log format: auto | clf | combined | nasa-tsv | csv | parquet")
+	format := fs.String("format", "auto", "log format: auto | clf | combined | nasa-tsv | csv | parquet | jsonl | envoy | caddy | traefik | cloudflare | gcp-lb | alb | w3c")
 	key := fs.String("key", "ip", "rate-limit key: comma-separated fields ("+strings.Join(ingest.FieldNames, ", ")+")")
 	depth := fs.Int("path-depth", 1, "path segments kept by the path_prefix key field")
 	rules := fs.String("rules", "", "labelling rules file (YAML with rules: [...])")
-	csvTime := fs.String("csv-time", "", "csv, parquet: the time column")
-	csvTimeFormat := fs.String("csv-time-format", "unix", "csv, parquet: unix | unix_ms | rfc3339 | clf (Parquet timestamps need none)")
-	csvCols := fs.StringSlice("csv-column", nil, "csv, parquet: FIELD=COLUMN, repeatable (fields: ip, user, method, path, status, user_agent, referer, label)")
+	csvTime := fs.String("csv-time", "", "csv, parquet: the time column; jsonl: its field path")
+	csvTimeFormat := fs.String("csv-time-format", "unix", "csv, parquet, jsonl: unix | unix_ms | unix_us | unix_ns | rfc3339 | clf | auto (Parquet timestamps need none; jsonl defaults to auto)")
+	csvCols := fs.StringSlice("csv-column", nil, "csv, parquet: FIELD=COLUMN; jsonl and presets: FIELD=PATH; repeatable (fields: ip, user, method, path, status, user_agent, referer, label)")
 	csvDelim := fs.String("csv-delimiter", ",", "csv: the field delimiter (\\t for tab)")
 	top := fs.Int("top", 10, "keys to list")
 	window := fs.Int("window", 60, "window for peak counts, seconds")
@@ -56,6 +58,9 @@ func cmdInspect(e *env, args []string) error {
 		if cfg, err = inspectConfig(*format, *key, *depth, *rules, *csvTime, *csvTimeFormat, *csvDelim, *csvCols); err != nil {
 			return err
 		}
+		if c := &cfg.Options.Reader.CSV; cfg.Options.Reader.Format.IsJSON() && fs.Changed("csv-time-format") {
+			c.TimeSet = true
+		}
 		cfg.Options.Reader.MaxLineBytes = *maxLine
 	}
 	if len(rest) == 1 {
@@ -71,6 +76,16 @@ func cmdInspect(e *env, args []string) error {
 			return err
 		}
 		return &badInput{err}
+	}
+	if cfg.Overlay != nil {
+		// The spec's overlay on the log's clock, realised from its seed.
+		seed := uint64(0)
+		if sp, err := sweep.LoadSpec(*spec); err == nil {
+			seed = sp.Seed
+		}
+		if tr, err = tr.WithOverlay(cfg.Overlay, cfg.Spread, seed); err != nil {
+			return &badInput{fmt.Errorf("%s: overlay: %v", *spec, err)}
+		}
 	}
 	took := time.Since(start).Seconds()
 	if !*quiet {
@@ -114,8 +129,29 @@ func inspectConfig(format, key string, depth int, rules, csvTime, csvTimeFormat,
 			return nil, usagef("inspect: --csv-delimiter must be one byte, got %q", csvDelim)
 		}
 		c.Delimiter = csvDelim[0]
+	} else if f.IsJSON() {
+		c := &o.Reader.CSV
+		if csvTime != "" || len(csvCols) > 0 {
+			c.Columns = map[string]string{}
+		}
+		if csvTime != "" {
+			c.Columns["time"] = csvTime
+		}
+		for _, kv := range csvCols {
+			fld, path, ok := strings.Cut(kv, "=")
+			if !ok || path == "" {
+				return nil, usagef("inspect: --csv-column %q: want FIELD=PATH", kv)
+			}
+			c.Columns[fld] = path
+		}
+		if f == ingest.FormatJSONL && csvTime == "" {
+			return nil, usagef("inspect: --format jsonl needs --csv-time PATH (or a preset: envoy, caddy, traefik, cloudflare, gcp-lb)")
+		}
+		if c.TimeFormat, err = ingest.ParseTimeFormat(csvTimeFormat); err != nil {
+			return nil, usagef("inspect: --csv-time-format: %v", err)
+		}
 	} else if csvTime != "" || len(csvCols) > 0 {
-		return nil, usagef("inspect: --csv-* flags need --format csv or parquet")
+		return nil, usagef("inspect: --csv-* flags need --format csv, parquet, jsonl or a JSON preset")
 	}
 	for _, f := range strings.Split(key, ",") {
 		fld, err := ingest.ParseField(strings.TrimSpace(f))
@@ -139,9 +175,22 @@ func printProfile(w io.Writer, tr *ingest.Traffic, cfg *ingest.Config, p *ingest
 	if s.Gzipped {
 		comp = ", gzip"
 	}
-	fmt.Fprintf(w, "log         %s (%s%s)\n", tr.Source, tr.Format, comp)
+	detected := ""
+	if cfg.Options.Reader.Format == ingest.FormatAuto {
+		detected = "detected "
+	}
+	fmt.Fprintf(w, "log         %s (%s%s%s)\n", tr.Source, detected, tr.Format, comp)
 	fmt.Fprintf(w, "lines       %s: %s requests, %s malformed, %s other (header, blank)\n",
 		commas(s.Lines), commas(s.Requests), commas(s.Malformed), commas(s.Lines-s.Requests-s.Malformed))
+	for _, r := range s.ReasonsSorted() {
+		fmt.Fprintf(w, "            malformed: %s × %s\n", commas(s.Reasons[r]), r)
+	}
+	if tr.OverlayRequests > 0 {
+		fmt.Fprintf(w, "overlay     %s requests added on the log's clock (the profile below includes them)\n", commas(tr.OverlayRequests))
+	}
+	if s.FieldsChanges > 0 {
+		fmt.Fprintf(w, "note        the W3C #Fields: header changes %d times; each applies to the lines after it\n", s.FieldsChanges)
+	}
 	first := time.Unix(tr.StartUnix, 0).UTC()
 	last := first.Add(time.Duration(tr.DurationS-1) * time.Second)
 	fmt.Fprintf(w, "span        %s .. %s UTC (%s s, %.1f h)\n", first.Format("2006-01-02 15:04:05"), last.Format("2006-01-02 15:04:05"),

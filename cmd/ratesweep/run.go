@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -39,9 +40,14 @@ func cmdRun(e *env, args []string) error {
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	noOutput := fs.Bool("no-output", false, "simulate only and write nothing (for benchmarks)")
 	sets := fs.StringArray("set", nil, "override a spec field, `PATH=VALUE` with a YAML value (repeatable): seed=2, sweep[0].limit=[100, 200], scenario.duration_s=600")
+	maxMalformed := fs.String("max-malformed", ingest.DefaultMalformedLimit.String(), "a log with more malformed lines than N or P% (of its lines) is an error (exit 2)")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
+	}
+	malformedLimit, err := ingest.ParseMalformedLimit(*maxMalformed)
+	if err != nil {
+		return usagef("run: --max-malformed: %v", err)
 	}
 	if *resume && *force {
 		return usagef("run: --resume and --force exclude each other")
@@ -100,7 +106,7 @@ func cmdRun(e *env, args []string) error {
 
 	opts := sweep.Options{
 		OutDir: dir, Workers: *workers, Shard: shard, Resume: *resume, Force: *force,
-		NoOutput: *noOutput, MaxPoints: *maxPoints,
+		NoOutput: *noOutput, MaxPoints: *maxPoints, MaxMalformed: &malformedLimit,
 	}
 	var mine int64
 	for _, p := range sweep.ShardParts(sweep.NewGrid(spec), shard) {
@@ -111,6 +117,9 @@ func cmdRun(e *env, args []string) error {
 	start := time.Now()
 	res, err := sweep.Run(e.ctx, spec, opts)
 	prog.stop(err == nil)
+	if res != nil && res.Log != nil && (!*quiet || res.Log.Malformed > 0) {
+		printAccounting(e.stderr, res.Log)
+	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			code, sig := 130, "interrupted"
@@ -336,4 +345,24 @@ func (pr *progress) stop(ok bool) {
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// printAccounting writes a log's line accounting: lines read, used,
+// malformed by reason, filtered.
+func printAccounting(w io.Writer, a *ingest.Accounting) {
+	fmt.Fprintf(w, "log %s (%s): %s lines read: %s used, %s malformed, %s filtered (headers, directives), %s blank\n",
+		a.Log, a.Format, commas(a.Lines), commas(a.Used), commas(a.Malformed), commas(a.Filtered), commas(a.Blank))
+	s := ingest.Stats{Reasons: a.ByReason}
+	for _, r := range s.ReasonsSorted() {
+		fmt.Fprintf(w, "  malformed: %s × %s\n", commas(a.ByReason[r]), r)
+	}
+	if a.OutOfOrder > 0 {
+		fmt.Fprintf(w, "  %s requests out of time order (sorted)\n", commas(a.OutOfOrder))
+	}
+	if a.Continued > 0 {
+		fmt.Fprintf(w, "  %s lines continue a CSV record (newlines inside quotes)\n", commas(a.Continued))
+	}
+	if a.OverlayRequests > 0 {
+		fmt.Fprintf(w, "  + %s overlay requests on the log's clock\n", commas(a.OverlayRequests))
+	}
 }

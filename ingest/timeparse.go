@@ -1,0 +1,177 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// parseUnixDecimal parses a non-negative decimal number of Unix time units
+// (scale: 0 seconds, 3 milliseconds, 6 microseconds, 9 nanoseconds) exactly:
+// whole and fractional digits are read as integers, never through a float, so
+// "1767225600.1" is 1767225600 s + 100,000,000 ns. An exponent ("1.7e9") is
+// applied by moving the decimal point. Digits below the nanosecond are
+// dropped (the time is truncated, as time.Parse truncates). Leading and
+// trailing spaces, a leading "+" and JSON's surrounding quotes are not
+// accepted here: the caller trims.
+func parseUnixDecimal(b []byte, scale int) (sec, ns int64, err error) {
+	if len(b) == 0 {
+		return 0, 0, errors.New("empty time")
+	}
+	bad := func() (int64, int64, error) {
+		return 0, 0, fmt.Errorf("time %q is not a non-negative decimal number", excerptString(b))
+	}
+	// Collect significant digits and where the decimal point falls among them.
+	var dig [40]byte
+	nd, point, i := 0, 0, 0 // point: digits before the decimal point
+	sawDigit, sawPoint := false, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			sawDigit = true
+			if nd == 0 && c == '0' {
+				if sawPoint {
+					point--
+				}
+				continue // leading zero
+			}
+			if nd < len(dig) {
+				dig[nd] = c - '0'
+				nd++
+				if !sawPoint {
+					point++
+				}
+			} else {
+				if !sawPoint {
+					point++
+				}
+			}
+		case c == '.' && !sawPoint:
+			sawPoint = true
+		default:
+			goto exponent
+		}
+	}
+exponent:
+	if !sawDigit {
+		return bad()
+	}
+	if i < len(b) {
+		if b[i] != 'e' && b[i] != 'E' || i+1 == len(b) {
+			return bad()
+		}
+		i++
+		neg := false
+		if b[i] == '+' || b[i] == '-' {
+			neg = b[i] == '-'
+			i++
+		}
+		if i == len(b) || len(b)-i > 4 {
+			return bad()
+		}
+		e := 0
+		for ; i < len(b); i++ {
+			if b[i] < '0' || b[i] > '9' {
+				return bad()
+			}
+			e = e*10 + int(b[i]-'0')
+		}
+		if neg {
+			e = -e
+		}
+		point += e
+	}
+	point -= scale // now: digits before the point are whole seconds
+	if nd == 0 {
+		return 0, 0, nil
+	}
+	if point > 12 { // beyond year 33658; maxUnix is checked below
+		return 0, 0, fmt.Errorf("time %q out of range", excerptString(b))
+	}
+	for k := 0; k < point; k++ {
+		d := int64(0)
+		if k < nd {
+			d = int64(dig[k])
+		}
+		sec = sec*10 + d
+	}
+	for k := point; k < point+9; k++ {
+		d := int64(0)
+		if k >= 0 && k < nd {
+			d = int64(dig[k])
+		}
+		ns = ns*10 + d
+	}
+	if sec > maxUnix {
+		return 0, 0, fmt.Errorf("time %q out of range", excerptString(b))
+	}
+	return sec, ns, nil
+}
+
+// unitScale is the decimal scale of a numeric time format (seconds = 0).
+func unitScale(f TimeFormat) int {
+	switch f {
+	case TimeUnixMs:
+		return 3
+	case TimeUnixUs:
+		return 6
+	case TimeUnixNs:
+		return 9
+	}
+	return 0
+}
+
+// guessScale picks the unit of a bare Unix number by its magnitude (the
+// digits of its whole part, exponent applied): up to 11 digits seconds
+// (until year 5138), 12–14 milliseconds, 15–17 microseconds, more
+// nanoseconds.
+func guessScale(b []byte) int {
+	n, i := 0, 0
+	for ; i < len(b) && b[i] != '.' && b[i] != 'e' && b[i] != 'E'; i++ {
+		if b[i] >= '0' && b[i] <= '9' && (n > 0 || b[i] != '0') {
+			n++
+		}
+	}
+	if j := bytes.IndexAny(b, "eE"); j >= 0 {
+		if n == 0 { // 0.00123e9: count the fraction's leading zeros
+			for k := i + 1; k < j && b[k] == '0'; k++ {
+				n--
+			}
+		}
+		e, err := strconv.Atoi(string(b[j+1:]))
+		if err == nil {
+			n += e
+		}
+	}
+	switch {
+	case n <= 11:
+		return 0
+	case n <= 14:
+		return 3
+	case n <= 17:
+		return 6
+	}
+	return 9
+}
+
+// parseRFC3339 parses an RFC 3339 time with any fractional precision (up to
+// the nanosecond; further digits truncate).
+func parseRFC3339(s string) (sec, ns int64, err error) {
+	t, perr := time.Parse(time.RFC3339Nano, s)
+	if perr != nil {
+		// A space instead of the "T" (allowed by RFC 3339 section 5.6's note).
+		if len(s) > 10 && s[10] == ' ' {
+			t, perr = time.Parse(time.RFC3339Nano, s[:10]+"T"+s[11:])
+		}
+		if perr != nil {
+			return 0, 0, fmt.Errorf("time %q is not RFC 3339", excerptString([]byte(s)))
+		}
+	}
+	if t.Unix() < 0 || t.Unix() > maxUnix {
+		return 0, 0, fmt.Errorf("time %q out of range", excerptString([]byte(s)))
+	}
+	return t.Unix(), int64(t.Nanosecond()), nil
+}
