@@ -9,8 +9,10 @@
 package export
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -23,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/model"
 )
 
@@ -417,6 +420,20 @@ func TestProxiesNginx(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// ratesweep inspect/run read the same statuses from the real log, and
+		// a rule on them labels what the dry run would have rejected.
+		rule, err := ingest.ParseRules([]byte("rules: [{name: rejected, stage: none, scope: request, limit_req_status: [REJECTED_DRY_RUN]}]"), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := ingest.Load(context.Background(), filepath.Join(dir, "access.log"), ingest.Options{Rules: rule})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(tr.Stats.LimitReqStatus, sh.Statuses) || tr.Profile(0, 1).ByStage[model.StageNone] != sh.Statuses["REJECTED_DRY_RUN"] {
+			t.Errorf("%s: ingest reads statuses %v (labelled %d), shadow %v", name, tr.Stats.LimitReqStatus, tr.Profile(0, 1).ByStage[model.StageNone], sh.Statuses)
+		}
+		fmt.Printf("test-proxies: ingest (inspect, run) reads the same $limit_req_status counts: %v\n", tr.Stats.LimitReqStatus)
 		var b strings.Builder
 		WriteShadow(&b, p, sh)
 		fmt.Println("test-proxies: nginx dry run, its access log read back by ratesweep shadow:")

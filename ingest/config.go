@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,7 +36,7 @@ type Config struct {
 
 var trafficKeys = []string{"log", "format", "csv", "parquet", "jsonl", "key", "path_depth", "spread", "strict", "max_line_bytes", "max_backwards_s", "top_keys", "rules", "window_origin"}
 var csvKeys = []string{"delimiter", "time_format", "columns"}
-var ruleKeys = []string{"name", "stage", "scope", "path", "method", "status", "user_agent", "keys", "keys_file", "rate"}
+var ruleKeys = []string{"name", "stage", "scope", "path", "method", "status", "user_agent", "keys", "keys_file", "rate", "limit_req_status"}
 var rateKeys = []string{"requests", "window_s"}
 
 // LoadConfig reads a traffic section from file: either a sweep spec with a
@@ -488,6 +489,16 @@ func decodeRule(n *yaml.Node, path, dir string) (Rule, error) {
 	if v := m.Get("status"); v != nil {
 		if r.Statuses, err = decodeStatuses(v, m.FieldPath("status")); err != nil {
 			return r, err
+		}
+	}
+	if v := m.Get("limit_req_status"); v != nil {
+		if r.LimitReqStatus, err = strList(v, m.FieldPath("limit_req_status")); err != nil {
+			return r, err
+		}
+		for _, s := range r.LimitReqStatus {
+			if !slices.Contains(LimitReqStatuses, s) {
+				return r, yamlx.Errorf(v, m.FieldPath("limit_req_status"), "%q is not an nginx $limit_req_status (%s)", s, strings.Join(LimitReqStatuses, ", "))
+			}
 		}
 	}
 	if v := m.Get("keys"); v != nil {

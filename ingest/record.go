@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -66,6 +67,29 @@ type Record struct {
 	// Trailer is what a Combined line holds after the user agent (fields a
 	// log_format appends, e.g. nginx's $limit_req_status $msec).
 	Trailer []byte
+}
+
+// LimitReqStatuses are the values of nginx's $limit_req_status, in the
+// order inspect lists them ("-": the limit did not run for the request).
+var LimitReqStatuses = []string{"PASSED", "DELAYED", "DELAYED_DRY_RUN", "REJECTED", "REJECTED_DRY_RUN", "-"}
+
+// LimitReqStatus is the nginx $limit_req_status a Combined line logs as
+// the first field after the user agent (the log_format of ratesweep
+// export --to nginx), or "" when that field is not one.
+func (r *Record) LimitReqStatus() string {
+	f := r.Trailer
+	for len(f) > 0 && (f[0] == ' ' || f[0] == '\t') {
+		f = f[1:]
+	}
+	if i := bytes.IndexAny(f, " \t"); i >= 0 {
+		f = f[:i]
+	}
+	for _, s := range LimitReqStatuses {
+		if string(f) == s {
+			return s
+		}
+	}
+	return ""
 }
 
 func (r *Record) reset() {

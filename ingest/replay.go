@@ -255,18 +255,55 @@ func (t *Traffic) ReplayCounts(times [][]int64, count func(ts []int64, c []int32
 	s.acc.finish(rows, metrics)
 }
 
-// replayChunk is how many of a key's requests ReplayMany offers to each
+// Batch is many policies' limiters for one key, deciding its requests
+// together: model.Lockstep (structure-of-arrays state, every policy per
+// request), or Deciders (each policy over a chunk of requests in turn).
+type Batch interface {
+	// Len is the number of policies.
+	Len() int
+	// Reset returns every policy to the state of a key never seen.
+	Reset()
+	// AdmitByLabel offers one key's next requests (times ns, labels) to
+	// every policy k, adding the admitted ones by label to admitted[k].
+	AdmitByLabel(ts []int64, labels []model.Stage, admitted [][4]int64)
+}
+
+// Deciders is a Batch of one Decider per policy.
+func Deciders(ds []Decider) Batch { return deciders(ds) }
+
+type deciders []Decider
+
+func (ds deciders) Len() int { return len(ds) }
+
+func (ds deciders) Reset() {
+	for _, d := range ds {
+		d.Reset()
+	}
+}
+
+// AdmitByLabel offers a busy key's requests in chunks, every Decider over a
+// chunk while it is in cache.
+func (ds deciders) AdmitByLabel(ts []int64, labels []model.Stage, admitted [][4]int64) {
+	for lo := 0; lo < len(ts); lo += replayChunk {
+		hi := min(lo+replayChunk, len(ts))
+		for k, d := range ds {
+			model.AdmitByLabel(d, ts[lo:hi], labels[lo:hi], &admitted[k])
+		}
+	}
+}
+
+// replayChunk is how many of a key's requests Deciders offers to each
 // Decider in turn (4 KiB of times and 512 B of labels).
 var replayChunk = 512 // a variable for the tests
 
-// ReplayMany replays len(ds) policies over the log key by key: each key's
-// requests are read once and offered to every Decider in turn (each Reset
-// for the key), so they stay in cache, where Replay streams the whole log
-// once per policy. Each range of ranges (key bounds, see ReplayKeys) runs in
-// its own goroutine with its own Deciders (ds[r] for range r). Results as
-// ReplayCounts: the same as Replay per policy, decision by decision.
-func (t *Traffic) ReplayMany(times [][]int64, ds [][]Decider, ranges []int, g *Rows, rows []model.ClientResult, metrics []model.Metrics, s *CountReplay) {
-	points := len(ds[0])
+// ReplayMany replays the policies of a Batch over the log key by key: each
+// key's requests are read once and offered to every policy (Reset for the
+// key), where Replay streams the whole log once per policy. Each range of
+// ranges (key bounds, see ReplayKeys) runs in its own goroutine with its own
+// Batch (bs[r] for range r; all of one length). Results as ReplayCounts: the
+// same as Replay per policy, decision by decision.
+func (t *Traffic) ReplayMany(times [][]int64, bs []Batch, ranges []int, g *Rows, rows []model.ClientResult, metrics []model.Metrics, s *CountReplay) {
+	points := bs[0].Len()
 	if cap(s.part) < len(ranges)-1 {
 		s.part = make([]pointSums, len(ranges)-1)
 	}
@@ -275,6 +312,7 @@ func (t *Traffic) ReplayMany(times [][]int64, ds [][]Decider, ranges []int, g *R
 	for r := range s.part {
 		acc := &s.part[r]
 		acc.reset(points, len(g.Names))
+		b := bs[r]
 		wg.Go(func() {
 			admitted := make([][4]int64, points)
 			for i := ranges[r]; i < ranges[r+1]; i++ {
@@ -283,20 +321,11 @@ func (t *Traffic) ReplayMany(times [][]int64, ds [][]Decider, ranges []int, g *R
 				for _, l := range labels {
 					offered[l]++
 				}
-				for k, d := range ds[r] {
-					d.Reset()
-					admitted[k] = [4]int64{}
-				}
-				// A busy key's requests go by in chunks, every Decider
-				// over a chunk while it is in cache.
-				for lo := 0; lo < len(ts); lo += replayChunk {
-					hi := min(lo+replayChunk, len(ts))
-					for k, d := range ds[r] {
-						model.AdmitByLabel(d, ts[lo:hi], labels[lo:hi], &admitted[k])
-					}
-				}
+				clear(admitted)
+				b.Reset()
+				b.AdmitByLabel(ts, labels, admitted)
 				of := int(g.Of[i])
-				for k := range ds[r] {
+				for k := range admitted {
 					acc.add(k, of, &offered, &admitted[k])
 				}
 			}

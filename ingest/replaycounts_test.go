@@ -80,7 +80,8 @@ func TestReplayCountsEqualsReplay(t *testing.T) {
 }
 
 // TestReplayManyEqualsReplay: ReplayMany (Deciders key by key, busy keys in
-// chunks, key ranges at once) gives each policy's Replay, on random logs.
+// chunks, or a Lockstep of one algorithm; key ranges at once) gives each
+// policy's Replay, on random logs.
 func TestReplayManyEqualsReplay(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 7))
 	defer func(c int) { replayChunk = c }(replayChunk)
@@ -118,20 +119,39 @@ func TestReplayManyEqualsReplay(t *testing.T) {
 		if len(tr.Keys) > 1 {
 			ranges = []int{0, rng.IntN(len(tr.Keys)-1) + 1, len(tr.Keys)}
 		}
-		ds := make([][]Decider, len(ranges)-1)
-		for r := range ds {
+		// The Deciders of mixed algorithms, or a Lockstep of one.
+		if n%2 == 1 {
+			a := []model.Algorithm{model.SlidingWindow, model.TokenBucket, model.GCRA, model.Nginx, model.Concurrency, model.SlidingCounter}[n/2%6]
+			for k := range ps {
+				ps[k] = model.Policy{Algorithm: a, WindowS: 1 + rng.IntN(30), Limit: int64(rng.IntN(20)),
+					Rate: float64(1+rng.IntN(50)) / 10, Capacity: 1 + int64(rng.IntN(20)), Burst: int64(rng.IntN(5)), Delay: int64(rng.IntN(5)),
+					ServiceS: 0.1 + rng.Float64()*10}
+			}
+		}
+		bs := make([]Batch, len(ranges)-1)
+		for r := range bs {
+			if n%2 == 1 {
+				ls, ok := model.NewLockstep(ps, origin)
+				if !ok {
+					t.Fatalf("no lockstep for %v", ps)
+				}
+				bs[r] = ls
+				continue
+			}
+			var ds []Decider
 			for _, p := range ps {
 				d, err := model.NewDeciderAt(p, origin)
 				if err != nil {
 					t.Fatal(err)
 				}
-				ds[r] = append(ds[r], d)
+				ds = append(ds, d)
 			}
+			bs[r] = Deciders(ds)
 		}
 		got := make([]model.ClientResult, len(ps)*len(rows.Names))
 		gotM := make([]model.Metrics, len(ps))
 		var s CountReplay
-		tr.ReplayMany(times, ds, ranges, rows, got, gotM, &s)
+		tr.ReplayMany(times, bs, ranges, rows, got, gotM, &s)
 		for k, p := range ps {
 			d, _ := model.NewDeciderAt(p, origin)
 			var out Replay

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -49,7 +50,10 @@ type Rule struct {
 	Statuses  []StatusRange
 	UserAgent *regexp.Regexp
 	Keys      map[string]bool // key values as Traffic names them
-	Rate      *Rate           // key scope only
+	// LimitReqStatus: the nginx $limit_req_status the line logs is one of
+	// these (a dry run's decision: Record.LimitReqStatus).
+	LimitReqStatus []string
+	Rate           *Rate // key scope only
 }
 
 // reCache memoises a regular expression over repeated values (user agents
@@ -118,6 +122,9 @@ func (m *matcher) matchRecord(rec *Record) bool {
 			return false
 		}
 	}
+	if len(r.LimitReqStatus) > 0 && !slices.Contains(r.LimitReqStatus, rec.LimitReqStatus()) {
+		return false
+	}
 	if m.path != nil && !m.path.match(rec.Path) {
 		return false
 	}
@@ -134,7 +141,7 @@ func (r *Rule) Validate() error {
 		return fmt.Errorf("rule has no name")
 	case r.Stage != model.StageDesign && r.Stage != model.StageCode && r.Stage != model.StageNone:
 		return fmt.Errorf("rule %q: stage must be design, code or none", r.Name)
-	case r.Path == nil && len(r.Methods) == 0 && len(r.Statuses) == 0 && r.UserAgent == nil && r.Keys == nil && r.Rate == nil:
+	case r.Path == nil && len(r.Methods) == 0 && len(r.Statuses) == 0 && r.UserAgent == nil && r.Keys == nil && r.Rate == nil && len(r.LimitReqStatus) == 0:
 		return fmt.Errorf("rule %q has no condition", r.Name)
 	case r.Rate != nil && r.Scope == ScopeRequest:
 		return fmt.Errorf("rule %q: a rate condition marks keys (scope: key)", r.Name)

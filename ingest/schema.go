@@ -97,6 +97,8 @@ func SchemaDefs() map[string]any {
 				"status":     map[string]any{"oneOf": []any{status, map[string]any{"type": "array", "items": status, "minItems": 1}}},
 				"keys":       strs,
 				"keys_file":  str,
+				"limit_req_status": map[string]any{"description": "nginx $limit_req_status values (a dry run's decision), logged after the user agent",
+					"oneOf": []any{map[string]any{"enum": LimitReqStatuses}, map[string]any{"type": "array", "items": map[string]any{"enum": LimitReqStatuses}, "minItems": 1}}},
 				"rate": map[string]any{
 					"type": "object", "additionalProperties": false, "required": rateKeys,
 					"propertyNames": map[string]any{"enum": rateKeys},

@@ -101,6 +101,9 @@ type Stats struct {
 	MaxBackS      int64 // the largest step back in time, s
 	FirstBack     int64 // line of the first out-of-order request
 	Gzipped       bool
+	// LimitReqStatus counts the requests by the nginx $limit_req_status
+	// their lines log (Record.LimitReqStatus); nil when no line logs one.
+	LimitReqStatus map[string]int64
 }
 
 // Open opens a log file for NewReader, with errors that name it.
@@ -342,6 +345,14 @@ func (b *builder) add(rec *Record) error {
 		return fmt.Errorf("time goes back %d s behind an earlier line, more than max_backwards_s %d", (b.maxT-ns)/secondNs, tol)
 	}
 	// Past here the request is accepted: nothing may fail.
+	if rec.Trailer != nil {
+		if s := rec.LimitReqStatus(); s != "" {
+			if b.stats.LimitReqStatus == nil {
+				b.stats.LimitReqStatus = map[string]int64{}
+			}
+			b.stats.LimitReqStatus[s]++
+		}
+	}
 	if rec.TimeNs != 0 {
 		b.subSec = true
 	}

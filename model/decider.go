@@ -355,24 +355,47 @@ func (d *slidingCounterLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1
 // advance moves the current window to t's, keeping the count of the window
 // just before it as prev (0 when a whole window passed without requests).
 func (d *slidingCounterLimiter) advance(t int64) {
-	start := floorDiv(t-d.phaseNs, d.sizeNs)*d.sizeNs + d.phaseNs
 	if d.fresh {
-		d.fresh, d.start, d.prev, d.curr = false, start, 0, 0
-	} else if gap := (start - d.start) / d.sizeNs; gap >= 1 {
-		d.prev = 0
-		if gap == 1 {
-			d.prev = d.curr
-		}
-		d.start, d.curr = start, 0
+		d.fresh, d.start, d.prev, d.curr = false, counterWindowStart(t, d.phaseNs, d.sizeNs), 0, 0
+	} else {
+		d.start, d.prev, d.curr = counterWindow(t, d.phaseNs, d.sizeNs, d.start, d.prev, d.curr)
 	}
 }
 
 func (d *slidingCounterLimiter) AllowN(t, n int64) int64 {
 	d.advance(t)
-	weight := float64(d.sizeNs-(t-d.start)) / float64(d.sizeNs)
-	k := admitted(d.limit, int64(weight*float64(d.prev))+d.curr, n)
+	k := admitted(d.limit, counterEstimate(t, d.sizeNs, d.start, d.prev, d.curr), n)
 	d.curr += k
 	return k
+}
+
+// counterWindowStart is the start of t's sliding_counter window, ns.
+func counterWindowStart(t, phaseNs, sizeNs int64) int64 {
+	return floorDiv(t-phaseNs, sizeNs)*sizeNs + phaseNs
+}
+
+// counterWindow moves sliding_counter's current window (start, with prev
+// and curr admitted in the one before and in it) to t's, keeping curr as
+// prev when t's window is the next one, 0 when a whole window passed.
+// (slidingCounterLimiter and counterLockstep share it.)
+func counterWindow(t, phaseNs, sizeNs, start, prev, curr int64) (int64, int64, int64) {
+	s := counterWindowStart(t, phaseNs, sizeNs)
+	if gap := (s - start) / sizeNs; gap >= 1 {
+		prev = 0
+		if gap == 1 {
+			prev = curr
+		}
+		return s, prev, 0
+	}
+	return start, prev, curr
+}
+
+// counterEstimate is sliding_counter's count at t in the window starting at
+// start: floor(w·prev) + curr, w = (size − (t − start))/size, in the
+// library's float arithmetic.
+func counterEstimate(t, sizeNs, start, prev, curr int64) int64 {
+	weight := float64(sizeNs-(t-start)) / float64(sizeNs)
+	return int64(weight*float64(prev)) + curr
 }
 
 // tokenBucketLimiter is token_bucket on event times, deciding as
@@ -424,16 +447,31 @@ func (d *tokenBucketLimiter) unitsAt(t int64) int64 {
 	if d.fresh {
 		return d.fullU
 	}
-	e := t - d.lastNs
-	if e < d.safeNs {
-		return min(d.fullU, d.tokensU+d.num*e)
-	}
-	hi, lo := bits.Mul64(uint64(d.num), uint64(e))
-	if room := d.fullU - d.tokensU; hi != 0 || lo >= uint64(room) {
-		return d.fullU
-	}
-	return d.tokensU + int64(lo)
+	return refillUnits(d.tokensU, d.fullU, d.num, t-d.lastNs, d.safeNs)
 }
+
+// refillUnits is a small bucket holding tokensU units refilled for e >= 0
+// ns at num units per ns, capped at fullU units; below safeNs = 2^61/num ns
+// the product cannot overflow, beyond it is taken in 128 bits.
+// (tokenBucketLimiter and bucketLockstep share it.)
+func refillUnits(tokensU, fullU, num, e, safeNs int64) int64 {
+	if e < safeNs {
+		return refillShort(tokensU, fullU, num, e)
+	}
+	hi, lo := bits.Mul64(uint64(num), uint64(e))
+	if room := fullU - tokensU; hi != 0 || lo >= uint64(room) {
+		return fullU
+	}
+	return tokensU + int64(lo)
+}
+
+// refillShort is refillUnits for e < safeNs, where num·e does not overflow.
+func refillShort(tokensU, fullU, num, e int64) int64 { return min(fullU, tokensU+num*e) }
+
+// takesToken reports whether a small bucket holding u units admits one
+// request: the deficit it leaves, unit - u, is worth less than 1 ns of
+// refill (num units), as x/time/rate truncates its wait to whole ns.
+func takesToken(u, unit, num int64) bool { return u-unit+num > 0 }
 
 // tokensAt is unitsAt for a bucket that is not small: whole tokens and a
 // remainder in units.
@@ -441,22 +479,33 @@ func (d *tokenBucketLimiter) tokensAt(t int64) (whole, frac int64) {
 	if d.fresh {
 		return d.capacity, 0
 	}
-	if t == d.lastNs {
-		return d.whole, d.frac
+	return refillWhole(d.whole, d.frac, d.capacity, d.num, d.unit, t-d.lastNs)
+}
+
+// refillWhole is a bucket that is not small, holding whole + frac/unit
+// tokens, refilled for e >= 0 ns at num units per ns, capped at capacity.
+// (tokenBucketLimiter and wideBucketLockstep share it.)
+func refillWhole(whole, frac, capacity, num, unit, e int64) (int64, int64) {
+	if e == 0 {
+		return whole, frac
 	}
-	q, r, ok := mulDiv(d.num, t-d.lastNs, d.unit)
-	if !ok || q >= d.capacity-d.whole {
-		return d.capacity, 0
+	q, r, ok := mulDiv(num, e, unit)
+	if !ok || q >= capacity-whole {
+		return capacity, 0
 	}
-	whole, frac = d.whole+q, d.frac+r
-	if frac >= d.unit {
-		whole, frac = whole+1, frac-d.unit
+	whole, frac = whole+q, frac+r
+	if frac >= unit {
+		whole, frac = whole+1, frac-unit
 	}
-	if whole >= d.capacity {
-		return d.capacity, 0
+	if whole >= capacity {
+		return capacity, 0
 	}
 	return whole, frac
 }
+
+// wholeAdmits is how many of n requests a bucket that is not small, holding
+// w + f/unit tokens, admits at once: j <= w + floor((f + num − 1)/unit).
+func wholeAdmits(w, f, num, unit, n int64) int64 { return min(n, max(0, w+(f+num-1)/unit)) }
 
 // Request j of a batch is admitted iff the tokens after it are above -num
 // units (a deficit below 1 ns of refill): tokens - j·unit > -num.
@@ -467,7 +516,7 @@ func (d *tokenBucketLimiter) AllowN(t, n int64) int64 {
 	if d.small {
 		u := d.unitsAt(t)
 		k := int64(0)
-		if u-d.unit+d.num > 0 {
+		if takesToken(u, d.unit, d.num) {
 			k = 1
 			if n > 1 {
 				k = min(n, (u+d.num-1)/d.unit)
@@ -477,8 +526,7 @@ func (d *tokenBucketLimiter) AllowN(t, n int64) int64 {
 		return k
 	}
 	w, f := d.tokensAt(t)
-	// j <= w + floor((f + num - 1)/unit)
-	k := min(n, max(0, w+(f+d.num-1)/d.unit))
+	k := wholeAdmits(w, f, d.num, d.unit, n)
 	if k > 0 {
 		d.fresh, d.whole, d.frac, d.lastNs = false, w-k, f, t
 	}
@@ -525,8 +573,31 @@ func (d *gcraLimiter) configure(p Policy) {
 	d.Reset()
 }
 
-func (d *gcraLimiter) Reset()             { d.fresh = true }
-func (d *gcraLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
+func (d *gcraLimiter) Reset() { d.fresh = true }
+
+func (d *gcraLimiter) Allow(t int64) bool {
+	tat := t
+	if !d.fresh {
+		tat = d.tat
+	}
+	tat, ok := gcraStep(tat, t, d.periodNs, d.tauNs)
+	if ok {
+		d.fresh, d.tat = false, tat
+	}
+	return ok
+}
+
+// gcraStep decides one request at t given the theoretical arrival time tat
+// (t for a new key), all ns: it is admitted iff max(tat, t) - t <= tauNs,
+// and then the new TAT is max(tat, t) + periodNs; a rejected request leaves
+// next = max(tat, t) = tat. (gcraLimiter and gcraLockstep share it.)
+func gcraStep(tat, t, periodNs, tauNs int64) (next int64, ok bool) {
+	tat = max(tat, t)
+	if tat-t > tauNs {
+		return tat, false
+	}
+	return tat + periodNs, true
+}
 
 func (d *gcraLimiter) AllowN(t, n int64) int64 {
 	tat := t
@@ -586,7 +657,7 @@ func (d *nginxLimiter) Allow(t int64) bool {
 		return true
 	}
 	ms := now - d.lastMs
-	e := max(0, d.excess-d.rateM*min(ms, d.idleMs)/1000+1000)
+	e := nginxExcess(d.excess, ms, d.rateM, d.idleMs)
 	if e > d.burstM {
 		return false
 	}
@@ -607,4 +678,13 @@ func (d *nginxLimiter) AllowN(t, n int64) int64 {
 		k++
 	}
 	return k
+}
+
+// nginxExcess is the excess (milli-requests) a request would leave ms >= 0
+// milliseconds after the last one moved the clock, with excess then and
+// rateM milli-requests/s leaking; past idleMs the bucket is empty anyway.
+// The request is admitted iff the result is <= burst·1000. (nginxLimiter and
+// nginxLockstep share it.)
+func nginxExcess(excess, ms, rateM, idleMs int64) int64 {
+	return max(0, excess-rateM*min(ms, idleMs)/1000+1000)
 }

@@ -2,7 +2,9 @@ package model_test
 
 // Oracle tests: the Deciders that the event simulation runs agree, decision
 // by decision, with the real limiter libraries on random request traces
-// (virtual clocks, non-decreasing times; limiters.md §1, §2b, §5).
+// (virtual clocks, non-decreasing times; limiters.md §1, §2b, §5); so do the
+// log replay's Locksteps of token_bucket, gcra and sliding_counter
+// (withLockstep).
 
 import (
 	"context"
@@ -99,6 +101,7 @@ func TestOracleTokenBucketXTimeRate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		d = withLockstep(t, rand.New(rand.NewPCG(17, uint64(trace))), d, p)
 		lim := rate.NewLimiter(rate.Limit(r), b)
 		mirror := newRatBucket(r, int64(b))
 		for i, tNs := range randomTrace(rng, 250, int64(1e9/r), 1) {
@@ -245,6 +248,7 @@ func TestOracleGCRAThrottled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		d = withLockstep(t, rand.New(rand.NewPCG(17, uint64(trace))), d, p)
 		times := randomTrace(rng, 250, int64(period)/int64(n), 1)
 		allowed += agree(t, fmt.Sprintf("%v (throttled %d per %v, MaxBurst %d)", p, n, period, maxBurst), d, func(at time.Time) bool {
 			now = at
@@ -286,6 +290,7 @@ func TestOracleSlidingCounterRussellLuo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		d = withLockstepAt(t, rand.New(rand.NewPCG(17, uint64(decisions))), d, p, origin.UnixNano())
 		times := randomTrace(rng, 250, int64(size)/int64(max(limit, 1)), 1)
 		for i, tNs := range times {
 			want := lim.AllowN(origin.Add(time.Duration(tNs)), 1)

@@ -251,73 +251,33 @@ func ReadRun(ctx context.Context, dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	type acc struct {
-		fc, mi, ca, lp, mp, cp []float64
-		m                      *Measure
-	}
 	run := &Run{Dir: dir, Measures: map[string]*Measure{}, Offered: scenarioOffered(dir)}
-	byID := map[int64]*acc{}
-	var order []*acc
+	byID := map[int64]*repAcc{}
+	var order []*repAcc
 	var labels []string
 	for i := range rows {
 		r := &rows[i]
 		a := byID[r.PointID]
 		if a == nil {
-			a = &acc{m: &Measure{PointID: r.PointID}}
+			a = &repAcc{id: r.PointID}
 			byID[r.PointID] = a
 			order = append(order, a)
 			labels = append(labels, r.Key())
 		}
-		a.fc = append(a.fc, float64(r.FalseCut))
-		a.mi = append(a.mi, float64(r.Missed))
-		a.ca = append(a.ca, float64(r.Caught))
-		a.lp = append(a.lp, r.LegitCutPct)
-		a.mp = append(a.mp, r.MissedPct)
-		a.cp = append(a.cp, pct(float64(r.Caught), float64(r.OfferedAbusive)))
-		a.m.OfferedLegit += float64(r.OfferedLegit)
-		a.m.OfferedAbusive += float64(r.OfferedAbusive)
+		a.add(&r.Metrics)
 	}
-	type cacc struct{ offered, cut float64 }
-	perClient := map[int64]map[string]*cacc{}
+	perClient := map[int64]clientAcc{}
 	for _, c := range clients {
-		if c.Class != "legit" || strings.HasPrefix(c.Client, "other keys") {
-			continue
-		}
 		pc := perClient[c.PointID]
 		if pc == nil {
-			pc = map[string]*cacc{}
+			pc = clientAcc{}
 			perClient[c.PointID] = pc
 		}
-		x := pc[c.Client]
-		if x == nil {
-			x = &cacc{}
-			pc[c.Client] = x
-		}
-		x.offered += float64(c.Offered)
-		x.cut += float64(c.Cut)
+		pc.add(&c)
 	}
 	for i, a := range order {
-		m := a.m
-		n := float64(len(a.fc))
-		m.OfferedLegit /= n
-		m.OfferedAbusive /= n
-		m.FalseCut, m.Missed, m.Caught = interval(a.fc), interval(a.mi), interval(a.ca)
-		m.LegitCutPct, m.MissedPct, m.CaughtPct = interval(a.lp), interval(a.mp), interval(a.cp)
-		for name, x := range perClient[m.PointID] {
-			c := ClientCut{Client: name, Offered: x.offered / n, Cut: x.cut / n}
-			c.Pct = pct(c.Cut, c.Offered)
-			m.WorstClientPct = max(m.WorstClientPct, c.Pct)
-			m.WorstClientCut = max(m.WorstClientCut, c.Cut)
-			if c.Cut > 0 {
-				m.Clients = append(m.Clients, c)
-			}
-		}
-		sort.Slice(m.Clients, func(i, j int) bool {
-			if m.Clients[i].Cut != m.Clients[j].Cut {
-				return m.Clients[i].Cut > m.Clients[j].Cut
-			}
-			return m.Clients[i].Client < m.Clients[j].Client
-		})
+		m := a.measure()
+		perClient[m.PointID].fill(m, len(a.fc), true)
 		if _, dup := run.Measures[labels[i]]; !dup {
 			run.Labels = append(run.Labels, labels[i])
 		}
@@ -327,6 +287,75 @@ func ReadRun(ctx context.Context, dir string) (*Run, error) {
 		return nil, &sweep.InputError{Msg: dir + ": no points"}
 	}
 	return run, nil
+}
+
+// repAcc gathers one point's replicates (in replicate order).
+type repAcc struct {
+	id                     int64
+	fc, mi, ca, lp, mp, cp []float64
+	offL, offA             float64
+}
+
+func (a *repAcc) add(r *model.Metrics) {
+	a.fc = append(a.fc, float64(r.FalseCut))
+	a.mi = append(a.mi, float64(r.Missed))
+	a.ca = append(a.ca, float64(r.Caught))
+	a.lp = append(a.lp, r.LegitCutPct)
+	a.mp = append(a.mp, r.MissedPct)
+	a.cp = append(a.cp, pct(float64(r.Caught), float64(r.OfferedAbusive)))
+	a.offL += float64(r.OfferedLegit)
+	a.offA += float64(r.OfferedAbusive)
+}
+
+// reset empties a for point id, keeping its buffers.
+func (a *repAcc) reset(id int64) {
+	*a = repAcc{id: id, fc: a.fc[:0], mi: a.mi[:0], ca: a.ca[:0], lp: a.lp[:0], mp: a.mp[:0], cp: a.cp[:0]}
+}
+
+// measure is the point's metrics over its replicates (no clients).
+func (a *repAcc) measure() *Measure {
+	n := float64(len(a.fc))
+	return &Measure{PointID: a.id, OfferedLegit: a.offL / n, OfferedAbusive: a.offA / n,
+		FalseCut: interval(a.fc), Missed: interval(a.mi), Caught: interval(a.ca),
+		LegitCutPct: interval(a.lp), MissedPct: interval(a.mp), CaughtPct: interval(a.cp)}
+}
+
+// clientAcc sums one point's legitimate clients over its replicates
+// ("other keys" rows of log runs aggregate many keys and are left out).
+type clientAcc map[string]*[2]float64 // offered, cut
+
+func (pc clientAcc) add(c *sweep.ClientRow) {
+	if c.Class != "legit" || strings.HasPrefix(c.Client, "other keys") {
+		return
+	}
+	x := pc[c.Client]
+	if x == nil {
+		x = &[2]float64{}
+		pc[c.Client] = x
+	}
+	x[0] += float64(c.Offered)
+	x[1] += float64(c.Cut)
+}
+
+// fill sets m's worst client and, when list, the clients cut (most first),
+// as means over reps replicates.
+func (pc clientAcc) fill(m *Measure, reps int, list bool) {
+	n := float64(reps)
+	for name, x := range pc {
+		c := ClientCut{Client: name, Offered: x[0] / n, Cut: x[1] / n}
+		c.Pct = pct(c.Cut, c.Offered)
+		m.WorstClientPct = max(m.WorstClientPct, c.Pct)
+		m.WorstClientCut = max(m.WorstClientCut, c.Cut)
+		if c.Cut > 0 && list {
+			m.Clients = append(m.Clients, c)
+		}
+	}
+	sort.Slice(m.Clients, func(i, j int) bool {
+		if m.Clients[i].Cut != m.Clients[j].Cut {
+			return m.Clients[i].Cut > m.Clients[j].Cut
+		}
+		return m.Clients[i].Client < m.Clients[j].Client
+	})
 }
 
 func pct(a, b float64) float64 {
@@ -350,8 +379,11 @@ type Check struct {
 func (c Check) ok() bool { return c.Margin >= 0 }
 
 // checks evaluates every constraint on m.
-func (o *Options) checks(m *Measure) []Check {
-	var out []Check
+func (o *Options) checks(m *Measure) []Check { return o.checkInto(nil, m, true) }
+
+// checkInto appends the checks of m to out; unnamed, without their
+// Constraint text (the first pass over a large run).
+func (o *Options) checkInto(out []Check, m *Measure, named bool) []Check {
 	add := func(name string, b *Bound, pctV, cnt Interval, isMin bool) {
 		if b == nil {
 			return
@@ -360,7 +392,10 @@ func (o *Options) checks(m *Measure) []Check {
 		if b.Pct {
 			v, unit = pctV, "pp"
 		}
-		c := Check{Constraint: fmt.Sprintf("%s %s %s", name, map[bool]string{false: "<=", true: ">="}[isMin], b), Value: v.Mean, Unit: unit}
+		c := Check{Value: v.Mean, Unit: unit}
+		if named {
+			c.Constraint = fmt.Sprintf("%s %s %s", name, map[bool]string{false: "<=", true: ">="}[isMin], b)
+		}
 		if isMin {
 			c.Margin = v.Mean - b.Value
 			c.Crosses = c.Margin >= 0 && v.Lo < b.Value
@@ -408,6 +443,51 @@ type Choice struct {
 	Cliff     bool       `json:"cliff"`
 	Edges     []string   `json:"edges,omitempty"` // grid-edge warnings
 	Why       string     `json:"why"`             // when a client is cut
+	// Across is the spread of the choice's metrics over the runs (several
+	// runs only).
+	Across *Across `json:"across_runs,omitempty"`
+}
+
+// Across is a policy's metrics over several runs: each run's mean over its
+// replicates, summarised.
+type Across struct {
+	LegitCutPct Spread `json:"legit_cut_pct"`
+	MissedPct   Spread `json:"missed_pct"`
+	CaughtPct   Spread `json:"caught_pct"`
+}
+
+// Spread is one metric over runs: the smallest, median and largest of the
+// runs' means, and their mean with its 95% interval (Student's t over the
+// runs, as if the runs were a sample of the days or scenarios to come).
+type Spread struct {
+	Min    float64  `json:"min"`
+	Median float64  `json:"median"`
+	Max    float64  `json:"max"`
+	Mean   Interval `json:"mean"`
+}
+
+func spread(v []float64) Spread {
+	s := slices.Sorted(slices.Values(v))
+	n := len(s)
+	med := s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return Spread{Min: s[0], Median: med, Max: s[n-1], Mean: interval(v)}
+}
+
+// across summarises the choice's metrics over its runs.
+func across(runs []RunFit) *Across {
+	if len(runs) < 2 {
+		return nil
+	}
+	var lc, mi, ca []float64
+	for _, f := range runs {
+		lc = append(lc, f.Measure.LegitCutPct.Mean)
+		mi = append(mi, f.Measure.MissedPct.Mean)
+		ca = append(ca, f.Measure.CaughtPct.Mean)
+	}
+	return &Across{spread(lc), spread(mi), spread(ca)}
 }
 
 // RunFit is a choice in one run.
@@ -447,24 +527,27 @@ type Result struct {
 	Notes       []string  `json:"notes,omitempty"`
 }
 
-// Recommend chooses from runs (at least one; several are joined on the
-// policy label and the choice is the best in the worst of them).
-func Recommend(runs []*Run, o Options) (*Result, error) {
-	if o.MaxFalseCut == nil && o.MaxMissed == nil && o.MinCaught == nil && o.MaxClientCut == nil {
-		return nil, fmt.Errorf("no constraint: give --max-false-cut and/or --max-missed, --min-caught, --max-client-cut")
-	}
-	if o.CliffPP <= 0 {
-		o.CliffPP = 5
-	}
-	obj, tieM := o.objective(), o.tieMetric()
-	res := &Result{Objective: obj}
-	var err error
+// result is the empty result for runs.
+func (o *Options) result(runs []*Run) *Result {
+	res := &Result{Objective: o.objective()}
 	for _, r := range runs {
 		res.Runs = append(res.Runs, r.Dir)
 	}
 	for _, c := range o.checks(&Measure{}) {
 		res.Constraints = append(res.Constraints, c.Constraint)
 	}
+	return res
+}
+
+// Recommend chooses from runs (at least one; several are joined on the
+// policy label and the choice is the best in the worst of them).
+func Recommend(runs []*Run, o Options) (*Result, error) {
+	if err := o.prepare(); err != nil {
+		return nil, err
+	}
+	obj, tieM := o.objective(), o.tieMetric()
+	res := o.result(runs)
+	var err error
 	// Policies in every run, in the first run's order.
 	var labels []string
 	for _, l := range runs[0].Labels {
@@ -523,35 +606,67 @@ func Recommend(runs []*Run, o Options) (*Result, error) {
 			c.tie = max(c.tie, m.metric(tieM))
 		}
 		cands[i] = c
-		if c.ok {
-			res.Feasible++
-		}
 	}
-	best := map[string]int{} // algorithm → index of its best feasible candidate
-	overall := -1
+	pk := &picks{own: own, ownVal: ownVal, byAlg: map[string]pick{}}
 	for i, c := range cands {
-		if !c.ok {
-			continue
-		}
-		alg := algorithmOf(c.label)
-		if j, ok := best[alg]; !ok || better(c.worst, c.tie, cands[j].worst, cands[j].tie) {
-			best[alg] = i
-		}
-		if overall < 0 || better(c.worst, c.tie, cands[overall].worst, cands[overall].tie) {
-			overall = i
-		}
+		pk.consider(int64(i), c.label, algorithmOf(c.label), c.worst, c.tie, c.viol, c.ok)
 	}
-	choice := func(i int) *Choice {
-		ch := &Choice{Label: cands[i].label, Algorithm: algorithmOf(cands[i].label), Worst: cands[i].worst}
+	return o.build(res, runs, labels, pols, pk), nil
+}
+
+// pick is a candidate policy: its objective in the worst run (worst), its
+// legitimate cut % in the worst run (tie) and its summed violation.
+type pick struct {
+	idx             int64
+	label           string
+	worst, tie, vio float64
+}
+
+// picks are the choices made in one pass over the candidates in order.
+type picks struct {
+	own      []string  // each run's own best feasible policy
+	ownVal   []float64 // and its objective
+	overall  *pick
+	byAlg    map[string]pick
+	near     *pick // the least violation, when nothing is feasible
+	feasible int
+}
+
+// consider offers candidate i (in the first run's order) to the choices.
+func (pk *picks) consider(i int64, label, alg string, worst, tie, viol float64, ok bool) {
+	c := pick{i, label, worst, tie, viol}
+	if pk.near == nil || viol < pk.near.vio || (viol == pk.near.vio && better(worst, tie, pk.near.worst, pk.near.tie)) {
+		pk.near = &c
+	}
+	if !ok {
+		return
+	}
+	pk.feasible++
+	if j, seen := pk.byAlg[alg]; !seen || better(worst, tie, j.worst, j.tie) {
+		pk.byAlg[alg] = c
+	}
+	if pk.overall == nil || better(worst, tie, pk.overall.worst, pk.overall.tie) {
+		pk.overall = &c
+	}
+}
+
+// build writes the choices of pk into res: runs hold (at least) the
+// chosen policies and, among labels/pols, their grid neighbours.
+func (o *Options) build(res *Result, runs []*Run, labels []string, pols []model.Policy, pk *picks) *Result {
+	obj := o.objective()
+	res.Feasible = pk.feasible
+	choice := func(c *pick) *Choice {
+		ch := &Choice{Label: c.label, Algorithm: algorithmOf(c.label), Worst: c.worst}
 		for k, r := range runs {
 			m := r.Measures[ch.Label]
 			f := RunFit{Dir: r.Dir, Measure: m, Checks: o.checks(m)}
-			if own[k] != "" {
-				f.Regret, f.Own = m.metric(obj)-ownVal[k], own[k]
+			if pk.own[k] != "" {
+				f.Regret, f.Own = m.metric(obj)-pk.ownVal[k], pk.own[k]
 			}
 			ch.Runs = append(ch.Runs, f)
 		}
-		neighbors(ch, labels, pols, runs, &o)
+		ch.Across = across(ch.Runs)
+		neighbors(ch, labels, pols, runs, o)
 		ch.Why = why(ch.Label)
 		if p, err := model.ParseLabel(ch.Label); err == nil {
 			for _, f := range ch.Runs {
@@ -564,23 +679,17 @@ func Recommend(runs []*Run, o Options) (*Result, error) {
 		}
 		return ch
 	}
-	if overall < 0 {
-		near := 0
-		for i, c := range cands {
-			if c.viol < cands[near].viol || (c.viol == cands[near].viol && better(c.worst, c.tie, cands[near].worst, cands[near].tie)) {
-				near = i
-			}
-		}
-		res.NearestMiss = choice(near)
-		return res, nil
+	if pk.overall == nil {
+		res.NearestMiss = choice(pk.near)
+		return res
 	}
-	res.Overall = choice(overall)
+	res.Overall = choice(pk.overall)
 	for _, a := range model.Algorithms {
-		if i, ok := best[a.String()]; ok {
-			res.ByAlgorithm = append(res.ByAlgorithm, choice(i))
+		if c, ok := pk.byAlg[a.String()]; ok {
+			res.ByAlgorithm = append(res.ByAlgorithm, choice(&c))
 		}
 	}
-	return res, nil
+	return res
 }
 
 func indexOfRun(runs []*Run, dir string) int {

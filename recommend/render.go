@@ -92,6 +92,15 @@ func detail(b *strings.Builder, c *Choice, objective string, md bool) {
 			fmt.Fprintf(b, "    regret: %s pp against this run's own best, %s\n", signed(f.Regret), f.Own)
 		}
 	}
+	if a := c.Across; a != nil {
+		fmt.Fprintf(b, "  across the %d runs (min / median / max of the runs; mean and its 95%% interval over the runs):\n", len(c.Runs))
+		for _, s := range []struct {
+			name string
+			v    Spread
+		}{{"false cut", a.LegitCutPct}, {"missed", a.MissedPct}, {"caught", a.CaughtPct}} {
+			fmt.Fprintf(b, "    %-9s  %.2f%% / %.2f%% / %.2f%%; mean %s\n", s.name, s.v.Min, s.v.Median, s.v.Max, pctCI(s.v.Mean))
+		}
+	}
 	if len(c.Neighbors) > 0 {
 		b.WriteString("  neighbouring settings (worst run):\n")
 		for _, n := range c.Neighbors {

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -89,7 +90,18 @@ func ScanFile(ctx context.Context, path string, columns []string, fn func(rec ar
 
 // ScanFileBatches is ScanFile with batches of at most rows rows: smaller
 // batches hold less memory.
-func ScanFileBatches(ctx context.Context, path string, columns []string, rows int, fn func(rec arrow.RecordBatch) error) (err error) {
+func ScanFileBatches(ctx context.Context, path string, columns []string, rows int, fn func(rec arrow.RecordBatch) error) error {
+	return scanFile(ctx, path, columns, rows, nil, fn)
+}
+
+// ScanPointRange is ScanFile reading only the row groups whose point_id
+// range [lo, hi] (from the file's statistics) keep accepts; nil keeps all,
+// and so does a row group without statistics.
+func ScanPointRange(ctx context.Context, path string, columns []string, keep func(lo, hi int64) bool, fn func(rec arrow.RecordBatch) error) error {
+	return scanFile(ctx, path, columns, batchRows, keep, fn)
+}
+
+func scanFile(ctx context.Context, path string, columns []string, rows int, keep func(lo, hi int64) bool, fn func(rec arrow.RecordBatch) error) (err error) {
 	inFn := false // a panic of fn is a bug, not damage: let it through
 	defer func() {
 		if inFn {
@@ -104,6 +116,20 @@ func ScanFileBatches(ctx context.Context, path string, columns []string, rows in
 		return err
 	}
 	defer rdr.Close()
+	var groups []int
+	if keep != nil {
+		groups = []int{}
+		md := rdr.MetaData()
+		col := md.Schema.ColumnIndexByName("point_id")
+		for i := range md.NumRowGroups() {
+			if col < 0 || keepRowGroup(md.RowGroup(i), col, keep) {
+				groups = append(groups, i)
+			}
+		}
+		if len(groups) == 0 {
+			return nil
+		}
+	}
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: int64(rows)}, memory.DefaultAllocator)
 	if err != nil {
 		return inputErrorf("%s: %v", path, err)
@@ -123,7 +149,7 @@ func ScanFileBatches(ctx context.Context, path string, columns []string, rows in
 	// The reader returns columns in file order; map them back to the order asked.
 	order := slices.Clone(idx)
 	slices.Sort(order)
-	rr, err := fr.GetRecordReader(ctx, order, nil)
+	rr, err := fr.GetRecordReader(ctx, order, groups)
 	if err != nil {
 		return inputErrorf("%s: %v", path, err)
 	}
@@ -149,6 +175,26 @@ func ScanFileBatches(ctx context.Context, path string, columns []string, rows in
 		return damaged(path, err)
 	}
 	return nil
+}
+
+// keepRowGroup asks keep about the point_id range of row group rg (column col).
+func keepRowGroup(rg *metadata.RowGroupMetaData, col int, keep func(lo, hi int64) bool) bool {
+	cc, err := rg.ColumnChunk(col)
+	if err != nil {
+		return true
+	}
+	if set, err := cc.StatsSet(); err != nil || !set {
+		return true
+	}
+	st, err := cc.Statistics()
+	if err != nil {
+		return true
+	}
+	s, ok := st.(*metadata.Int64Statistics)
+	if !ok || !s.HasMinMax() {
+		return true
+	}
+	return keep(s.Min(), s.Max())
 }
 
 // Column accessors that accept the types ratesweep writes and their common

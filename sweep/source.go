@@ -34,12 +34,15 @@ type batchSim interface {
 	runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int
 }
 
-// maxBatch bounds a batch of count-based points and maxMany one of points
-// replayed by their Deciders: the scratch is points × clients rows, and the
-// runner checks for cancellation between batches.
+// maxBatch bounds a batch of count-based points, maxLockstep one of points
+// of a model.Lockstep and maxMany one of points replayed by their Deciders:
+// the scratch is points × clients rows, and the runner checks for
+// cancellation between batches. A Lockstep's state, a few int64 per point,
+// stays in the L1 cache.
 const (
-	maxBatch = 1024
-	maxMany  = 64
+	maxBatch    = 1024
+	maxLockstep = 64
+	maxMany     = 64
 )
 
 // newSource loads the spec's workload: its scenario (streamed: per-second
@@ -211,9 +214,11 @@ var noBatch = false
 // runBatch replays up to maxBatch leading points of ps in one pass over the
 // log. Points that differ only in their limit, of a count-based algorithm
 // (model.CountFunc), take each request's count once and every limit from it
-// (ReplayCounts); other points run their Deciders key by key over the same
-// requests while they are in cache (ReplayMany), in key ranges over every
-// core. Either way the decisions are the per-point replay's.
+// (ReplayCounts); points of one state-dependent algorithm decide each
+// request together (model.Lockstep); other points run their Deciders key by
+// key over the same requests while they are in cache; both by ReplayMany,
+// in key ranges over every core. Every way the decisions are the per-point
+// replay's.
 func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int {
 	if noBatch {
 		return 0
@@ -240,23 +245,38 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 		s.metrics = grow(s.metrics, n)
 		tr.ReplayCounts(s.times, count, s.limits, s.grouping, s.rows, s.metrics, &s.counts)
 	} else {
-		for n < len(ps) && n < maxMany && !model.CountBased(ps[n].Algorithm) {
+		bs := make([]ingest.Batch, len(s.ranges)-1)
+		for n < len(ps) && n < maxLockstep && ps[n].Algorithm == ps[0].Algorithm {
 			n++
 		}
-		ds := make([][]ingest.Decider, len(s.ranges)-1)
-		for r := range ds {
-			for _, p := range ps[:n] {
-				d, err := model.NewDeciderAt(p, s.origin())
-				if err != nil {
-					// The spec's corners were validated; a point inside them is valid.
-					panic(fmt.Sprintf("sweep: invalid policy %v: %v", p, err))
+		for r := range bs {
+			ls, ok := model.NewLockstep(ps[:n], s.origin())
+			if !ok {
+				break
+			}
+			bs[r] = ls
+		}
+		if bs[0] == nil {
+			n = 1
+			for n < len(ps) && n < maxMany && !model.CountBased(ps[n].Algorithm) {
+				n++
+			}
+			for r := range bs {
+				ds := make([]ingest.Decider, n)
+				for k, p := range ps[:n] {
+					d, err := model.NewDeciderAt(p, s.origin())
+					if err != nil {
+						// The spec's corners were validated; a point inside them is valid.
+						panic(fmt.Sprintf("sweep: invalid policy %v: %v", p, err))
+					}
+					ds[k] = d
 				}
-				ds[r] = append(ds[r], d)
+				bs[r] = ingest.Deciders(ds)
 			}
 		}
 		s.rows = grow(s.rows, n*nr)
 		s.metrics = grow(s.metrics, n)
-		tr.ReplayMany(s.times, ds, s.ranges, s.grouping, s.rows, s.metrics, &s.counts)
+		tr.ReplayMany(s.times, bs, s.ranges, s.grouping, s.rows, s.metrics, &s.counts)
 	}
 	for k := range n {
 		put(k, s.rows[k*nr:(k+1)*nr], s.metrics[k])

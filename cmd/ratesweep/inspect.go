@@ -214,6 +214,15 @@ func printProfile(w io.Writer, tr *ingest.Traffic, cfg *ingest.Config, p *ingest
 			commas(p.ByStage[model.NoStage]), commas(p.Abusive), commas(p.ByStage[model.StageDesign]),
 			commas(p.ByStage[model.StageCode]), commas(p.ByStage[model.StageNone]), p.Mixed)
 	}
+	if st := s.LimitReqStatus; st != nil {
+		var parts []string
+		for _, v := range ingest.LimitReqStatuses {
+			if n := st[v]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s (%.1f%%)", v, commas(n), 100*float64(n)/float64(s.Requests)))
+			}
+		}
+		fmt.Fprintf(w, "limit_req   %s ($limit_req_status)\n", strings.Join(parts, ", "))
+	}
 	if s.OutOfOrder > 0 {
 		fmt.Fprintf(w, "warning     %s requests earlier than a previous line (first at line %d, up to %d s back); sorted\n",
 			commas(s.OutOfOrder), s.FirstBack, s.MaxBackS)

@@ -54,20 +54,15 @@ func cmdRecommend(e *env, args []string) error {
 	if o.MaxFalseCut == nil && o.MaxClientCut == nil {
 		return usagef("recommend: --max-false-cut (or --max-client-cut) is required")
 	}
-	var runs []*recommend.Run
-	for _, dir := range rest {
-		r, err := recommend.ReadRun(e.ctx, dir)
-		if err != nil {
-			var ie *sweep.InputError
-			if errors.As(err, &ie) {
-				return &badInput{err}
-			}
-			return err
-		}
-		runs = append(runs, r)
-	}
-	res, err := recommend.Recommend(runs, o)
+	res, err := recommend.RecommendDirs(e.ctx, rest, o)
 	if err != nil {
+		var ie *sweep.InputError
+		switch {
+		case e.ctx.Err() != nil:
+			return err
+		case errors.As(err, &ie):
+			return &badInput{err}
+		}
 		return &badInput{fmt.Errorf("recommend: %w", err)}
 	}
 	if err := recommend.Write(e.stdout, res, *format); err != nil {

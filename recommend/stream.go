@@ -1,0 +1,606 @@
+package recommend
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/ratesweep/ratesweep/model"
+	"github.com/ratesweep/ratesweep/sweep"
+)
+
+// RecommendDirs is Recommend on run directories, in memory bounded by the
+// grid's shape rather than its size: when every run holds the complete
+// grid of the same sweep (the spec in the files' metadata), one pass over
+// the points keeps per algorithm only the best feasible policy, and the
+// nearest miss; a second pass reads the points and clients rows of the
+// chosen policies and their grid neighbours only. Other runs (incomplete,
+// sharded with parts missing, different grids) are read whole by ReadRun.
+func RecommendDirs(ctx context.Context, dirs []string, o Options) (*Result, error) {
+	if err := o.prepare(); err != nil {
+		return nil, err
+	}
+	grid, reps, ok := sameGrid(dirs)
+	if !ok {
+		var runs []*Run
+		for _, d := range dirs {
+			r, err := ReadRun(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			runs = append(runs, r)
+		}
+		return Recommend(runs, o)
+	}
+	pk, err := o.firstPass(ctx, dirs, grid.Points(), reps)
+	if err != nil {
+		return nil, err
+	}
+	// The chosen points, each run's own best and the chosen points' grid
+	// neighbours: every policy equal to a chosen one but for one parameter.
+	chosen := []int64{pk.near.idx}
+	if pk.overall != nil {
+		chosen = []int64{pk.overall.idx}
+		for _, c := range pk.byAlg {
+			chosen = append(chosen, c.idx)
+		}
+	}
+	want := map[int64]bool{}
+	for _, id := range chosen {
+		want[id] = true
+	}
+	for _, l := range pk.own {
+		if l != "" {
+			want[ownID(l)] = true
+		}
+	}
+	for _, id := range gridNeighbours(grid, chosen) {
+		want[id] = true
+	}
+	runs := make([]*Run, len(dirs))
+	for k, d := range dirs {
+		if runs[k], err = readSelected(ctx, d, want); err != nil {
+			return nil, err
+		}
+	}
+	// Labels of the ids the first pass chose, from the rows read.
+	labelOf := map[int64]string{}
+	for _, l := range runs[0].Labels {
+		labelOf[runs[0].Measures[l].PointID] = l
+	}
+	relabel := func(c *pick) {
+		if c != nil {
+			c.label = labelOf[c.idx]
+		}
+	}
+	relabel(pk.overall)
+	relabel(pk.near)
+	for a, c := range pk.byAlg {
+		relabel(&c)
+		pk.byAlg[a] = c
+	}
+	for k, l := range pk.own {
+		if l != "" {
+			pk.own[k] = labelOf[ownID(l)]
+		}
+	}
+	labels := runs[0].Labels
+	pols := make([]model.Policy, len(labels))
+	for i, l := range labels {
+		if pols[i], err = model.ParseLabel(l); err != nil {
+			return nil, fmt.Errorf("%s: %w", dirs[0], err)
+		}
+	}
+	res := o.result(runs)
+	res.Policies = int(grid.Points())
+	return o.build(res, runs, labels, pols, pk), nil
+}
+
+// prepare checks that o has a constraint and sets the defaults.
+func (o *Options) prepare() error {
+	if o.MaxFalseCut == nil && o.MaxMissed == nil && o.MinCaught == nil && o.MaxClientCut == nil {
+		return fmt.Errorf("no constraint: give --max-false-cut and/or --max-missed, --min-caught, --max-client-cut")
+	}
+	if o.CliffPP <= 0 {
+		o.CliffPP = 5
+	}
+	return nil
+}
+
+// The first pass keeps point ids, not labels, for each run's own best:
+// ownLabel/ownID carry the id in the label's place until the second pass
+// names it.
+func ownLabel(id int64) string { return strconv.FormatInt(id, 10) }
+func ownID(l string) int64 {
+	id, _ := strconv.ParseInt(l, 10, 64)
+	return id
+}
+
+// sameGrid returns the grid of dirs' spec and each run's replicates when
+// every run holds exactly that grid's rows (complete, same sweep).
+func sameGrid(dirs []string) (*sweep.Grid, []int, bool) {
+	var first *sweep.Spec
+	var reps []int
+	for _, d := range dirs {
+		files, err := sweep.PartFiles(d, "points")
+		if err != nil {
+			return nil, nil, false
+		}
+		md, err := sweep.FileMetadata(files[0])
+		if err != nil {
+			return nil, nil, false
+		}
+		spec, err := sweep.ParseSpec([]byte(md[sweep.MetaSpec]), func(string) (string, []byte, error) {
+			return "", nil, fmt.Errorf("no file references in a run's spec")
+		})
+		if err != nil || spec.Replicates < 1 {
+			return nil, nil, false
+		}
+		if first == nil {
+			first = spec
+		} else if !reflect.DeepEqual(spec.Entries, first.Entries) {
+			return nil, nil, false
+		}
+		var rows int64
+		for _, f := range files {
+			n, err := fileRows(f)
+			if err != nil {
+				return nil, nil, false
+			}
+			rows += n
+		}
+		if rows != spec.Rows() {
+			return nil, nil, false
+		}
+		reps = append(reps, spec.Replicates)
+	}
+	if overlapping(first) {
+		return nil, nil, false
+	}
+	return sweep.NewGrid(first), reps, true
+}
+
+// overlapping reports whether two entries of the spec share a policy (then
+// a label names several points, which only the in-memory join handles).
+// Each axis holds distinct values.
+func overlapping(s *sweep.Spec) bool {
+	values := func(e *sweep.Entry, name string) []float64 {
+		for _, ax := range e.Axes {
+			if ax.Param == name {
+				return ax.Values
+			}
+		}
+		p := model.Policy{Algorithm: e.Algorithm}
+		return []float64{p.Value(name)}
+	}
+	for i := range s.Entries {
+		for j := range i {
+			a, b := &s.Entries[i], &s.Entries[j]
+			if a.Algorithm != b.Algorithm {
+				continue
+			}
+			shared := true
+			for _, prm := range model.Params {
+				va, vb := values(a, prm.Name), values(b, prm.Name)
+				if !slices.ContainsFunc(va, func(v float64) bool { return slices.Contains(vb, v) }) {
+					shared = false
+					break
+				}
+			}
+			if shared {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func fileRows(path string) (int64, error) {
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return 0, err
+	}
+	defer rdr.Close()
+	return rdr.NumRows(), nil
+}
+
+// streamed is one point of a run in the first pass.
+type streamed struct {
+	alg string
+	m   *Measure
+}
+
+// producer streams one run's points (and, for a per-client bound, each
+// point's worst client) in point order on its own goroutine.
+type producer struct {
+	points  <-chan []streamed
+	clients <-chan [][2]float64 // worst client %, cut; one per point
+	errs    chan error
+}
+
+func startProducer(ctx context.Context, dir string, n int64, reps int, withClients bool) *producer {
+	const batch = 1024
+	pts := make(chan []streamed, 2)
+	p := &producer{points: pts, errs: make(chan error, 2)}
+	go func() {
+		defer close(pts)
+		var buf []streamed
+		err := scanPoints(ctx, dir, nil, nil, func(alg, _ string, a *repAcc) error {
+			buf = append(buf, streamed{alg, a.measure()})
+			if len(buf) == batch {
+				if !send(ctx, pts, buf) {
+					return ctx.Err()
+				}
+				buf = nil
+			}
+			return nil
+		})
+		if err == nil && len(buf) > 0 {
+			send(ctx, pts, buf)
+		}
+		p.errs <- err
+	}()
+	if !withClients {
+		p.errs <- nil
+		return p
+	}
+	cls := make(chan [][2]float64, 2)
+	p.clients = cls
+	go func() {
+		defer close(cls)
+		var buf [][2]float64
+		var next int64
+		flush := func(force bool) bool {
+			if len(buf) >= batch || (force && len(buf) > 0) {
+				ok := send(ctx, cls, buf)
+				buf = nil
+				return ok
+			}
+			return true
+		}
+		err := scanClients(ctx, dir, nil, nil, func(id int64, pc clientAcc) error {
+			for ; next <= id; next++ {
+				var m Measure
+				if next == id {
+					pc.fill(&m, reps, false)
+				}
+				buf = append(buf, [2]float64{m.WorstClientPct, m.WorstClientCut})
+				if !flush(false) {
+					return ctx.Err()
+				}
+			}
+			return nil
+		})
+		for ; err == nil && next < n; next++ { // points without legitimate clients
+			buf = append(buf, [2]float64{})
+			if !flush(false) {
+				err = ctx.Err()
+			}
+		}
+		if err == nil {
+			flush(true)
+		}
+		p.errs <- err
+	}()
+	return p
+}
+
+// send sends a batch unless ctx is done first.
+func send[T any](ctx context.Context, ch chan<- []T, b []T) bool {
+	select {
+	case ch <- b:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// cursor reads a channel of batches item by item.
+type cursor[T any] struct {
+	ch  <-chan []T
+	buf []T
+}
+
+func (c *cursor[T]) next() (T, bool) {
+	for len(c.buf) == 0 {
+		b, ok := <-c.ch
+		if !ok {
+			var zero T
+			return zero, false
+		}
+		c.buf = b
+	}
+	v := c.buf[0]
+	c.buf = c.buf[1:]
+	return v, true
+}
+
+// firstPass streams every run's points in lockstep and makes the choices.
+func (o *Options) firstPass(ctx context.Context, dirs []string, n int64, reps []int) (*picks, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	obj, tieM := o.objective(), o.tieMetric()
+	K := len(dirs)
+	prods := make([]*producer, K)
+	pcs := make([]cursor[streamed], K)
+	ccs := make([]cursor[[2]float64], K)
+	for k, d := range dirs {
+		prods[k] = startProducer(ctx, d, n, reps[k], o.MaxClientCut != nil)
+		pcs[k].ch = prods[k].points
+		ccs[k].ch = prods[k].clients
+	}
+	pk := &picks{own: make([]string, K), ownVal: make([]float64, K), byAlg: map[string]pick{}}
+	ownTie := make([]float64, K)
+	for k := range pk.ownVal {
+		pk.ownVal[k], ownTie[k] = math.Inf(1), math.Inf(1)
+	}
+	fail := func(err error) (*picks, error) {
+		cancel()
+		for _, p := range prods {
+			for range 2 {
+				if e := <-p.errs; e != nil && err == nil {
+					err = e
+				}
+			}
+		}
+		return nil, err
+	}
+	var cs []Check
+	for id := int64(0); id < n; id++ {
+		var worst, tie, viol float64
+		ok := true
+		alg := ""
+		for k := range K {
+			s, more := pcs[k].next()
+			if !more || s.m.PointID != id {
+				return fail(fmt.Errorf("%s: points are not in point order at point %d (rewritten by another tool?)", dirs[k], id))
+			}
+			m := s.m
+			if ccs[k].ch != nil {
+				w, more := ccs[k].next()
+				if !more {
+					return fail(fmt.Errorf("%s: clients end before point %d", dirs[k], id))
+				}
+				m.WorstClientPct, m.WorstClientCut = w[0], w[1]
+			}
+			cs = o.checkInto(cs[:0], m, false)
+			f := feasible(cs)
+			if f && better(m.metric(obj), m.metric(tieM), pk.ownVal[k], ownTie[k]) {
+				pk.own[k], pk.ownVal[k], ownTie[k] = ownLabel(id), m.metric(obj), m.metric(tieM)
+			}
+			ok = ok && f
+			viol += violation(cs)
+			worst = max(worst, m.metric(obj))
+			tie = max(tie, m.metric(tieM))
+			if k == 0 {
+				alg = s.alg
+			}
+		}
+		pk.consider(id, "", alg, worst, tie, viol, ok)
+	}
+	for k := range K {
+		if _, more := pcs[k].next(); more {
+			return fail(fmt.Errorf("%s: more points than its spec's %d", dirs[k], n))
+		}
+		if ccs[k].ch != nil {
+			if _, more := ccs[k].next(); more {
+				return fail(fmt.Errorf("%s: clients of points beyond its spec's %d", dirs[k], n))
+			}
+		}
+	}
+	for _, p := range prods {
+		for range 2 {
+			if err := <-p.errs; err != nil {
+				return nil, err
+			}
+		}
+	}
+	return pk, nil
+}
+
+// gridNeighbours lists the points of g equal to a chosen point in every
+// parameter but one grid (non-enumerated) parameter, without reading data.
+func gridNeighbours(g *sweep.Grid, chosen []int64) []int64 {
+	ps := make([]model.Policy, len(chosen))
+	for i, id := range chosen {
+		ps[i] = g.Policy(id)
+	}
+	var out []int64
+	for id := range g.Points() {
+		q := g.Policy(id)
+		for _, p := range ps {
+			if q.Algorithm != p.Algorithm {
+				continue
+			}
+			diff, grid := 0, true
+			for _, prm := range model.Params {
+				if q.Value(prm.Name) != p.Value(prm.Name) {
+					diff++
+					grid = grid && prm.Values == nil && p.Algorithm.Takes(prm.Name)
+				}
+			}
+			if diff == 0 || (diff == 1 && grid) {
+				out = append(out, id)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// readSelected reads the points and clients rows of the wanted point ids
+// of a run directory (only the row groups that hold them).
+func readSelected(ctx context.Context, dir string, want map[int64]bool) (*Run, error) {
+	ids := make([]int64, 0, len(want))
+	for id := range want {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	keep := func(lo, hi int64) bool {
+		i, _ := slices.BinarySearch(ids, lo)
+		return i < len(ids) && ids[i] <= hi
+	}
+	run := &Run{Dir: dir, Measures: map[string]*Measure{}, Offered: scenarioOffered(dir)}
+	byID := map[int64]*Measure{}
+	reps := map[int64]int{}
+	err := scanPoints(ctx, dir, keep, want, func(_, label string, a *repAcc) error {
+		m := a.measure()
+		byID[a.id], reps[a.id] = m, len(a.fc)
+		if _, dup := run.Measures[label]; !dup {
+			run.Labels = append(run.Labels, label)
+		}
+		run.Measures[label] = m
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = scanClients(ctx, dir, keep, want, func(id int64, pc clientAcc) error {
+		if m := byID[id]; m != nil {
+			pc.fill(m, reps[id], true)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+var metricColumns = []string{"offered_legit", "offered_abusive", "caught", "missed", "false_cut", "legit_cut_pct", "missed_pct"}
+
+// scanPoints reads a run's points rows in file order and calls emit once
+// per point with its replicates gathered; with want (nil: every point),
+// only for the wanted points, and with their labels.
+// Rows must come in point order, replicates in order within a point.
+func scanPoints(ctx context.Context, dir string, keep func(lo, hi int64) bool, want map[int64]bool, emit func(alg, label string, a *repAcc) error) error {
+	files, err := sweep.PartFiles(dir, "points")
+	if err != nil {
+		return err
+	}
+	params := want != nil
+	cols := []string{"point_id", "replicate", "algorithm"}
+	if params {
+		for _, p := range model.Params {
+			cols = append(cols, p.Name)
+		}
+	}
+	cols = append(cols, metricColumns...)
+	var a repAcc
+	a.id = -1
+	var alg, label string
+	lastRep := int64(-1)
+	intern := map[string]string{}
+	for _, f := range files {
+		err := sweep.ScanPointRange(ctx, f, cols, keep, func(rec arrow.RecordBatch) error {
+			c := rec.Columns()
+			mc := c[len(c)-len(metricColumns):]
+			for i := range int(rec.NumRows()) {
+				id, _ := sweep.Int(c[0], i)
+				if want != nil && !want[id] {
+					continue
+				}
+				rep, _ := sweep.Int(c[1], i)
+				if id != a.id {
+					if id < a.id {
+						return fmt.Errorf("%s: points are not in point order (point %d after %d)", f, id, a.id)
+					}
+					if a.id >= 0 {
+						if err := emit(alg, label, &a); err != nil {
+							return err
+						}
+					}
+					a.reset(id)
+					s, _ := sweep.String(c[2], i)
+					if alg = intern[s]; alg == "" {
+						alg = string([]byte(s))
+						intern[alg] = alg
+					}
+					if params {
+						label = model.PolicyLabel(alg, func(name string) (float64, bool) {
+							j := slices.IndexFunc(model.Params, func(p model.Param) bool { return p.Name == name })
+							return sweep.ParamAt(model.Params[j], c[3+j], i)
+						})
+					}
+				} else if rep <= lastRep {
+					return fmt.Errorf("%s: point %d: replicates are not in order", f, id)
+				}
+				lastRep = rep
+				var m model.Metrics
+				m.OfferedLegit, _ = sweep.Int(mc[0], i)
+				m.OfferedAbusive, _ = sweep.Int(mc[1], i)
+				m.Caught, _ = sweep.Int(mc[2], i)
+				m.Missed, _ = sweep.Int(mc[3], i)
+				m.FalseCut, _ = sweep.Int(mc[4], i)
+				m.LegitCutPct, _ = sweep.Float(mc[5], i)
+				m.MissedPct, _ = sweep.Float(mc[6], i)
+				a.add(&m)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if a.id >= 0 {
+		return emit(alg, label, &a)
+	}
+	return nil
+}
+
+// scanClients reads a run's clients rows in file order (point order) and
+// calls emit once per point that has rows, with its legitimate clients
+// summed over replicates.
+func scanClients(ctx context.Context, dir string, keep func(lo, hi int64) bool, want map[int64]bool, emit func(id int64, pc clientAcc) error) error {
+	files, err := sweep.PartFiles(dir, "clients")
+	if err != nil {
+		return err
+	}
+	cols := []string{"point_id", "replicate", "client", "class", "offered", "cut"}
+	cur := int64(-1)
+	pc := clientAcc{}
+	for _, f := range files {
+		err := sweep.ScanPointRange(ctx, f, cols, keep, func(rec arrow.RecordBatch) error {
+			c := rec.Columns()
+			for i := range int(rec.NumRows()) {
+				var r sweep.ClientRow
+				r.PointID, _ = sweep.Int(c[0], i)
+				if want != nil && !want[r.PointID] {
+					continue
+				}
+				if r.PointID != cur {
+					if r.PointID < cur {
+						return fmt.Errorf("%s: clients are not in point order (point %d after %d)", f, r.PointID, cur)
+					}
+					if cur >= 0 {
+						if err := emit(cur, pc); err != nil {
+							return err
+						}
+					}
+					cur, pc = r.PointID, clientAcc{}
+				}
+				r.Client, _ = sweep.String(c[2], i)
+				r.Class, _ = sweep.String(c[3], i)
+				r.Offered, _ = sweep.Int(c[4], i)
+				r.Cut, _ = sweep.Int(c[5], i)
+				if r.Class == "legit" && pc[r.Client] == nil {
+					r.Client = string([]byte(r.Client)) // own the key, not the batch's buffer
+				}
+				pc.add(&r)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if cur >= 0 {
+		return emit(cur, pc)
+	}
+	return nil
+}
