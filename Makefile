@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events bench-check test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events bench-check test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race
 
 all: build
 
@@ -93,6 +93,10 @@ bench-ingest:
 fuzz-smoke:
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzJSONL$$' -fuzztime 60s
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzW3C$$' -fuzztime 60s
+	$(GO) test ./sweep -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime 30s
+	$(GO) test ./model -run '^$$' -fuzz '^FuzzParseScenario$$' -fuzztime 30s
+	$(GO) test ./report -run '^$$' -fuzz '^FuzzTableWriters$$' -fuzztime 30s
+	$(GO) test ./report -run '^$$' -fuzz '^FuzzClientsFigureSVG$$' -fuzztime 30s
 
 # Redis for real (docs/keys.md): the Lua scripts agree with the model decision
 # by decision; nodes sharing one Redis with a sync lag. Installs redis-server
@@ -115,6 +119,17 @@ test-browser: build
 test-crash:
 	$(GO) vet -tags crash ./cmd/ratesweep
 	$(GO) test -tags crash -run "TestCrashResume|TestCrashCompact" -count=1 -v ./cmd/ratesweep
+
+# Out of memory and out of disk with the real binary: the issue's week of
+# 5,000 clients under prlimit --as, and a sweep into a small tmpfs (root)
+# resumed once space is freed.
+test-limits:
+	$(GO) vet -tags limits ./cmd/ratesweep
+	$(GO) test -tags limits -run 'TestWeekUnderMemoryLimit|TestDiskFull' -count=1 -v ./cmd/ratesweep
+
+# Every test under the race detector (several minutes on 2 cores: CI only).
+test-race:
+	$(GO) test -race -count=1 ./...
 
 # examples/slurm on a one-node Slurm cluster on localhost (root; installs
 # slurm-wlm and munge with apt-get if missing): merged == single run.

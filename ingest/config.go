@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -77,20 +76,9 @@ func LoadConfig(file string) (*Config, error) {
 	return c, yamlx.InFile(err, file)
 }
 
-func readFile(file string) ([]byte, error) {
-	st, err := os.Stat(file)
-	if err != nil {
-		return nil, &yamlx.Error{File: file, Msg: plainErr(err)}
-	}
-	if st.IsDir() {
-		return nil, &yamlx.Error{File: file, Msg: "is a directory, expected a file"}
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, &yamlx.Error{File: file, Msg: plainErr(err)}
-	}
-	return data, nil
-}
+// readFile reads a spec, rules or keys file: a regular file of at most
+// yamlx.MaxFileBytes (logs are streamed instead).
+func readFile(file string) ([]byte, error) { return yamlx.ReadFile(file) }
 
 // MaxLogs bounds the logs of one traffic section.
 const MaxLogs = 366

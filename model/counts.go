@@ -99,12 +99,12 @@ func (s *Simulator) RunLimits(ps []Policy, outs []Outcome) bool {
 		maxL = max(maxL, p.Limit)
 	}
 	for k := range outs[:len(ps)] {
-		if cap(outs[k].Clients) < len(w.series) {
-			outs[k].Clients = make([]ClientResult, len(w.series))
+		if cap(outs[k].Clients) < len(w.Scenario.Clients) {
+			outs[k].Clients = make([]ClientResult, len(w.Scenario.Clients))
 		}
-		outs[k].Clients = outs[k].Clients[:len(w.series)]
+		outs[k].Clients = outs[k].Clients[:len(w.Scenario.Clients)]
 	}
-	for i, ts := range s.events[:len(w.series)] {
+	for i, ts := range s.events[:len(w.Scenario.Clients)] {
 		n := len(ts)
 		h := int(min(maxL, int64(n))) + 1 // buckets 0 … h-1; h-1 = "at least h-1"
 		s.counts = growInt32(s.counts, n)

@@ -6,8 +6,9 @@ import "math"
 // It is immutable and safe to share between goroutines.
 type Workload struct {
 	Scenario *Scenario
-	series   [][]int32 // series[client][second] = offered requests
+	series   [][]int32 // series[client][second] = offered requests; nil when streamed
 	offered  []int64   // offered[client] = total offered requests
+	streamed bool      // series are built per client when needed (NewStreamedWorkload)
 }
 
 // NewWorkload validates sc and compiles it.
@@ -28,8 +29,42 @@ func NewWorkload(sc *Scenario) (*Workload, error) {
 	return w, nil
 }
 
+// NewStreamedWorkload validates sc and compiles it without keeping every
+// client's per-second series: a Simulator builds one client's series at a
+// time into its own buffer, so memory grows with the duration, not with
+// clients × duration. Fluid runs take the per-second kernels instead of the
+// closed forms of fast.go (same results, more time per point); event and
+// keyed runs are unchanged.
+func NewStreamedWorkload(sc *Scenario) (*Workload, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	w := &Workload{Scenario: sc, streamed: true}
+	for i := range sc.Clients {
+		var sum int64
+		for _, g := range sc.Clients[i].Segments {
+			sum += int64(g.T1-g.T0) * int64(int32(g.Rate))
+		}
+		w.offered = append(w.offered, sum)
+	}
+	return w, nil
+}
+
+// Streamed reports whether w was compiled by NewStreamedWorkload.
+func (w *Workload) Streamed() bool { return w.streamed }
+
+// SeriesBytes is the memory NewWorkload keeps for sc's per-second series,
+// bytes (4 per client and second).
+func SeriesBytes(sc *Scenario) int64 { return int64(len(sc.Clients)) * int64(sc.DurationS) * 4 }
+
 // Offered returns client i's offered requests per second (do not modify).
-func (w *Workload) Offered(i int) []int32 { return w.series[i] }
+// A streamed workload builds a new slice on each call.
+func (w *Workload) Offered(i int) []int32 {
+	if w.streamed {
+		return w.Scenario.Clients[i].Series(w.Scenario.DurationS)
+	}
+	return w.series[i]
+}
 
 // ClientResult is what one policy did to one client's requests.
 type ClientResult struct {
@@ -86,6 +121,7 @@ type Outcome struct {
 type Simulator struct {
 	w        *Workload
 	adm      []int32
+	buf      []int32               // a streamed workload's series of the current client
 	deciders [algorithmEnd]decider // one per algorithm, reconfigured by Run
 	delays   delayStats
 
@@ -109,7 +145,12 @@ type Simulator struct {
 
 // NewSimulator returns a simulator for w, on realisation (0, 0).
 func (w *Workload) NewSimulator() *Simulator {
-	s := &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS), keyedScenario: w.Scenario.Keyed(), fast: newFastSim(w)}
+	s := &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS), keyedScenario: w.Scenario.Keyed()}
+	if w.streamed {
+		s.buf = make([]int32, w.Scenario.DurationS)
+	} else {
+		s.fast = newFastSim(w)
+	}
 	s.SetReplicate(0, 0)
 	return s
 }
@@ -135,10 +176,11 @@ func (s *Simulator) SetReplicate(seed uint64, replicate int) {
 // selected realisation and fills out.
 func (s *Simulator) Run(p Policy, out *Outcome) {
 	w := s.w
-	if cap(out.Clients) < len(w.series) {
-		out.Clients = make([]ClientResult, len(w.series))
+	nc := len(w.Scenario.Clients)
+	if cap(out.Clients) < nc {
+		out.Clients = make([]ClientResult, nc)
 	}
-	out.Clients = out.Clients[:len(w.series)]
+	out.Clients = out.Clients[:nc]
 	if s.keyedScenario || p.Distributed() {
 		s.runKeyed(p, out)
 		return
@@ -149,7 +191,7 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 		delays = &s.delays
 	}
 	fluid := w.Scenario.Arrivals.Process == Fluid
-	if fluid && !p.Shapes() && s.fast.admitAll(p, out.Clients) { // closed forms (fast.go)
+	if fluid && !p.Shapes() && s.fast != nil && s.fast.admitAll(p, out.Clients) { // closed forms (fast.go)
 		out.Metrics = w.Metrics(out.Clients)
 		return
 	}
@@ -157,7 +199,11 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 	if !fluid || !hasKernel(p.Algorithm) {
 		d = s.decider(p)
 	}
-	for i, a := range w.series {
+	for i := range nc {
+		var a []int32
+		if fluid {
+			a = s.series(i)
+		}
 		switch {
 		case !fluid:
 			out.Clients[i] = ClientResult{Offered: int64(len(s.events[i])), Admitted: admitEvents(d, s.events[i], delays)}
@@ -172,6 +218,22 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 	if delays != nil {
 		out.MeanDelayS, out.P99DelayS = delays.meanS(), delays.quantileS(0.99)
 	}
+}
+
+// series returns client i's per-second series: the workload's, or for a
+// streamed workload built into the simulator's buffer.
+func (s *Simulator) series(i int) []int32 {
+	if !s.w.streamed {
+		return s.w.series[i]
+	}
+	a := s.buf
+	clear(a)
+	for _, g := range s.w.Scenario.Clients[i].Segments {
+		for t := g.T0; t < g.T1; t++ {
+			a[t] = int32(g.Rate)
+		}
+	}
+	return a
 }
 
 // decider returns the simulator's decider for p's algorithm, configured for p.
@@ -192,9 +254,10 @@ func hasKernel(a Algorithm) bool { return a == FixedWindow || a == SlidingWindow
 // Timeline returns, for each client, the admitted requests per second under
 // p, on realisation (0, 0).
 func (w *Workload) Timeline(p Policy) [][]int32 {
-	out := make([][]int32, len(w.series))
+	out := make([][]int32, len(w.Scenario.Clients))
 	if w.Scenario.Arrivals.Process == Fluid {
-		for i, a := range w.series {
+		for i := range out {
+			a := w.Offered(i)
 			out[i] = make([]int32, len(a))
 			Admit(p, a, out[i])
 		}

@@ -135,9 +135,22 @@ func (f *Figure) Render(format string) (out []byte, err error) {
 			i := bytes.LastIndex(out, []byte("</svg>"))
 			out = append(out[:i:i], append(h, out[i:]...)...)
 		}
-		return out, nil
+		return xmlChars(out), nil
 	}
 	return b.Bytes(), nil
+}
+
+// xmlChars replaces what XML forbids in SVG text (invalid UTF-8 and control
+// characters other than tab and line breaks, e.g. from a client's name) with
+// U+FFFD, so the SVG stays well-formed.
+func xmlChars(b []byte) []byte {
+	b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	return bytes.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+			return '\uFFFD'
+		}
+		return r
+	}, b)
 }
 
 // splitFonts separates an SVG's embedded @font-face rules (vgsvg writes them

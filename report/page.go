@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ratesweep/ratesweep/model"
+	"github.com/ratesweep/ratesweep/sweep"
 )
 
 // Figures returns every figure of the report, in page order.
@@ -41,6 +42,14 @@ func (r *Run) figures() ([]*Figure, error) {
 		}
 		if r.Spec.Scenario == nil {
 			continue // a replayed log has no scenario to re-simulate
+		}
+		if sweep.ShouldStream(r.Spec.Scenario, sweep.DefaultMaxMemory()) {
+			// Every client's per-second timeline would not fit in memory.
+			if w := fmt.Sprintf("no timelines: the scenario's per-second series (%d clients × %d s) are too large to re-simulate",
+				len(r.Spec.Scenario.Clients), r.Spec.Scenario.DurationS); !slices.Contains(r.Warnings, w) {
+				r.Warnings = append(r.Warnings, w)
+			}
+			continue
 		}
 		t, err := r.TimelineFigure(s)
 		if err != nil {
@@ -139,6 +148,15 @@ func (r *Run) lessonTables() ([]*Table, error) {
 	if r.Spec.Scenario == nil {
 		return nil, nil // a replayed log
 	}
+	if sc := r.Spec.Scenario; sweep.ShouldStream(sc, sweep.DefaultMaxMemory()) {
+		// Fifteen re-simulations of a long scenario client by client would
+		// take minutes; 'ratesweep tables' computes them on request.
+		if w := fmt.Sprintf("no lesson tables: the scenario is long (%d clients × %d s); 'ratesweep tables' with its scenario computes them",
+			len(sc.Clients), sc.DurationS); !slices.Contains(r.Warnings, w) {
+			r.Warnings = append(r.Warnings, w)
+		}
+		return nil, nil
+	}
 	w, err := model.NewWorkload(r.Spec.Scenario)
 	if err != nil {
 		return nil, inputErrorf("%s: the scenario in the metadata: %v", r.Dir, err)
@@ -169,7 +187,7 @@ func (r *Run) writeMarkdown(w *bytes.Buffer, figs []rendered, lesson []*Table) e
 			fmt.Fprintf(w, "## %s\n\n", mdEscape(title))
 		}
 		for _, f := range fs {
-			alt := strings.NewReplacer("[", `\[`, "]", `\]`).Replace(mdEscape(f.Title))
+			alt := mdEscape(f.Title) // escapes "[" and "]" too
 			fmt.Fprintf(w, "![%s](%s.png)\n\n%s ([SVG](%s.svg))\n\n", alt, f.Name, mdEscape(f.Caption), f.Name)
 		}
 		for _, t := range ts {

@@ -46,7 +46,7 @@ sweep:
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := newSource(context.Background(), s)
+	src, err := newSource(context.Background(), s, false)
 	if err != nil {
 		t.Fatal(err)
 	}

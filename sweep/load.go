@@ -5,7 +5,6 @@ package sweep
 import (
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/ratesweep/ratesweep/configs"
 	"github.com/ratesweep/ratesweep/internal/yamlx"
@@ -13,21 +12,9 @@ import (
 )
 
 // ReadInput reads a user's input file, with errors that name it: a missing
-// file, a directory, an unreadable or empty file are *yamlx.Error.
-func ReadInput(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, &yamlx.Error{File: path, Msg: plainErr(err)}
-	}
-	if st.IsDir() {
-		return nil, &yamlx.Error{File: path, Msg: "is a directory, expected a YAML file"}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &yamlx.Error{File: path, Msg: plainErr(err)}
-	}
-	return data, nil
-}
+// file, a directory, a device or named pipe, a file larger than
+// yamlx.MaxFileBytes, an unreadable or empty file are *yamlx.Error.
+func ReadInput(path string) ([]byte, error) { return yamlx.ReadFile(path) }
 
 func plainErr(err error) string {
 	if pe, ok := err.(*fs.PathError); ok {

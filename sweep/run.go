@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -32,7 +33,9 @@ type Options struct {
 	Resume    bool   // keep verified parts, compute only what is missing
 	Force     bool   // replace an existing run
 	NoOutput  bool   // simulate only, write nothing (benchmarks)
-	MaxPoints int64  // 0 = DefaultMaxPoints
+	MaxPoints int64  // points rows (points × replicates); 0 = DefaultMaxPoints
+	MaxMemory int64  // bytes the run may need by its estimate; 0 = DefaultMaxMemory(), < 0 = no limit
+	MaxOutput int64  // Parquet bytes the run may write by its estimate; 0 = no limit
 	// MaxMalformed bounds a log's malformed lines (nil: 1%); more is an
 	// input error naming the first bad lines.
 	MaxMalformed *ingest.MalformedLimit
@@ -131,13 +134,17 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if opts.now == nil {
 		opts.now = time.Now
 	}
-	if n := spec.Points(); n > opts.MaxPoints {
-		return nil, inputErrorf("the grid has %d points, more than --max-points %d; raise --max-points to run it", n, opts.MaxPoints)
+	if opts.MaxMemory == 0 {
+		opts.MaxMemory = DefaultMaxMemory()
 	}
 	if err := NewGrid(spec).CheckShard(opts.Shard); err != nil {
 		return nil, err
 	}
-	src, err := newSource(ctx, spec)
+	est := EstimateRun(spec, opts.Shard, opts.Workers, opts.MaxMemory)
+	if err := est.CheckLimits(spec, opts.MaxPoints, opts.MaxOutput, opts.MaxMemory, opts.NoOutput); err != nil {
+		return nil, err
+	}
+	src, err := newSource(ctx, spec, est.Streamed)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +234,8 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		return nil
 	})
 	for range min(opts.Workers, max(len(parts), 1)) {
-		g.Go(func() error {
+		g.Go(func() (err error) {
+			defer recoverPanic(&err)
 			sim := src.newSim()
 			r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
 			r.names, r.classes, r.stages = src.rows()
@@ -294,6 +302,22 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		return res, err
 	}
 	return res, writeFileAtomic(res.Manifest, append(data, '\n'))
+}
+
+// PanicError is a panic in a worker goroutine (a bug), returned as an error
+// so that the command can report it instead of crashing.
+type PanicError struct {
+	Value any
+	Stack []byte // the panicking goroutine's stack
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("internal error: %v", e.Value) }
+
+// recoverPanic, deferred in a goroutine, turns its panic into *err.
+func recoverPanic(err *error) {
+	if r := recover(); r != nil {
+		*err = &PanicError{Value: r, Stack: debug.Stack()}
+	}
 }
 
 // simulatePart runs every point and replicate of part into r. Replicates are

@@ -45,10 +45,15 @@ const (
 	maxMany     = 64
 )
 
-// newSource loads the spec's workload: its scenario, or its log.
-func newSource(ctx context.Context, spec *Spec) (source, error) {
+// newSource loads the spec's workload: its scenario (streamed: per-second
+// series built per client, see model.NewStreamedWorkload), or its log.
+func newSource(ctx context.Context, spec *Spec, streamed bool) (source, error) {
 	if spec.Traffic == nil {
-		wl, err := model.NewWorkload(spec.Scenario)
+		load := model.NewWorkload
+		if streamed {
+			load = model.NewStreamedWorkload
+		}
+		wl, err := load(spec.Scenario)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
@@ -335,10 +336,9 @@ func TestWriteFailureLeavesNoIncompleteFile(t *testing.T) {
 	s := detSpec(t)
 	dir := t.TempDir()
 	boom := errors.New("disk full (injected)")
-	calls := 0
+	var calls atomic.Int64 // both workers call the hook
 	_, err := Run(context.Background(), s, Options{OutDir: dir, Workers: 2, afterBatch: func(path string) error {
-		calls++
-		if calls == 7 {
+		if calls.Add(1) == 7 {
 			return boom
 		}
 		return nil

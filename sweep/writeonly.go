@@ -28,7 +28,7 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, wa
 	if opts.Shard.Count == 0 {
 		opts.Shard = Shard{0, 1}
 	}
-	src, err := newSource(ctx, spec)
+	src, err := newSource(ctx, spec, false)
 	if err != nil {
 		return nil, 0, 0, err
 	}

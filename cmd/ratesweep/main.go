@@ -10,11 +10,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
+	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/spf13/pflag"
 )
 
@@ -121,8 +123,26 @@ func usage(w io.Writer) {
 	fmt.Fprintf(w, "\nRun 'ratesweep COMMAND --help' for a command's flags and examples.\n")
 }
 
-// run executes one command line and returns the exit code.
-func run(e *env, args []string) int {
+// run executes one command line and returns the exit code. A panic (a bug:
+// no input may cause one) becomes a one-line error and exit 1.
+func run(e *env, args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			reportPanic(e, r, debug.Stack())
+			code = exitFailure
+		}
+	}()
+	// The size cap of spec, scenario and rules files (0: the default).
+	maxInput := int64(0)
+	if v := e.getenv("RATESWEEP_MAX_INPUT"); v != "" {
+		n, err := yamlx.ParseBytes(v)
+		if err != nil || n <= 0 {
+			fmt.Fprintf(e.stderr, "ratesweep: RATESWEEP_MAX_INPUT=%q is not a size (e.g. 64MiB)\n", v)
+			return exitUsage
+		}
+		maxInput = n
+	}
+	yamlx.SetMaxFileBytes(maxInput)
 	if len(args) == 0 {
 		usage(e.stderr)
 		return exitUsage
@@ -166,6 +186,11 @@ func exitCode(e *env, err error) int {
 	if errors.Is(err, pflag.ErrHelp) {
 		return exitOK
 	}
+	var pe *sweep.PanicError
+	if errors.As(err, &pe) {
+		reportPanic(e, pe.Value, pe.Stack)
+		return exitFailure
+	}
 	var all *yamlx.Errors
 	if errors.As(err, &all) {
 		for _, l := range strings.Split(all.Error(), "\n") {
@@ -185,6 +210,16 @@ func exitCode(e *env, err error) int {
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// reportPanic prints a panic (a bug: no input may cause one) as one line
+// asking for a report; RATESWEEP_TRACE=1 adds the stack.
+func reportPanic(e *env, v any, stack []byte) {
+	msg := strings.Join(strings.Fields(fmt.Sprint(v)), " ")
+	fmt.Fprintf(e.stderr, "ratesweep: internal error: %s. This is a bug in ratesweep: please report it with the command line and its input files (RATESWEEP_TRACE=1 prints the stack)\n", msg)
+	if e.getenv("RATESWEEP_TRACE") != "" {
+		e.stderr.Write(stack)
+	}
 }
 
 // newFlags returns a flag set for a command whose errors are usage errors;

@@ -8,22 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
-)
-
-// bytesPerPointRow and bytesPerClientRow estimate Parquet size for --dry-run
-// (measured on configs/bench-large.yaml).
-const (
-	bytesPerPointRow  = 6.0
-	bytesPerClientRow = 2.5
 )
 
 func cmdRun(e *env, args []string) error {
@@ -35,8 +31,10 @@ func cmdRun(e *env, args []string) error {
 	shards := fs.Int("shards", 0, "shard count N for JOB_COMPLETION_INDEX (Kubernetes indexed jobs; or RATESWEEP_SHARDS)")
 	resume := fs.Bool("resume", false, "keep the verified parts of an interrupted run and compute only what is missing")
 	force := fs.Bool("force", false, "replace an existing run in the output directory (a shard replaces only its own parts)")
-	dry := fs.Bool("dry-run", false, "print points, rows and estimated bytes, then exit")
-	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids larger than this")
+	dry := fs.Bool("dry-run", false, "print points, rows, estimated output bytes and memory, then exit")
+	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids of more points rows (points × replicates) than this")
+	maxMemory := fs.String("max-memory", "", "refuse runs whose memory estimate exceeds this (e.g. 4GiB; 0 = no limit; default 3/4 of the least of RAM, cgroup limit and ulimit -v)")
+	maxOutput := fs.String("max-output", "", "refuse runs whose Parquet output estimate exceeds this (e.g. 500GB; default no limit)")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	noOutput := fs.Bool("no-output", false, "simulate only and write nothing (for benchmarks)")
 	sets := fs.StringArray("set", nil, "override a spec field, `PATH=VALUE` with a YAML value (repeatable): seed=2, sweep[0].limit=[100, 200], scenario.duration_s=600")
@@ -54,6 +52,20 @@ func cmdRun(e *env, args []string) error {
 	}
 	if *workers < 1 {
 		return usagef("run: --workers must be >= 1, got %d", *workers)
+	}
+	memLimit, outLimit := sweep.DefaultMaxMemory(), int64(0)
+	if *maxMemory != "" {
+		if memLimit, err = yamlx.ParseBytes(*maxMemory); err != nil {
+			return usagef("run: --max-memory: %v", err)
+		}
+		if memLimit == 0 {
+			memLimit = -1 // no limit
+		}
+	}
+	if *maxOutput != "" {
+		if outLimit, err = yamlx.ParseBytes(*maxOutput); err != nil {
+			return usagef("run: --max-output: %v", err)
+		}
 	}
 	specPath := ""
 	if len(rest) == 1 {
@@ -90,29 +102,38 @@ func cmdRun(e *env, args []string) error {
 		workload = fmt.Sprintf("scenario %q, %d clients", spec.Scenario.Name, clients)
 	}
 	clientRows := rows * clients
+	est := sweep.EstimateRun(spec, shard, *workers, memLimit)
 	if *dry {
 		parts := sweep.ShardParts(sweep.NewGrid(spec), shard)
-		var mine int64
-		for _, p := range parts {
-			mine += p.Points()
-		}
-		est := float64(mine*int64(spec.Replicates))*bytesPerPointRow + float64(mine*int64(spec.Replicates)*clients)*bytesPerClientRow
 		fmt.Fprintf(e.stdout, "spec        %s (%s)\n", spec.Name, workload)
 		for i, en := range spec.Entries {
 			fmt.Fprintf(e.stdout, "entry %-5d %s: %d points\n", i, en.Algorithm, en.Size())
 		}
 		fmt.Fprintf(e.stdout, "points      %d (× %d replicates = %d points rows, %d clients rows)\n", points, spec.Replicates, rows, clientRows)
-		fmt.Fprintf(e.stdout, "shard       %s: %d parts, %d points\n", shard, len(parts), mine)
-		fmt.Fprintf(e.stdout, "estimated   %s of Parquet under %s\n", humanBytes(est), dir)
-		if points > *maxPoints {
-			fmt.Fprintf(e.stdout, "note        more than --max-points %d: run would refuse it\n", *maxPoints)
+		fmt.Fprintf(e.stdout, "shard       %s: %d parts, %d points\n", shard, len(parts), est.Points)
+		fmt.Fprintf(e.stdout, "estimated   %s of Parquet under %s\n", humanBytes(float64(est.OutputBytes)), dir)
+		mode := ""
+		if est.Streamed {
+			mode = ", the scenario streamed client by client"
+		}
+		budget := "no --max-memory"
+		if memLimit > 0 {
+			budget = "--max-memory " + yamlx.FormatBytes(memLimit)
+		}
+		fmt.Fprintf(e.stdout, "memory      about %s with %d workers%s (%s):\n%s", yamlx.FormatBytes(est.MemoryBytes), *workers, mode, budget, est.FormatMemory("            "))
+		if err := est.CheckLimits(spec, *maxPoints, outLimit, memLimit, *noOutput); err != nil {
+			fmt.Fprintf(e.stdout, "note        run would refuse it: %v\n", err)
 		}
 		return nil
 	}
 
 	opts := sweep.Options{
 		OutDir: dir, Workers: *workers, Shard: shard, Resume: *resume, Force: *force,
-		NoOutput: *noOutput, MaxPoints: *maxPoints, MaxMalformed: &malformedLimit,
+		NoOutput: *noOutput, MaxPoints: *maxPoints, MaxMemory: memLimit, MaxOutput: outLimit,
+		MaxMalformed: &malformedLimit,
+	}
+	if memLimit > 0 {
+		debug.SetMemoryLimit(memLimit) // the garbage collector works harder before the budget is spent
 	}
 	var mine int64
 	for _, p := range sweep.ShardParts(sweep.NewGrid(spec), shard) {
@@ -127,23 +148,26 @@ func cmdRun(e *env, args []string) error {
 		printAccounting(e.stderr, res.Log)
 	}
 	if err != nil {
+		hint := "ratesweep run"
+		if specPath != "" {
+			hint += " " + shellQuote(specPath)
+		}
+		hint += " --out " + shellQuote(dir)
+		if shard.Count > 1 {
+			hint += " --shard " + shard.String()
+		}
+		for _, set := range *sets { // the same spec, or resume refuses
+			hint += " --set " + shellQuote(set)
+		}
 		if errors.Is(err, context.Canceled) {
 			code, sig := 130, "interrupted"
 			if e.signal != nil && e.signal() == "terminated" {
 				code, sig = 143, "terminated"
 			}
-			hint := "ratesweep run"
-			if specPath != "" {
-				hint += " " + shellQuote(specPath)
-			}
-			hint += " --out " + shellQuote(dir)
-			if shard.Count > 1 {
-				hint += " --shard " + shard.String()
-			}
-			for _, set := range *sets { // the same spec, or resume refuses
-				hint += " --set " + shellQuote(set)
-			}
 			return &exitError{code, fmt.Errorf("%s: completed parts are kept in %s; resume with: %s --resume", sig, dir, hint)}
+		}
+		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+			return fmt.Errorf("%w; completed parts are kept: free space, then resume with: %s --resume", err, hint)
 		}
 		var ie *sweep.InputError
 		if errors.As(err, &ie) || errors.Is(err, sweep.ErrOutputExists) {
@@ -176,9 +200,13 @@ func loadSpec(e *env, path string, sets []string) (*sweep.Spec, error) {
 	if e.stdin == nil {
 		return nil, usagef("no standard input to read the spec from")
 	}
-	data, err := io.ReadAll(e.stdin)
+	limit := yamlx.MaxFileBytes() // like a spec file (RATESWEEP_MAX_INPUT)
+	data, err := io.ReadAll(io.LimitReader(e.stdin, limit+1))
 	if err != nil {
 		return nil, &badInput{fmt.Errorf("reading the spec from standard input: %w", err)}
+	}
+	if int64(len(data)) > limit {
+		return nil, &badInput{fmt.Errorf("the spec on standard input is larger than %s, the limit for input files; raise it with RATESWEEP_MAX_INPUT (e.g. RATESWEEP_MAX_INPUT=64MiB)", yamlx.FormatBytes(limit))}
 	}
 	return sweep.ReadSpec(data, "<stdin>", ".", sets...)
 }

@@ -24,7 +24,11 @@ func cmdTables(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := model.NewWorkload(sc)
+	load := model.NewWorkload
+	if sweep.ShouldStream(sc, sweep.DefaultMaxMemory()) {
+		load = model.NewStreamedWorkload // a long scenario, client by client
+	}
+	w, err := load(sc)
 	if err != nil {
 		return &badInput{err}
 	}
