@@ -213,17 +213,37 @@ func floatColumn(s *columnScratch, met []model.Metrics, m floatMetric) arrow.Arr
 	return primitive(arrow.PrimitiveTypes.Float64, v, nil, 0)
 }
 
-// prepareParams fills r.paramVals with every point's parameter values,
-// column by column (parameter j of point i at j·points + i), once per part:
-// the batches read them by index, never by name.
+// prepareParams fills r.paramVals with every point's values of the
+// parameters the part's algorithms take, column by column (the k-th such
+// parameter of point i at k·points + i), once per part: the batches read
+// them by index, never by name. r.paramSlot[j] is parameter j's column, or
+// -1 when no point of the part takes it (its column is all null).
 func (r *partResult) prepareParams() {
 	np, n := len(model.Params), len(r.policies)
-	r.paramVals = grow(r.paramVals, n*np)
+	var seen [256]bool
+	for i := range r.policies {
+		seen[r.policies[i].Algorithm] = true
+	}
+	r.paramSlot = grow(r.paramSlot, np)
+	used := 0
+	for j, prm := range model.Params {
+		r.paramSlot[j] = -1
+		for _, a := range model.Algorithms {
+			if seen[a] && a.Takes(prm.Name) {
+				r.paramSlot[j] = used
+				used++
+				break
+			}
+		}
+	}
+	r.paramVals = grow(r.paramVals, n*used)
 	row := make([]float64, np)
 	for i := range r.policies {
 		r.policies[i].Values(row)
 		for j, v := range row {
-			r.paramVals[j*n+i] = v
+			if k := r.paramSlot[j]; k >= 0 {
+				r.paramVals[k*n+i] = v
+			}
 		}
 	}
 }
@@ -239,7 +259,10 @@ func (r *partResult) paramArray(lo, n, j int) arrow.Array {
 		takes[a] = a.Takes(prm.Name)
 	}
 	valid := s.bitmap(n)
-	vals := r.paramVals[j*len(r.policies) : (j+1)*len(r.policies)]
+	var vals []float64 // nil when no point of the part takes it (never read then)
+	if k := r.paramSlot[j]; k >= 0 {
+		vals = r.paramVals[k*len(r.policies) : (k+1)*len(r.policies)]
+	}
 	switch {
 	case prm.Values != nil:
 		enums := s.int8s(n)

@@ -58,7 +58,8 @@ type partResult struct {
 	part      Part
 	reps      int
 	policies  []model.Policy       // per point
-	paramVals []float64            // per point × parameter (prepareParams)
+	paramVals []float64            // per point × parameter taken (prepareParams)
+	paramSlot []int                // per parameter: its column in paramVals, or -1
 	metrics   []model.Metrics      // per row = point × replicate
 	clients   []model.ClientResult // per row × client
 	names     []string             // client names (dictionary)
