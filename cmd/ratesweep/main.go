@@ -100,7 +100,9 @@ func main() {
 	}()
 	e := &env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, getenv: os.Getenv,
 		signal: func() string { return got.Load().(string) }}
+	stop := startProfiles(os.Getenv)
 	code := run(e, os.Args[1:])
+	stop()
 	cancel()
 	os.Exit(code)
 }
