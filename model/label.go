@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,29 +18,36 @@ func (p Policy) Canonical() string {
 }
 
 // AppendCanonical appends Canonical's label to b (the writer calls it for
-// every point: no allocation beyond b's growth).
+// every point: no allocation beyond b's growth, no lookup by name).
 func (p Policy) AppendCanonical(b []byte) []byte {
 	if p.Algorithm >= algorithmEnd || p.Algorithm == 0 {
 		return append(b, p.Algorithm.String()...)
 	}
+	var buf [32]float64
+	vals := buf[:]
+	if len(Params) > len(buf) {
+		vals = make([]float64, len(Params))
+	}
+	p.Values(vals)
 	b = append(b, algorithmNames[p.Algorithm]...)
 	for _, lp := range labelParams[p.Algorithm] {
-		v := p.Value(lp.prm.Name)
-		if lp.optional && v == lp.prm.Default {
+		prm := &Params[lp.index]
+		v := vals[lp.index]
+		if lp.optional && v == prm.Default {
 			continue
 		}
-		b = appendParam(b, lp.prm, v)
+		b = appendParam(b, prm, v)
 	}
 	return b
 }
 
 // labelParams lists, per algorithm, the parameters it takes in column order
-// and whether each is optional.
+// (their index in Params) and whether each is optional.
 var labelParams = func() (t [algorithmEnd][]labelParam) {
 	for _, a := range Algorithms {
-		for _, prm := range Params {
+		for j, prm := range Params {
 			if a.Takes(prm.Name) {
-				t[a] = append(t[a], labelParam{prm, !slices.Contains(a.Params(), prm.Name)})
+				t[a] = append(t[a], labelParam{j, !slices.Contains(a.Params(), prm.Name)})
 			}
 		}
 	}
@@ -47,16 +55,24 @@ var labelParams = func() (t [algorithmEnd][]labelParam) {
 }()
 
 type labelParam struct {
-	prm      Param
+	index    int // in Params
 	optional bool
 }
 
-func appendParam(b []byte, prm Param, v float64) []byte {
+// appendParam appends " name=value": enumerated values by name, numbers in
+// the shortest decimal form that reads back exactly (whole numbers below
+// 2^53 formatted as integers, which is the same text, faster).
+func appendParam(b []byte, prm *Param, v float64) []byte {
 	b = append(b, ' ')
 	b = append(b, prm.Name...)
 	b = append(b, '=')
-	if n := prm.ParamName(v); n != "" {
-		return append(b, n...)
+	if prm.Values != nil {
+		if n := prm.ParamName(v); n != "" {
+			return append(b, n...)
+		}
+	}
+	if i := int64(v); float64(i) == v && i > -1<<53 && i < 1<<53 && (i != 0 || !math.Signbit(v)) {
+		return strconv.AppendInt(b, i, 10)
 	}
 	return strconv.AppendFloat(b, v, 'f', -1, 64)
 }
@@ -77,7 +93,7 @@ func PolicyLabel(algorithm string, value func(name string) (float64, bool)) stri
 		if !ok || (v == prm.Default && slices.Contains(optional, prm.Name)) {
 			continue
 		}
-		b = appendParam(b, prm, v)
+		b = appendParam(b, &prm, v)
 	}
 	return string(b)
 }

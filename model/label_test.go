@@ -1,6 +1,11 @@
 package model
 
-import "testing"
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
 
 func TestCanonicalLabel(t *testing.T) {
 	cases := []struct {
@@ -37,5 +42,35 @@ func TestCanonicalLabel(t *testing.T) {
 		if _, err := ParseLabel(bad); err == nil {
 			t.Errorf("ParseLabel(%q) accepted", bad)
 		}
+	}
+}
+
+// appendParam writes numbers as strconv.AppendFloat(v, 'f', -1) does, also
+// where it takes its integer shortcut.
+func TestAppendParamNumbers(t *testing.T) {
+	prm := &Params[2] // rate: a double column
+	vals := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, 1e-7, 1 << 52, 1<<53 - 1, 1 << 53, 1<<53 + 2, -(1<<53 - 1),
+		1e15, 1e20, 1e21, 123456789012345678, math.MaxInt64, math.MinInt64, math.MaxFloat64, math.Inf(1), math.NaN()}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100_000 {
+		vals = append(vals, float64(rng.Int64N(1<<55)-1<<54), math.Float64frombits(rng.Uint64()),
+			float64(rng.IntN(20000))/float64(1+rng.IntN(8)))
+	}
+	for _, v := range vals {
+		want := " rate=" + strconv.FormatFloat(v, 'f', -1, 64)
+		if got := string(appendParam(nil, prm, v)); got != want {
+			t.Fatalf("%v: %q, want %q", v, got, want)
+		}
+	}
+}
+
+// BenchmarkAppendCanonical is the label of one point, as the writer formats
+// it for every point of a part.
+func BenchmarkAppendCanonical(b *testing.B) {
+	p := Policy{Algorithm: SlidingWindow, WindowS: 60, Limit: 600}
+	var buf []byte
+	for i := range b.N {
+		p.Limit = int64(i % 2000)
+		buf = p.AppendCanonical(buf[:0])
 	}
 }
