@@ -3,7 +3,10 @@ package sweep
 import (
 	"context"
 	"os"
+	"sync/atomic"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // BenchmarkRunBench runs the peers' bench grid (60,000 points, 480,000
@@ -37,4 +40,39 @@ func BenchmarkRunBench(b *testing.B) {
 			b.ReportMetric(float64(spec.Points())*float64(b.N)/b.Elapsed().Seconds(), "points/s")
 		})
 	}
+}
+
+// BenchmarkBuildBatches builds the record batches of the first part of the
+// peers' bench grid (points and clients, as writePart hands them to
+// pqarrow) without writing them; one op = one part.
+func BenchmarkBuildBatches(b *testing.B) {
+	spec, err := LoadSpec("embedded:bench.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := newSource(context.Background(), spec, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	grid := NewGrid(spec)
+	part := ShardParts(grid, Shard{0, 1})[0]
+	r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
+	r.names, r.classes, r.stages = src.rows()
+	var done atomic.Int64
+	if err := simulatePart(context.Background(), grid, src.newSim(), spec.Seed, part, r, &done, nil); err != nil {
+		b.Fatal(err)
+	}
+	points, clients := schemas(map[string]string{MetaVersion: Version})
+	b.ReportAllocs()
+	for b.Loop() {
+		r.labelsValid = false
+		r.prepareParams()
+		for lo := 0; lo < r.rows(); lo += batchRows {
+			r.pointsBatch(points, lo, min(lo+batchRows, r.rows())).Release()
+		}
+		for lo := 0; lo < len(r.clients); lo += batchRows {
+			r.clientsBatch(clients, lo, min(lo+batchRows, len(r.clients))).Release()
+		}
+	}
+	b.ReportMetric(float64(part.Points())*float64(b.N)/b.Elapsed().Seconds(), "points/s")
 }

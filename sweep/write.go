@@ -25,15 +25,16 @@ import (
 // them with a hash of every batch's indices (15% of the writer's CPU), and no
 // reader of ours prunes on them.
 const (
-	rowGroupRows = 1 << 20
-	batchRows    = 64 * 1024
+	rowGroupRows    = 1 << 20
+	batchRows       = 64 * 1024
+	writerZstdLevel = 1 // zstd.go
 )
 
 // writerProps are the Parquet writer's settings, built once (they are read-only).
 var writerProps = sync.OnceValue(func() *parquet.WriterProperties {
 	opts := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithCompressionLevel(1),
+		parquet.WithCompressionLevel(writerZstdLevel),
 		parquet.WithMaxRowGroupLength(rowGroupRows),
 		parquet.WithDictionaryDefault(false),
 		parquet.WithStats(true),
