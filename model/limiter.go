@@ -333,15 +333,23 @@ func (p *Policy) Values(dst []float64) {
 	dst[0], dst[1], dst[2], dst[3] = float64(p.WindowS), float64(p.Limit), p.Rate, float64(p.Capacity)
 	dst[4], dst[5], dst[6], dst[7] = float64(p.PhaseS), float64(p.Burst), float64(p.Delay), p.ServiceS
 	dst[8], dst[9], dst[10], dst[11], dst[12] = float64(p.Key), float64(p.Nodes), float64(p.LB), float64(p.State), p.SyncMs
-	for i := range Params[:13] {
+	for i, d := range &paramDefaults {
 		if dst[i] == 0 {
-			dst[i] = Params[i].Default
+			dst[i] = d
 		}
 	}
 	for i := 13; i < len(Params); i++ { // parameters added later
 		dst[i] = p.Value(Params[i].Name)
 	}
 }
+
+// paramDefaults are the Default of the first 13 Params (Values' fields).
+var paramDefaults = func() (d [13]float64) {
+	for i := range d {
+		d[i] = Params[i].Default
+	}
+	return d
+}()
 
 // Set sets parameter name to v; it reports false for an unknown name.
 // Whole-number parameters are truncated; range checks are Validate's job.

@@ -3,6 +3,7 @@ package sweep
 import (
 	"slices"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -27,6 +28,8 @@ type columnScratch struct {
 	i8   [][]int8
 	bits [][]byte
 	used [5]int // slots handed out in the current batch, per kind
+
+	zeros []byte // never written: the buffers of all-null columns (nulls)
 
 	dicts map[*arrow.DictionaryType]map[string]arrow.Array // per index type and values (joined)
 }
@@ -80,6 +83,20 @@ func (s *columnScratch) dictionary(mem memory.Allocator, typ *arrow.DictionaryTy
 	return d
 }
 
+// nulls returns an array of n nulls of typ (width bytes a value), all
+// zeros: its buffers are one zero buffer shared by every such column of
+// every batch (arrays are read-only), so they cost neither filling nor
+// memory per column.
+func (s *columnScratch) nulls(typ arrow.DataType, n, width int) arrow.Array {
+	if len(s.zeros) < n*width {
+		s.zeros = make([]byte, n*width)
+	}
+	z := s.zeros[:n*width]
+	data := array.NewData(typ, n, []*memory.Buffer{memory.NewBufferBytes(z[:bitutil.BytesForBits(int64(n))]), memory.NewBufferBytes(z)}, nil, n, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
 // primitive returns an array of typ over vals (no copy). valid is the
 // validity bitmap, or nil when nulls == 0.
 func primitive[T int8 | int32 | int64 | float64](typ arrow.DataType, vals []T, valid []byte, nulls int) arrow.Array {
@@ -131,34 +148,7 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 		cols = append(cols, r.paramArray(lo, n, j))
 	}
 	met := r.metrics[lo:hi]
-	for _, m := range intMetrics {
-		cols = append(cols, intColumn(s, met, m))
-	}
-	for _, m := range pctMetrics {
-		cols = append(cols, floatColumn(s, met, m))
-	}
-	for _, m := range stageMetrics {
-		cols = append(cols, intColumn(s, met, m))
-	}
-	for _, m := range tailMetrics {
-		cols = append(cols, floatColumn(s, met, m))
-	}
-	for _, m := range accountMetrics {
-		cols = append(cols, intColumn(s, met, m))
-	}
-	for _, m := range stateMetrics { // null where state was not measured
-		v, valid := s.int64s(len(met)), s.bitmap(len(met))
-		nulls := 0
-		for i := range met {
-			v[i] = *m.field(&met[i])
-			if met[i].StateMeasured {
-				bitutil.SetBit(valid, i)
-			} else {
-				nulls++
-			}
-		}
-		cols = append(cols, primitive(arrow.PrimitiveTypes.Int64, v, valid, nulls))
-	}
+	cols = r.metricArrays(cols, met)
 	cols = append(cols, r.policyArray(lo, n))
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
@@ -197,20 +187,82 @@ func (r *partResult) policyArray(lo, n int) arrow.Array {
 	defer d.Release()
 	return array.MakeFromData(d)
 }
-func intColumn(s *columnScratch, met []model.Metrics, m intMetric) arrow.Array {
-	v := s.int64s(len(met))
-	for i := range met {
-		v[i] = *m.field(&met[i])
+
+// metricColumns lists the points metric columns in schema order (after the
+// parameters): each one's type and the offset of its field in
+// model.Metrics. Every metric is an 8-byte word (int64 or float64), so the
+// batches copy them as words.
+var metricColumns = sync.OnceValue(func() (cols []metricColumn) {
+	var m model.Metrics
+	base := uintptr(unsafe.Pointer(&m))
+	ints := func(ms []intMetric) {
+		for _, im := range ms {
+			cols = append(cols, metricColumn{arrow.PrimitiveTypes.Int64, uintptr(unsafe.Pointer(im.field(&m))) - base})
+		}
 	}
-	return primitive(arrow.PrimitiveTypes.Int64, v, nil, 0)
+	floats := func(ms []floatMetric) {
+		for _, fm := range ms {
+			cols = append(cols, metricColumn{arrow.PrimitiveTypes.Float64, uintptr(unsafe.Pointer(fm.field(&m))) - base})
+		}
+	}
+	ints(intMetrics)
+	floats(pctMetrics)
+	ints(stageMetrics)
+	floats(tailMetrics)
+	ints(accountMetrics)
+	ints(stateMetrics)
+	return cols
+})
+
+type metricColumn struct {
+	typ    arrow.DataType // Int64 or Float64
+	offset uintptr        // of the field in model.Metrics
 }
 
-func floatColumn(s *columnScratch, met []model.Metrics, m floatMetric) arrow.Array {
-	v := s.float64s(len(met))
-	for i := range met {
-		v[i] = *m.field(&met[i])
+// metricArrays appends the metric columns of rows met to cols. The values
+// are copied as 8-byte words, column by column (no call per value);
+// stateMetrics are null where the state was not measured.
+func (r *partResult) metricArrays(cols []arrow.Array, met []model.Metrics) []arrow.Array {
+	s := &r.scratch
+	mc := metricColumns()
+	words := make([][]uint64, len(mc))
+	for c, m := range mc {
+		if m.typ == arrow.PrimitiveTypes.Int64 {
+			v := s.int64s(len(met))
+			words[c] = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+		} else {
+			v := s.float64s(len(met))
+			words[c] = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+		}
 	}
-	return primitive(arrow.PrimitiveTypes.Float64, v, nil, 0)
+	base, size := unsafe.Pointer(unsafe.SliceData(met)), unsafe.Sizeof(model.Metrics{})
+	for c, m := range mc {
+		p := unsafe.Add(base, m.offset)
+		for i := range words[c] {
+			words[c][i] = *(*uint64)(unsafe.Add(p, uintptr(i)*size))
+		}
+	}
+	valid, nulls := s.bitmap(len(met)), 0
+	for i := range met {
+		if met[i].StateMeasured {
+			bitutil.SetBit(valid, i)
+		} else {
+			nulls++
+		}
+	}
+	firstState := len(mc) - len(stateMetrics)
+	for c, m := range mc {
+		raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words[c]))), len(words[c])*8)
+		bufs := []*memory.Buffer{nil, memory.NewBufferBytes(raw)}
+		n := 0
+		if c >= firstState && nulls > 0 {
+			bufs[0], n = memory.NewBufferBytes(valid), nulls
+		}
+		d := array.NewData(m.typ, len(met), bufs, nil, n, 0)
+		cols = append(cols, array.MakeFromData(d))
+		d.Release()
+	}
+	return cols
 }
 
 // prepareParams fills r.paramVals with every point's values of the
@@ -258,11 +310,18 @@ func (r *partResult) paramArray(lo, n, j int) arrow.Array {
 	for _, a := range model.Algorithms {
 		takes[a] = a.Takes(prm.Name)
 	}
-	valid := s.bitmap(n)
-	var vals []float64 // nil when no point of the part takes it (never read then)
-	if k := r.paramSlot[j]; k >= 0 {
-		vals = r.paramVals[k*len(r.policies) : (k+1)*len(r.policies)]
+	k := r.paramSlot[j]
+	if k < 0 { // no point of the part takes it: all null
+		switch {
+		case prm.Values != nil:
+			return r.dictArray(dictInt8, s.nulls(arrow.PrimitiveTypes.Int8, n, 1), prm.Values)
+		case prm.Int:
+			return s.nulls(arrow.PrimitiveTypes.Int64, n, 8)
+		}
+		return s.nulls(arrow.PrimitiveTypes.Float64, n, 8)
 	}
+	valid := s.bitmap(n)
+	vals := r.paramVals[k*len(r.policies) : (k+1)*len(r.policies)]
 	switch {
 	case prm.Values != nil:
 		enums := s.int8s(n)

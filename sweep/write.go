@@ -27,6 +27,7 @@ import (
 const (
 	rowGroupRows    = 1 << 20
 	batchRows       = 64 * 1024
+	pointsBatchRows = 32 * 1024
 	writerZstdLevel = 1 // zstd.go
 )
 
@@ -93,10 +94,10 @@ type fileMeta struct {
 // directory once before it writes the manifest (syncDir), which is what makes
 // the renames durable; until then a part lost by a power cut is recomputed
 // on --resume like any unfinished part.
-func writeParquet(dir, name string, schema *arrow.Schema, rows int, batch func(lo, hi int) arrow.RecordBatch, hook func(path string) error) (fileMeta, error) {
+func writeParquet(dir, name string, schema *arrow.Schema, rows, step int, batch func(lo, hi int) arrow.RecordBatch, hook func(path string) error) (fileMeta, error) {
 	return writeParquetFile(dir, name, schema, false, func(fw *pqarrow.FileWriter) (int64, error) {
-		for lo := 0; lo < rows; lo += batchRows {
-			rec := batch(lo, min(lo+batchRows, rows))
+		for lo := 0; lo < rows; lo += step {
+			rec := batch(lo, min(lo+step, rows))
 			err := fw.WriteBuffered(rec)
 			rec.Release()
 			if err == nil && hook != nil {
@@ -207,12 +208,12 @@ func schemas(meta map[string]string) (points, clients *arrow.Schema) {
 func writePart(dir string, r *partResult, points, clients *arrow.Schema, hook func(path string) error) (pm, cm fileMeta, err error) {
 	name := r.part.Name()
 	r.prepareParams()
-	cm, err = writeParquet(filepath.Join(dir, "clients"), name, clients, len(r.clients),
+	cm, err = writeParquet(filepath.Join(dir, "clients"), name, clients, len(r.clients), batchRows,
 		func(lo, hi int) arrow.RecordBatch { return r.clientsBatch(clients, lo, hi) }, hook)
 	if err != nil {
 		return pm, cm, fmt.Errorf("writing clients/%s: %w", name, err)
 	}
-	pm, err = writeParquet(filepath.Join(dir, "points"), name, points, r.rows(),
+	pm, err = writeParquet(filepath.Join(dir, "points"), name, points, r.rows(), pointsBatchRows,
 		func(lo, hi int) arrow.RecordBatch { return r.pointsBatch(points, lo, hi) }, hook)
 	if err != nil {
 		return pm, cm, fmt.Errorf("writing points/%s: %w", name, err)

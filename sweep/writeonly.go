@@ -79,11 +79,11 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, wa
 				return rec
 			}
 		}
-		if _, err := writeParquet(filepath.Join(opts.OutDir, "clients"), p.Name(), clientsSchema, len(r.clients),
+		if _, err := writeParquet(filepath.Join(opts.OutDir, "clients"), p.Name(), clientsSchema, len(r.clients), batchRows,
 			prebuilt(func(lo, hi int) arrow.RecordBatch { return r.clientsBatch(clientsSchema, lo, hi) }), nil); err != nil {
 			return nil, 0, 0, err
 		}
-		if _, err := writeParquet(filepath.Join(opts.OutDir, "points"), p.Name(), pointsSchema, r.rows(),
+		if _, err := writeParquet(filepath.Join(opts.OutDir, "points"), p.Name(), pointsSchema, r.rows(), pointsBatchRows,
 			prebuilt(func(lo, hi int) arrow.RecordBatch { return r.pointsBatch(pointsSchema, lo, hi) }), nil); err != nil {
 			return nil, 0, 0, err
 		}
