@@ -53,9 +53,11 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, wa
 	pointsSchema, clientsSchema := schemas(meta)
 	sim := src.newSim()
 	var done atomic.Int64
+	// One part result for every part, as a worker of Run keeps it (its
+	// buffers and dictionaries are reused).
+	r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
+	r.names, r.classes, r.stages = src.rows()
 	for _, p := range parts {
-		r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
-		r.names, r.classes, r.stages = src.rows()
 		if err := simulatePart(ctx, grid, sim, spec.Seed, p, r, &done, nil); err != nil {
 			return nil, 0, 0, err
 		}
