@@ -46,6 +46,47 @@ func (g *Grid) Policy(id int64) model.Policy {
 	return p
 }
 
+// Policies fills dst with the policies of points from, from+1, … (as Policy
+// gives them), stepping each entry's axes like an odometer instead of
+// decomposing every id: a part's policies cost one Set per point.
+func (g *Grid) Policies(dst []model.Policy, from int64) {
+	var idx []int // per axis of entry e, the value index of dst[i-1]
+	e, end := -1, int64(0)
+	for i := range dst {
+		id := from + int64(i)
+		if e < 0 || id >= end { // (re)start at id's entry
+			dst[i] = g.Policy(id)
+			for e = len(g.offsets) - 1; e > 0 && g.offsets[e] > id; e-- {
+			}
+			end = g.total
+			if e+1 < len(g.offsets) {
+				end = g.offsets[e+1]
+			}
+			axes := g.spec.Entries[e].Axes
+			idx = append(idx[:0], make([]int, len(axes))...)
+			rest := id - g.offsets[e]
+			for a := len(axes) - 1; a >= 0; a-- {
+				n := int64(len(axes[a].Values))
+				idx[a] = int(rest % n)
+				rest /= n
+			}
+			continue
+		}
+		p := dst[i-1]
+		axes := g.spec.Entries[e].Axes
+		for a := len(axes) - 1; a >= 0; a-- {
+			ax := &axes[a]
+			if idx[a]++; idx[a] < len(ax.Values) {
+				p.Set(ax.Param, ax.Values[idx[a]])
+				break
+			}
+			idx[a] = 0
+			p.Set(ax.Param, ax.Values[0])
+		}
+		dst[i] = p
+	}
+}
+
 // Shard is one of N disjoint slices of a grid, for clusters (Slurm array
 // tasks, Kubernetes indexed jobs). Index is 0-based.
 type Shard struct{ Index, Count int }

@@ -330,9 +330,7 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 	r.policies = grow(r.policies, n)
 	r.metrics = grow(r.metrics, n*r.reps)
 	r.clients = grow(r.clients, n*r.reps*nc)
-	for i := range n {
-		r.policies[i] = grid.Policy(part.From + int64(i))
-	}
+	grid.Policies(r.policies, part.From)
 	const every = 256
 	batch, _ := sim.(batchSim)
 	// put stores a batch's results from point first on; made once, not per
