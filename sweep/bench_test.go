@@ -43,10 +43,10 @@ func BenchmarkRunBench(b *testing.B) {
 }
 
 // BenchmarkBuildBatches builds the record batches of the first part of the
-// peers' bench grid (points and clients, as writePart hands them to
-// pqarrow) without writing them; one op = one part.
+// peers' large grid (65,536 points of fixed_window; points and clients, as
+// writePart hands them to pqarrow) without writing them; one op = one part.
 func BenchmarkBuildBatches(b *testing.B) {
-	spec, err := LoadSpec("embedded:bench.yaml")
+	spec, err := LoadSpec("../configs/bench-large.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,8 +67,8 @@ func BenchmarkBuildBatches(b *testing.B) {
 	for b.Loop() {
 		r.labelsValid = false
 		r.prepareParams()
-		for lo := 0; lo < r.rows(); lo += batchRows {
-			r.pointsBatch(points, lo, min(lo+batchRows, r.rows())).Release()
+		for lo := 0; lo < r.rows(); lo += pointsBatchRows {
+			r.pointsBatch(points, lo, min(lo+pointsBatchRows, r.rows())).Release()
 		}
 		for lo := 0; lo < len(r.clients); lo += batchRows {
 			r.clientsBatch(clients, lo, min(lo+batchRows, len(r.clients))).Release()
