@@ -29,7 +29,7 @@ func (p Policy) AppendCanonical(b []byte) []byte {
 		vals = make([]float64, len(Params))
 	}
 	p.Values(vals)
-	b = append(b, algorithmNames[p.Algorithm]...)
+	b = append(b, labelNames[p.Algorithm]...)
 	for _, lp := range labelParams[p.Algorithm] {
 		prm := &Params[lp.index]
 		v := vals[lp.index]
@@ -50,6 +50,14 @@ var labelParams = func() (t [algorithmEnd][]labelParam) {
 				t[a] = append(t[a], labelParam{j, !slices.Contains(a.Params(), prm.Name)})
 			}
 		}
+	}
+	return t
+}()
+
+// labelNames are the algorithms' names by value (algorithmNames is a map).
+var labelNames = func() (t [algorithmEnd]string) {
+	for _, a := range Algorithms {
+		t[a] = a.String()
 	}
 	return t
 }()
