@@ -20,17 +20,23 @@ func (p Policy) Canonical() string {
 // AppendCanonical appends Canonical's label to b (the writer calls it for
 // every point: no allocation beyond b's growth, no lookup by name).
 func (p Policy) AppendCanonical(b []byte) []byte {
-	if p.Algorithm >= algorithmEnd || p.Algorithm == 0 {
-		return append(b, p.Algorithm.String()...)
-	}
 	var buf [32]float64
 	vals := buf[:]
 	if len(Params) > len(buf) {
 		vals = make([]float64, len(Params))
 	}
 	p.Values(vals)
-	b = append(b, labelNames[p.Algorithm]...)
-	for _, lp := range labelParams[p.Algorithm] {
+	return AppendLabel(b, p.Algorithm, vals)
+}
+
+// AppendLabel is AppendCanonical for a policy of algorithm a whose Values
+// are vals (len(Params) of them), for callers that have them already.
+func AppendLabel(b []byte, a Algorithm, vals []float64) []byte {
+	if a >= algorithmEnd || a == 0 {
+		return append(b, a.String()...)
+	}
+	b = append(b, labelNames[a]...)
+	for _, lp := range labelParams[a] {
 		prm := &Params[lp.index]
 		v := vals[lp.index]
 		if lp.optional && v == prm.Default {

@@ -274,8 +274,8 @@ func (r *partResult) metricArrays(cols []arrow.Array, met []model.Metrics) []arr
 
 // prepareParams fills r.paramVals with every point's values of the
 // parameters the part's algorithms take, column by column (the k-th such
-// parameter of point i at k·points + i), once per part: the batches read
-// them by index, never by name. r.paramSlot[j] is parameter j's column, or
+// parameter of point i at k·points + i), and the points' labels (policy
+// column), once per part: the batches read them by index, never by name. r.paramSlot[j] is parameter j's column, or
 // -1 when no point of the part takes it (its column is all null).
 func (r *partResult) prepareParams() {
 	np, n := len(model.Params), len(r.policies)
@@ -296,6 +296,7 @@ func (r *partResult) prepareParams() {
 		}
 	}
 	r.paramVals = grow(r.paramVals, n*used)
+	r.labelOffsets, r.labelData = append(r.labelOffsets[:0], 0), r.labelData[:0]
 	row := make([]float64, np)
 	for i := range r.policies {
 		r.policies[i].Values(row)
@@ -304,7 +305,10 @@ func (r *partResult) prepareParams() {
 				r.paramVals[k*n+i] = v
 			}
 		}
+		r.labelData = model.AppendLabel(r.labelData, r.policies[i].Algorithm, row)
+		r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
 	}
+	r.labelsOf, r.labelsValid = r.part, true
 }
 
 // paramArray is parameter j of model.Params for rows [lo, lo+n), null where
