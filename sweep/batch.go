@@ -97,6 +97,17 @@ func (s *columnScratch) nulls(typ arrow.DataType, n, width int) arrow.Array {
 	return array.MakeFromData(data)
 }
 
+// zeroInt32s returns an array of n int32 zeros (no nulls) over the shared
+// zero buffer.
+func (s *columnScratch) zeroInt32s(n int) arrow.Array {
+	if len(s.zeros) < n*4 {
+		s.zeros = make([]byte, n*4)
+	}
+	data := array.NewData(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{nil, memory.NewBufferBytes(s.zeros[:n*4])}, nil, 0, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
 // primitive returns an array of typ over vals (no copy). valid is the
 // validity bitmap, or nil when nulls == 0.
 func primitive[T int8 | int32 | int64 | float64](typ arrow.DataType, vals []T, valid []byte, nulls int) arrow.Array {
@@ -372,22 +383,17 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 	nc := len(r.names)
 	s := &r.scratch
 	s.reset()
-	ids, reps, cl := s.int64s(n), s.int32s(n), s.int32s(n)
-	class, stage := s.int8s(n), s.int8s(n)
-	stageValid := s.bitmap(n)
-	offered, admitted, cut := s.int64s(n), s.int64s(n), s.int64s(n)
-	nulls := 0
+	ids, offered, admitted, cut := s.int64s(n), s.int64s(n), s.int64s(n), s.int64s(n)
+	var reps []int32
+	if r.reps > 1 {
+		reps = s.int32s(n)
+	}
 	row, c := lo/nc, lo%nc // counters, not a division per row
 	id, rep := r.part.From+int64(row/r.reps), int32(row%r.reps)
 	for i := range n {
-		ids[i], reps[i], cl[i] = id, rep, int32(c)
-		class[i] = int8(r.classes[c])
-		if st := r.stages[c]; st == model.NoStage {
-			stage[i] = 0
-			nulls++
-		} else {
-			stage[i] = int8(st) - 1
-			bitutil.SetBit(stageValid, i)
+		ids[i] = id
+		if reps != nil {
+			reps[i] = rep
 		}
 		res := &r.clients[lo+i]
 		offered[i], admitted[i], cut[i] = res.Offered, res.Admitted, res.Cut()
@@ -399,17 +405,89 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 			}
 		}
 	}
+	repCol := s.zeroInt32s(n) // one replicate: all 0
+	if reps != nil {
+		repCol = primitive(arrow.PrimitiveTypes.Int32, reps, nil, 0)
+	}
+	// The client, class and stage columns repeat with period nc: they are
+	// windows of one pattern per worker, starting at lo's phase.
+	pat := r.clientPattern(n)
+	phase := lo % nc
+	window := func(typ arrow.DataType, vals []byte, valid []byte, nulls int) arrow.Array {
+		bufs := []*memory.Buffer{nil, memory.NewBufferBytes(vals)}
+		if valid != nil {
+			bufs[0] = memory.NewBufferBytes(valid)
+		}
+		d := array.NewData(typ, n, bufs, nil, nulls, phase)
+		defer d.Release()
+		return array.MakeFromData(d)
+	}
+	stageNulls := 0
+	if pat.stageNulls > 0 {
+		stageNulls = array.UnknownNullCount
+	}
 	cols := []arrow.Array{
 		primitive(arrow.PrimitiveTypes.Int64, ids, nil, 0),
-		primitive(arrow.PrimitiveTypes.Int32, reps, nil, 0),
-		r.dictArray(dictInt32, primitive(arrow.PrimitiveTypes.Int32, cl, nil, 0), r.names),
-		r.dictArray(dictInt8, primitive(arrow.PrimitiveTypes.Int8, class, nil, 0), []string{"legit", "abusive"}),
-		r.dictArray(dictInt8, primitive(arrow.PrimitiveTypes.Int8, stage, stageValid, nulls), []string{"design", "code", "none"}),
+		repCol,
+		r.dictArray(dictInt32, window(arrow.PrimitiveTypes.Int32, int32Bytes(pat.client), nil, 0), r.names),
+		r.dictArray(dictInt8, window(arrow.PrimitiveTypes.Int8, int8Bytes(pat.class), nil, 0), []string{"legit", "abusive"}),
+		r.dictArray(dictInt8, window(arrow.PrimitiveTypes.Int8, int8Bytes(pat.stage), pat.stageValid, stageNulls), []string{"design", "code", "none"}),
 		primitive(arrow.PrimitiveTypes.Int64, offered, nil, 0),
 		primitive(arrow.PrimitiveTypes.Int64, admitted, nil, 0),
 		primitive(arrow.PrimitiveTypes.Int64, cut, nil, 0),
 	}
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
+}
+
+// clientColumns are the client, class and stage columns of clients rows
+// 0, 1, 2, … (client i mod nc), long enough for a batch of n rows from any
+// phase; arrays over them are read-only windows.
+type clientColumns struct {
+	client     []int32
+	class      []int8
+	stage      []int8 // index into design, code, none; 0 where null
+	stageValid []byte
+	stageNulls int // clients without a stage
+
+	nc       int // built for these clients
+	of       []model.Class
+	stagesOf []model.Stage
+}
+
+// clientPattern returns the worker's client columns, built for at least
+// n + nc rows.
+func (r *partResult) clientPattern(n int) *clientColumns {
+	nc := len(r.names)
+	pat := &r.clientCols
+	if len(pat.client) >= n+nc && pat.nc == nc && unsafe.SliceData(pat.of) == unsafe.SliceData(r.classes) &&
+		unsafe.SliceData(pat.stagesOf) == unsafe.SliceData(r.stages) {
+		return pat
+	}
+	size := max(n, batchRows) + nc
+	*pat = clientColumns{nc: nc, of: r.classes, stagesOf: r.stages, client: make([]int32, size), class: make([]int8, size), stage: make([]int8, size),
+		stageValid: make([]byte, bitutil.BytesForBits(int64(size)))}
+	for i := range size {
+		c := i % nc
+		pat.client[i], pat.class[i] = int32(c), int8(r.classes[c])
+		if st := r.stages[c]; st != model.NoStage {
+			pat.stage[i] = int8(st) - 1
+			bitutil.SetBit(pat.stageValid, i)
+		}
+	}
+	for _, st := range r.stages {
+		if st == model.NoStage {
+			pat.stageNulls++
+		}
+	}
+	return pat
+}
+
+func int32Bytes(v []int32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*4)
+}
+
+func int8Bytes(v []int8) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
 }
 
 func releaseAfter(rec arrow.RecordBatch, cols []arrow.Array) arrow.RecordBatch {

@@ -68,6 +68,9 @@ type partResult struct {
 	classes   []model.Class        // per client
 	stages    []model.Stage        // per client
 	scratch   columnScratch        // reused between batches
+	// clientCols are the clients file's periodic columns, built once per
+	// worker (names, classes and stages do not change between parts).
+	clientCols clientColumns
 
 	// The points' policy labels in Arrow string layout, built on first use
 	// for part labelsOf.
