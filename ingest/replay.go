@@ -266,6 +266,9 @@ type Batch interface {
 	// AdmitByLabel offers one key's next requests (times ns, labels) to
 	// every policy k, adding the admitted ones by label to admitted[k].
 	AdmitByLabel(ts []int64, labels []model.Stage, admitted [][4]int64)
+	// AdmitKey is Reset then AdmitByLabel over all of one key's requests,
+	// offered (by label) in all.
+	AdmitKey(ts []int64, labels []model.Stage, offered *[4]int64, admitted [][4]int64)
 }
 
 // Deciders is a Batch of one Decider per policy.
@@ -279,6 +282,11 @@ func (ds deciders) Reset() {
 	for _, d := range ds {
 		d.Reset()
 	}
+}
+
+func (ds deciders) AdmitKey(ts []int64, labels []model.Stage, _ *[4]int64, admitted [][4]int64) {
+	ds.Reset()
+	ds.AdmitByLabel(ts, labels, admitted)
 }
 
 // AdmitByLabel offers a busy key's requests in chunks, every Decider over a
@@ -322,8 +330,7 @@ func (t *Traffic) ReplayMany(times [][]int64, bs []Batch, ranges []int, g *Rows,
 					offered[l]++
 				}
 				clear(admitted)
-				b.Reset()
-				b.AdmitByLabel(ts, labels, admitted)
+				b.AdmitKey(ts, labels, &offered, admitted)
 				of := int(g.Of[i])
 				for k := range admitted {
 					acc.add(k, of, &offered, &admitted[k])

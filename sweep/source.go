@@ -86,6 +86,12 @@ func newSource(ctx context.Context, spec *Spec, streamed bool) (source, error) {
 		src.groupings = ingest.LabelRows(src.trs)
 	}
 	src.grouping = src.groupings[0]
+	src.views = make([][][]int64, len(src.trs))
+	for i, tr := range src.trs {
+		if tr.Unspread(spec.Traffic.Spread) {
+			src.views[i] = tr.KeyTimes()
+		}
+	}
 	return src, nil
 }
 
@@ -158,6 +164,9 @@ type trafficSource struct {
 	grouping  *ingest.Rows    // the first log's rows
 	trs       []*ingest.Traffic
 	groupings []*ingest.Rows
+	// views[i] is trs[i].KeyTimes() where the spread leaves its times as
+	// logged (every worker reads them; nil otherwise).
+	views [][][]int64
 }
 
 func (s *trafficSource) rows() ([]string, []model.Class, []model.Stage) {
@@ -172,7 +181,8 @@ type trafficSim struct {
 	src      *trafficSource
 	tr       *ingest.Traffic // the replicate's log
 	grouping *ingest.Rows    // and its clients rows
-	times    [][]int64
+	times    [][]int64       // the replicate's request times (read-only)
+	spread   [][]int64       // storage of times spread inside their second
 	replay   ingest.Replay
 	perKey   []model.ClientResult
 	deciders map[model.Algorithm]model.Decider
@@ -294,7 +304,12 @@ func (s *trafficSim) setReplicate(seed uint64, rep int) {
 		s.ranges = nil // key ranges are per log
 	}
 	s.tr, s.grouping = s.src.trs[i], s.src.groupings[i]
-	s.times = s.tr.Realise(s.src.cfg.Spread, seed, rep, s.times)
+	if s.src.views[i] != nil {
+		s.times = s.src.views[i]
+		return
+	}
+	s.spread = s.tr.Realise(s.src.cfg.Spread, seed, rep, s.spread)
+	s.times = s.spread
 }
 
 func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Metrics {
