@@ -115,11 +115,34 @@ type scenarioSim struct {
 	outs []model.Outcome // runBatch
 }
 
-// runBatch runs the leading points of ps that differ only in their limit
-// in one pass over an event workload's requests, when the algorithm is
-// count-based (Simulator.RunLimits); otherwise it declines.
+// runBatch runs leading points of ps in one pass over an event workload's
+// requests: those that differ only in their limit, when the algorithm is
+// count-based (Simulator.RunLimits), or up to maxLockstep of one
+// state-dependent algorithm (Simulator.RunLockstep); otherwise it declines.
 func (s *scenarioSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int {
-	if noBatch || !s.sim.CanRunLimits(ps[0]) {
+	if noBatch {
+		return 0
+	}
+	if s.sim.CanRunLockstep(ps[0]) {
+		n := 1
+		for n < len(ps) && n < maxLockstep && ps[n].Algorithm == ps[0].Algorithm && s.sim.CanRunLockstep(ps[n]) {
+			n++
+		}
+		if n < 2 {
+			return 0
+		}
+		if len(s.outs) < n {
+			s.outs = append(s.outs, make([]model.Outcome, n-len(s.outs))...)
+		}
+		if !s.sim.RunLockstep(ps[:n], s.outs[:n]) {
+			return 0
+		}
+		for k := range n {
+			put(k, s.outs[k].Clients, s.outs[k].Metrics)
+		}
+		return n
+	}
+	if !s.sim.CanRunLimits(ps[0]) {
 		return 0
 	}
 	n := 1
