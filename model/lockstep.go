@@ -594,7 +594,9 @@ func (w *windowLockstep) Len() int { return len(w.limit) }
 func (w *windowLockstep) Reset()   { clear(w.size) }
 
 func (w *windowLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
-	w.run(0, len(w.limit), ts, labels)
+	for _, g := range w.groups {
+		w.run(g[0], g[1], ts, labels)
+	}
 	w.fold(admitted)
 }
 
@@ -630,20 +632,23 @@ func maxInWindow(ts []int64, windowNs int64) int64 {
 	return int64(m)
 }
 
-// run steps sorted policies [lo, hi) over ts.
+// run steps sorted policies [lo, hi) of one group (one window) over ts.
 func (w *windowLockstep) run(lo, hi int, ts []int64, labels []Stage) {
-	windowNs, limit, off := w.windowNs[lo:hi], w.limit[lo:hi], w.off[lo:hi]
+	if lo == hi {
+		return
+	}
+	windowNs, limit, off := w.windowNs[lo], w.limit[lo:hi], w.off[lo:hi]
 	head, size, admitted := w.head[lo:hi], w.size[lo:hi], w.adm[lo:hi]
 	n := len(limit)
-	windowNs, off, head, size, admitted = windowNs[:n], off[:n], head[:n], size[:n], admitted[:n]
+	off, head, size, admitted = off[:n], head[:n], size[:n], admitted[:n]
 	labels = labels[:len(ts)]
 	log := w.log
 	for j, t := range ts {
 		l := labels[j] & 3
+		cut := t - windowNs // entries at times <= cut expire
 		for k := range limit {
 			h, n, lim, o := head[k], size[k], limit[k], off[k]
-			// expire the entries at times <= t − window
-			for cut := t - windowNs[k]; n > 0 && log[o+int(h)] <= cut; n-- {
+			for ; n > 0 && log[o+int(h)] <= cut; n-- {
 				if h++; h == lim {
 					h = 0
 				}
