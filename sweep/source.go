@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/model"
@@ -237,6 +238,12 @@ func keyRanges(t *ingest.Traffic, n int) []int {
 	return append(bounds, len(t.Keys))
 }
 
+// rangesPerCore is how many key ranges a log's replay is split into per
+// core: cores take them in turn, so one that drew light keys takes more
+// (the heaviest keys, first in key order, cost more than their share of
+// requests where a lockstep settles light keys at once).
+const rangesPerCore = 8
+
 // minParallelRequests is the smallest log whose per-point replay is split
 // into key ranges (a variable for the tests).
 var minParallelRequests int64 = 1 << 16
@@ -259,7 +266,7 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 	tr := s.tr
 	nr := len(s.grouping.Names)
 	if s.ranges == nil {
-		s.ranges = keyRanges(tr, runtime.GOMAXPROCS(0))
+		s.ranges = keyRanges(tr, rangesPerCore*runtime.GOMAXPROCS(0))
 	}
 	n := 1
 	if count, ok := model.CountFunc(ps[0], s.origin()); ok {
@@ -278,7 +285,7 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 		s.metrics = grow(s.metrics, n)
 		tr.ReplayCounts(s.times, count, s.limits, s.grouping, s.rows, s.metrics, &s.counts)
 	} else {
-		bs := make([]ingest.Batch, len(s.ranges)-1)
+		bs := make([]ingest.Batch, min(runtime.GOMAXPROCS(0), len(s.ranges)-1)) // one per goroutine
 		for n < len(ps) && n < maxLockstep && ps[n].Algorithm == ps[0].Algorithm {
 			n++
 		}
@@ -346,22 +353,27 @@ func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Met
 	}
 	tr := s.tr
 	if s.ranges == nil {
-		s.ranges = keyRanges(tr, runtime.GOMAXPROCS(0))
+		s.ranges = keyRanges(tr, rangesPerCore*runtime.GOMAXPROCS(0))
 	}
 	if len(s.ranges) <= 2 {
 		tr.Replay(s.times, decider(), &s.replay)
 	} else {
 		// Key ranges at once (every core busy even when the grid is one
-		// part); each key's result is its own, so the order does not matter.
+		// part), taken in turn by one goroutine per core; each key's result
+		// is its own, so the order does not matter.
 		if cap(s.replay.Keys) < len(tr.Keys) {
 			s.replay.Keys = make([]ingest.KeyResult, len(tr.Keys))
 		}
 		s.replay.Keys = s.replay.Keys[:len(tr.Keys)]
+		var next atomic.Int64
 		var wg sync.WaitGroup
-		for r := 1; r < len(s.ranges); r++ {
+		for range min(runtime.GOMAXPROCS(0), len(s.ranges)-1) {
 			d := decider()
-			lo, hi := s.ranges[r-1], s.ranges[r]
-			wg.Go(func() { tr.ReplayKeys(s.times, d, s.replay.Keys, lo, hi) })
+			wg.Go(func() {
+				for r := int(next.Add(1)); r < len(s.ranges); r = int(next.Add(1)) {
+					tr.ReplayKeys(s.times, d, s.replay.Keys, s.ranges[r-1], s.ranges[r])
+				}
+			})
 		}
 		wg.Wait()
 		s.replay.Metrics = ingest.MetricsByLabel(s.replay.Keys)
