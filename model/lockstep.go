@@ -553,13 +553,14 @@ func (g *nginxLockstep) run(lo, hi int, ts []int64, labels []Stage) {
 }
 
 // windowLockstep is sliding_window and concurrency (slidingLogLimiter
-// without countRejected): each policy logs the times of its admitted
-// requests in (t − window, t], at most limit of them, so its log is a ring
-// of limit slots in one shared buffer.
+// without countRejected): each policy keeps the times of its last limit
+// admitted requests, a ring of limit slots in one shared buffer. Fewer than
+// limit of them fall in (t − window, t] iff the oldest does not, so a
+// decision reads one slot, and nothing expires.
 type windowLockstep struct {
 	windowNs, limit []int64 // per policy (sorted)
 	off             []int   // per policy: its ring's first slot in log
-	head, size      []int64 // per policy: the ring's oldest slot (0 <= head < limit) and entries
+	head, size      []int64 // per policy: the ring's oldest slot (0 <= head < limit) and its entries (<= limit)
 	log             []int64 // admitted times, ns
 	sortedPolicies          // groups of one window, by limit
 }
@@ -645,24 +646,20 @@ func (w *windowLockstep) run(lo, hi int, ts []int64, labels []Stage) {
 	log := w.log
 	for j, t := range ts {
 		l := labels[j] & 3
-		cut := t - windowNs // entries at times <= cut expire
-		for k := range limit {
-			h, n, lim, o := head[k], size[k], limit[k], off[k]
-			for ; n > 0 && log[o+int(h)] <= cut; n-- {
-				if h++; h == lim {
-					h = 0
-				}
+		cut := t - windowNs // admitted times <= cut are out of the window
+		for k, lim := range limit {
+			h, o := head[k], off[k]
+			if n := size[k]; n < lim {
+				size[k] = n + 1 // fewer than limit admitted since the key began
+			} else if lim == 0 || log[o+int(h)] > cut {
+				continue // limit admissions in the window
 			}
-			if n < lim {
-				p := h + n
-				if p >= lim {
-					p -= lim
-				}
-				log[o+int(p)] = t
-				n++
-				admitted[k][l]++
+			log[o+int(h)] = t
+			if h++; h == lim {
+				h = 0
 			}
-			head[k], size[k] = h, n
+			head[k] = h
+			admitted[k][l]++
 		}
 	}
 }
