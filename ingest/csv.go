@@ -196,13 +196,15 @@ func (p *csvParser) parse(line []byte, rec *Record) error {
 const maxUnix = 253402300799
 
 func parseTime(b []byte, f TimeFormat) (sec, ns int64, err error) {
-	s := strings.TrimSpace(string(b))
-	if s == "" {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
 		return 0, 0, errors.New("empty time")
 	}
+	if f == TimeUnix || f == TimeUnixMs || f == TimeUnixUs || f == TimeUnixNs {
+		return parseUnixDecimal(b, unitScale(f)) // no string: a line allocates nothing
+	}
+	s := string(b)
 	switch f {
-	case TimeUnix, TimeUnixMs, TimeUnixUs, TimeUnixNs:
-		return parseUnixDecimal([]byte(s), unitScale(f))
 	case TimeRFC3339:
 		return parseRFC3339(s)
 	case TimeAuto:

@@ -41,6 +41,23 @@ func ParseSpread(s string) (Spread, error) {
 // Stochastic reports whether realisations differ between replicates.
 func (t *Traffic) Stochastic(s Spread) bool { return s == SpreadRandom && !t.SubSecond }
 
+// Unspread reports whether Realise with s returns the times as logged (a
+// log with sub-second times, or SpreadNone), so that KeyTimes can stand for
+// it.
+func (t *Traffic) Unspread(s Spread) bool { return t.SubSecond || s == SpreadNone }
+
+// KeyTimes returns every key's request times as logged, in ns since
+// StartUnix (t.Keys order): views of the log's own storage, shared by every
+// caller, so read-only. Where Unspread(s) it equals Realise(s, …) without
+// a copy of the log's times (8 bytes per request per caller).
+func (t *Traffic) KeyTimes() [][]int64 {
+	views := make([][]int64, len(t.Keys))
+	for i := range views {
+		views[i] = t.Times(i)
+	}
+	return views
+}
+
 // Realise returns every key's request times in nanoseconds since StartUnix,
 // sorted, with one-second log times spread inside their second by s: the
 // realisation of (seed, replicate). It reuses buf's storage when it is large

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
@@ -266,6 +267,9 @@ type Batch interface {
 	// AdmitByLabel offers one key's next requests (times ns, labels) to
 	// every policy k, adding the admitted ones by label to admitted[k].
 	AdmitByLabel(ts []int64, labels []model.Stage, admitted [][4]int64)
+	// AdmitKey is Reset then AdmitByLabel over all of one key's requests,
+	// offered (by label) in all.
+	AdmitKey(ts []int64, labels []model.Stage, offered *[4]int64, admitted [][4]int64)
 }
 
 // Deciders is a Batch of one Decider per policy.
@@ -279,6 +283,11 @@ func (ds deciders) Reset() {
 	for _, d := range ds {
 		d.Reset()
 	}
+}
+
+func (ds deciders) AdmitKey(ts []int64, labels []model.Stage, _ *[4]int64, admitted [][4]int64) {
+	ds.Reset()
+	ds.AdmitByLabel(ts, labels, admitted)
 }
 
 // AdmitByLabel offers a busy key's requests in chunks, every Decider over a
@@ -298,35 +307,40 @@ var replayChunk = 512 // a variable for the tests
 
 // ReplayMany replays the policies of a Batch over the log key by key: each
 // key's requests are read once and offered to every policy (Reset for the
-// key), where Replay streams the whole log once per policy. Each range of
-// ranges (key bounds, see ReplayKeys) runs in its own goroutine with its own
-// Batch (bs[r] for range r; all of one length). Results as ReplayCounts: the
-// same as Replay per policy, decision by decision.
+// key), where Replay streams the whole log once per policy. Goroutines, one
+// per Batch of bs (all of one length), take the ranges of ranges (key
+// bounds, see ReplayKeys) in turn until none is left, so a core that drew
+// light keys takes more of them. Results as ReplayCounts: the same as Replay
+// per policy, decision by decision, whichever goroutine took which range
+// (sums of integers).
 func (t *Traffic) ReplayMany(times [][]int64, bs []Batch, ranges []int, g *Rows, rows []model.ClientResult, metrics []model.Metrics, s *CountReplay) {
 	points := bs[0].Len()
-	if cap(s.part) < len(ranges)-1 {
-		s.part = make([]pointSums, len(ranges)-1)
+	workers := min(len(bs), len(ranges)-1)
+	if cap(s.part) < workers {
+		s.part = make([]pointSums, workers)
 	}
-	s.part = s.part[:len(ranges)-1]
+	s.part = s.part[:workers]
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for r := range s.part {
-		acc := &s.part[r]
+	for w := range s.part {
+		acc := &s.part[w]
 		acc.reset(points, len(g.Names))
-		b := bs[r]
+		b := bs[w]
 		wg.Go(func() {
 			admitted := make([][4]int64, points)
-			for i := ranges[r]; i < ranges[r+1]; i++ {
-				ts, labels := times[i], t.Labels(i)
-				var offered [4]int64
-				for _, l := range labels {
-					offered[l]++
-				}
-				clear(admitted)
-				b.Reset()
-				b.AdmitByLabel(ts, labels, admitted)
-				of := int(g.Of[i])
-				for k := range admitted {
-					acc.add(k, of, &offered, &admitted[k])
+			for r := int(next.Add(1)) - 1; r < len(ranges)-1; r = int(next.Add(1)) - 1 {
+				for i := ranges[r]; i < ranges[r+1]; i++ {
+					ts, labels := times[i], t.Labels(i)
+					var offered [4]int64
+					for _, l := range labels {
+						offered[l]++
+					}
+					clear(admitted)
+					b.AdmitKey(ts, labels, &offered, admitted)
+					of := int(g.Of[i])
+					for k := range admitted {
+						acc.add(k, of, &offered, &admitted[k])
+					}
 				}
 			}
 		})

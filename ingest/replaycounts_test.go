@@ -115,10 +115,14 @@ func TestReplayManyEqualsReplay(t *testing.T) {
 			{Algorithm: model.Nginx, Rate: 1, Burst: int64(rng.IntN(5)), Delay: int64(rng.IntN(5))},
 			{Algorithm: model.FixedWindow, WindowS: 1 + rng.IntN(30), Limit: int64(rng.IntN(20))},
 		}
-		ranges := []int{0, len(tr.Keys)}
-		if len(tr.Keys) > 1 {
-			ranges = []int{0, rng.IntN(len(tr.Keys)-1) + 1, len(tr.Keys)}
+		// Up to 5 key ranges, taken in turn by fewer goroutines or as many.
+		ranges := []int{0}
+		for range rng.IntN(5) {
+			if last := ranges[len(ranges)-1]; last+1 < len(tr.Keys) {
+				ranges = append(ranges, last+1+rng.IntN(len(tr.Keys)-last-1))
+			}
 		}
+		ranges = append(ranges, len(tr.Keys))
 		// The Deciders of mixed algorithms, or a Lockstep of one.
 		if n%2 == 1 {
 			a := []model.Algorithm{model.SlidingWindow, model.TokenBucket, model.GCRA, model.Nginx, model.Concurrency, model.SlidingCounter}[n/2%6]
@@ -128,7 +132,7 @@ func TestReplayManyEqualsReplay(t *testing.T) {
 					ServiceS: 0.1 + rng.Float64()*10}
 			}
 		}
-		bs := make([]Batch, len(ranges)-1)
+		bs := make([]Batch, 1+rng.IntN(len(ranges)-1))
 		for r := range bs {
 			if n%2 == 1 {
 				ls, ok := model.NewLockstep(ps, origin)

@@ -716,9 +716,54 @@ func (c columns) Swap(i, j int) {
 	}
 }
 
-// permute moves element i of every column to position dest[i], in place,
-// cycle by cycle; dest is consumed (every entry becomes -1).
+// permute moves element i of every column to position dest[i], in place;
+// dest is consumed. A large permutation goes in two steps that keep memory
+// access local: an in-place partition into regions of consecutive
+// destinations (American flag sort: one write head per region, each moving
+// forward through its region), then each region's own permutation within
+// it, a region small enough for the cache. Followed cycle by cycle across the
+// whole array, every step was a cache miss (1.6 s for 10M requests).
 func (c columns) permute(dest []int32) {
+	const regionBits = 15 // 32,768 requests per region: 400 KB of columns
+	n := len(dest)
+	if n <= 2<<regionBits {
+		c.permuteCycles(dest, 0)
+		return
+	}
+	shift := uint(regionBits)
+	for n>>shift > 4096 { // at most 4096 heads: 512 KB of cache lines
+		shift++
+	}
+	size := 1 << shift
+	heads := make([]int, (n+size-1)/size)
+	for r := range heads {
+		heads[r] = r * size
+	}
+	for r := range heads {
+		end := min((r+1)*size, n)
+		for i := heads[r]; i < end; i = heads[r] {
+			to := int(dest[i]) >> shift
+			if to == r {
+				heads[r]++
+				continue
+			}
+			// the element at i belongs to region to: swap it to that
+			// region's head, and look at what comes back
+			j := heads[to]
+			heads[to]++
+			dest[i], dest[j] = dest[j], dest[i]
+			c.Swap(i, j)
+		}
+	}
+	for lo := 0; lo < n; lo += size {
+		hi := min(lo+size, n)
+		c.slice(lo, hi).permuteCycles(dest[lo:hi], int32(lo))
+	}
+}
+
+// permuteCycles moves element i of every column to position dest[i] − base,
+// in place, cycle by cycle; dest is consumed (every entry becomes -1).
+func (c columns) permuteCycles(dest []int32, base int32) {
 	for i := range dest {
 		if dest[i] < 0 {
 			continue
@@ -734,7 +779,7 @@ func (c columns) permute(dest []int32) {
 		if c.rate != nil {
 			rb = c.rate[i]
 		}
-		pos := dest[i]
+		pos := dest[i] - base
 		dest[i] = -1
 		for int(pos) != i {
 			c.times[pos], t = t, c.times[pos]
@@ -745,7 +790,7 @@ func (c columns) permute(dest []int32) {
 			if c.rate != nil {
 				c.rate[pos], rb = rb, c.rate[pos]
 			}
-			next := dest[pos]
+			next := dest[pos] - base
 			dest[pos] = -1
 			pos = next
 		}

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -174,5 +175,44 @@ func TestRealiserAndClients(t *testing.T) {
 	cs := tr.Clients()
 	if len(cs) != len(tr.Keys) || cs[2].Name != "a" || cs[2].Class != model.Abusive || cs[2].Stage != model.StageDesign || cs[0].Segments != nil {
 		t.Errorf("clients %+v", cs)
+	}
+}
+
+// permute puts every column's element i at dest[i], for the small (cycles)
+// and the large (regions, then cycles) permutations alike.
+func TestPermute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	for _, n := range []int{0, 1, 7, 1000, 65536, 65537, 200_000, 1 << 18} {
+		for _, withRules := range []bool{false, true} {
+			c := columns{times: make([]int64, n)}
+			if withRules {
+				c.prec, c.stage, c.rate = make([]uint8, n), make([]model.Stage, n), make([]uint16, n)
+			}
+			for i := range n {
+				c.times[i] = rng.Int64()
+				if withRules {
+					c.prec[i], c.stage[i], c.rate[i] = uint8(rng.Uint32()), model.Stage(rng.Uint32()), uint16(rng.Uint32())
+				}
+			}
+			dest := make([]int32, n)
+			for i, p := range rng.Perm(n) {
+				dest[i] = int32(p)
+			}
+			want := columns{times: make([]int64, n)}
+			if withRules {
+				want.prec, want.stage, want.rate = make([]uint8, n), make([]model.Stage, n), make([]uint16, n)
+			}
+			for i, d := range dest {
+				want.times[d] = c.times[i]
+				if withRules {
+					want.prec[d], want.stage[d], want.rate[d] = c.prec[i], c.stage[i], c.rate[i]
+				}
+			}
+			c.permute(dest)
+			if !slices.Equal(c.times, want.times) || !slices.Equal(c.prec, want.prec) ||
+				!slices.Equal(c.stage, want.stage) || !slices.Equal(c.rate, want.rate) {
+				t.Fatalf("n=%d rules=%v: permuted columns differ", n, withRules)
+			}
+		}
 	}
 }

@@ -132,6 +132,58 @@ func (s *Simulator) RunLimits(ps []Policy, outs []Outcome) bool {
 	return true
 }
 
+// CanRunLockstep reports whether RunLockstep can run p with other policies
+// of its algorithm.
+func (s *Simulator) CanRunLockstep(p Policy) bool {
+	return s.w.Scenario.Arrivals.Process != Fluid && !s.keyedScenario && !p.Distributed() && !p.Shapes() &&
+		!CountBased(p.Algorithm)
+}
+
+// RunLockstep runs policies of one state-dependent algorithm (Lockstep) on
+// the selected realisation of an event workload in one pass over each
+// client's requests. outs[k] receives what Run(ps[k]) gives. It reports
+// false, doing nothing, where Run must run the policies one by one (see
+// CanRunLockstep, NewLockstep).
+func (s *Simulator) RunLockstep(ps []Policy, outs []Outcome) bool {
+	w := s.w
+	if len(ps) == 0 || !s.CanRunLockstep(ps[0]) {
+		return false
+	}
+	for _, p := range ps {
+		if p.Shapes() {
+			return false // delays are Run's
+		}
+	}
+	ls, ok := NewLockstep(ps, 0)
+	if !ok {
+		return false
+	}
+	nc := len(w.Scenario.Clients)
+	for k := range outs[:len(ps)] {
+		if cap(outs[k].Clients) < nc {
+			outs[k].Clients = make([]ClientResult, nc)
+		}
+		outs[k].Clients = outs[k].Clients[:nc]
+	}
+	admitted := make([][4]int64, len(ps))
+	var labels []Stage // a client's requests are all its own: label 0
+	for i, ts := range s.events[:nc] {
+		if cap(labels) < len(ts) {
+			labels = make([]Stage, len(ts))
+		}
+		offered := [4]int64{int64(len(ts))}
+		clear(admitted)
+		ls.AdmitKey(ts, labels[:len(ts)], &offered, admitted)
+		for k := range ps {
+			outs[k].Clients[i] = ClientResult{Offered: int64(len(ts)), Admitted: admitted[k][0]}
+		}
+	}
+	for k := range ps {
+		outs[k].Metrics = w.Metrics(outs[k].Clients)
+	}
+	return true
+}
+
 func growInt32(s []int32, n int) []int32 {
 	if cap(s) < n {
 		return make([]int32, n)

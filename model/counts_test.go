@@ -128,3 +128,87 @@ func TestRunLimitsEqualsRun(t *testing.T) {
 	}
 	t.Logf("%d points checked", checked)
 }
+
+// RunLockstep gives what Run gives, point by point, for batches of each
+// state-dependent algorithm on random event workloads: one window or rate
+// with sizes apart (a grid's batch) or random policies.
+func TestRunLockstepEqualsRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 7))
+	algs := []Algorithm{TokenBucket, GCRA, Nginx, SlidingWindow, Concurrency, SlidingCounter}
+	random := func(a Algorithm) Policy {
+		for {
+			p := Policy{Algorithm: a}
+			switch a {
+			case TokenBucket, GCRA:
+				p.Rate, p.Capacity = float64(1+rng.IntN(400))/20, int64(1+rng.IntN(60))
+			case Nginx:
+				p.Rate, p.Burst = float64(1+rng.IntN(400))/20, int64(rng.IntN(60))
+				p.Delay = p.Burst // nodelay: a shaping policy's delays are Run's
+			case SlidingWindow, SlidingCounter:
+				p.WindowS, p.Limit = 1+rng.IntN(60), int64(rng.IntN(80))
+			case Concurrency:
+				p.ServiceS, p.Limit = float64(1+rng.IntN(5000))/1000, int64(rng.IntN(30))
+			}
+			if p.Validate() == nil {
+				return p
+			}
+		}
+	}
+	checked := 0
+	for n := range 120 {
+		w := randomWorkload(t, rng)
+		sc := *w.Scenario
+		sc.Arrivals = Arrivals{Process: []ArrivalProcess{Uniform, Poisson, Clustered}[n%3]}
+		if sc.Arrivals.Process == Clustered {
+			sc.Arrivals.BurstSize, sc.Arrivals.SpreadS = 1+rng.IntN(8), rng.Float64()*3
+		}
+		w, err := NewWorkload(&sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim, ref := w.NewSimulator(), w.NewSimulator()
+		sim.SetReplicate(uint64(n), 1)
+		ref.SetReplicate(uint64(n), 1)
+		a := algs[n%len(algs)]
+		ps := make([]Policy, 1+rng.IntN(40))
+		base := random(a)
+		for k := range ps {
+			ps[k] = random(a)
+			if n%2 == 0 { // base's window or rate, another size
+				q := base
+				q.Capacity, q.Burst, q.Delay, q.Limit = ps[k].Capacity, ps[k].Burst, ps[k].Delay, ps[k].Limit
+				ps[k] = q
+			}
+		}
+		outs := make([]Outcome, len(ps))
+		if !sim.RunLockstep(ps, outs) {
+			t.Fatalf("%v: RunLockstep declined", ps)
+		}
+		for k, p := range ps {
+			var want Outcome
+			ref.Run(p, &want)
+			if !slices.Equal(outs[k].Clients, want.Clients) || outs[k].Metrics != want.Metrics {
+				t.Fatalf("workload %d %v %v: RunLockstep %+v, Run %+v", n, sc.Arrivals, p, outs[k], want)
+			}
+			checked++
+		}
+	}
+	t.Logf("%d points agree", checked)
+	// Declined: shaping nginx (delays), count-based algorithms, fluid arrivals.
+	w := randomWorkload(t, rng)
+	sc := *w.Scenario
+	sc.Arrivals = Arrivals{Process: Uniform}
+	ev, _ := NewWorkload(&sc)
+	for _, c := range []struct {
+		w  *Workload
+		ps []Policy
+	}{
+		{ev, []Policy{{Algorithm: Nginx, Rate: 5, Burst: 10, Delay: 2}}},
+		{ev, []Policy{{Algorithm: SlidingLog, WindowS: 5, Limit: 3}}},
+		{w, []Policy{{Algorithm: TokenBucket, Rate: 5, Capacity: 3}}},
+	} {
+		if c.w.NewSimulator().RunLockstep(c.ps, make([]Outcome, len(c.ps))) {
+			t.Errorf("%v: RunLockstep accepted", c.ps)
+		}
+	}
+}

@@ -117,6 +117,8 @@ type fastSim struct {
 	cur     []int64
 	pre     []int64
 	gk      []int64
+	lv, lk  []int64 // scratch: bestWindows
+	lc      []int64
 	ring    []int64 // scratch: slidingRuns
 	rate    float64 // token_bucket: the last rate seen and its exact fraction
 	ratio   ratio
@@ -228,9 +230,13 @@ func (f *fastSim) buildCost(alg Algorithm, window int) int64 {
 	if alg == FixedWindow {
 		return n * (windows*int64(bits.Len64(uint64(windows))) + d)
 	}
-	k := (d+int64(window)-1)/int64(window) + 1
-	return n * k * (d + 1)
+	// slidingHull: a few passes (two per hull vertex, and most clients'
+	// hulls have two or three), at most half the rows of slidingHullRows.
+	return n * slideHullPasses * (d + 1)
 }
+
+// slideHullPasses is buildCost's guess at slidingHull's passes per client.
+const slideHullPasses = 8
 
 // admitUnbuilt answers p without tables, adding the cost to the key, and
 // builds the tables once enough has been spent.
@@ -357,11 +363,84 @@ func newFixedTable(sums []int64) fixedTable {
 // negInf marks an impossible placement in the sliding-window programme.
 const negInf = math.MinInt64 / 4
 
-// slidingHull computes g(k), the most offered requests k disjoint windows of
-// W seconds can cover (window k ends at e in [1, D]; only the first may start
-// before 0), for k = 0 … until every request is covered or no more windows
-// fit, and returns the upper hull of (k, g(k)).
+// slidingHull returns the upper concave hull of g(k), the most offered
+// requests k disjoint windows of W seconds can cover (window ends e in
+// [1, D], covering [max(0, e−W), e): only the first can start before 0), for
+// k = 0 … the fewest windows that cover every request. Only the hull is
+// needed (admitted), and it is found by parametric search (Eisner and
+// Severance): for the chord between two known vertices, of slope b/a, one
+// O(D) pass (bestWindows) maximises a·g(k) − b·k over every k at once; a
+// point strictly above the chord is a vertex between them, none means they
+// are neighbours. So a hull of v vertices costs about 2v passes, where the
+// programme over k (slidingHullRows) costs one pass per k up to D/W; it is
+// the fallback should a hull have more than a quarter of those vertices.
 func (f *fastSim) slidingHull(a []int32, offered int64, window int) slideHull {
+	d := len(a)
+	f.pre = growInt64(f.pre, d+1)
+	pre := f.pre
+	pre[0] = 0
+	for t, x := range a {
+		pre[t+1] = pre[t] + int64(x)
+	}
+	h := slideHull{offered: offered, k: []int64{0}, g: []int64{0}}
+	kq, gq := f.bestWindows(pre, window, 1, 0) // every request covered, by the fewest windows
+	if kq == 0 {
+		return h
+	}
+	budget := max(16, (d/window+2)/4)
+	var refine func(k1, g1, k2, g2 int64) bool
+	refine = func(k1, g1, k2, g2 int64) bool {
+		if budget--; budget < 0 {
+			return false
+		}
+		da, db := k2-k1, g2-g1 // the chord's slope db/da
+		k, g := f.bestWindows(pre, window, da, db)
+		if da*g-db*k <= da*g1-db*k1 {
+			return true // nothing above the chord
+		}
+		if !refine(k1, g1, k, g) {
+			return false
+		}
+		h.k, h.g = append(h.k, k), append(h.g, g)
+		return refine(k, g, k2, g2)
+	}
+	if !refine(0, 0, kq, gq) {
+		return f.slidingHullRows(a, offered, window)
+	}
+	h.k, h.g = append(h.k, kq), append(h.g, gq)
+	return h
+}
+
+// bestWindows maximises Σ (a·covered − b) over sets of disjoint windows (as
+// in slidingHull) of the offered series with prefix sums pre, preferring the
+// fewest windows among equals, and returns that set's windows and covered
+// requests. a·covered fits in int64 where fastSim.safe holds (a <= D/W + 1).
+func (f *fastSim) bestWindows(pre []int64, window int, a, b int64) (k, covered int64) {
+	d := len(pre) - 1
+	f.lv, f.lk, f.lc = growInt64(f.lv, d+1), growInt64(f.lk, d+1), growInt64(f.lc, d+1)
+	val, cnt, cov := f.lv[:d+1], f.lk[:d+1], f.lc[:d+1]
+	val[0], cnt[0], cov[0] = 0, 0, 0
+	for e := 1; e <= d; e++ {
+		var bv, bk, bc int64 // the best before the window ending at e
+		c := pre[e]
+		if s := e - window; s >= 0 {
+			bv, bk, bc = val[s], cnt[s], cov[s]
+			c -= pre[s]
+		}
+		v, pv := bv+a*c-b, val[e-1]
+		if v > pv || (v == pv && bk+1 < cnt[e-1]) {
+			val[e], cnt[e], cov[e] = v, bk+1, bc+c
+		} else {
+			val[e], cnt[e], cov[e] = pv, cnt[e-1], cov[e-1]
+		}
+	}
+	return cnt[d], cov[d]
+}
+
+// slidingHullRows computes g(k) row by row, k = 0 … until every request is
+// covered or no more windows fit (a dynamic programme over window ends), and
+// returns the upper hull of (k, g(k)).
+func (f *fastSim) slidingHullRows(a []int32, offered int64, window int) slideHull {
 	d := len(a)
 	f.pre = growInt64(f.pre, d+1)
 	f.prev = growInt64(f.prev, d+1)

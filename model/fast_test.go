@@ -364,3 +364,49 @@ func TestRunAllocationFreeAfterWarmUp(t *testing.T) {
 		}
 	}
 }
+
+// The hull found by parametric search (slidingHull) answers every limit as
+// the programme over k does (slidingHullRows), on random series with few and
+// with many hull vertices (noise, spikes), the latter past the search's
+// budget and so through its fallback.
+func TestSlidingHullSearchEqualsRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 2027))
+	vertices := map[bool]int{}
+	for n := range 3000 {
+		d := 1 + rng.IntN(600)
+		a := make([]int32, d)
+		var offered int64
+		kind := n % 3
+		for i := range a {
+			switch kind {
+			case 0: // noise
+				a[i] = int32(rng.IntN(20))
+			case 1: // rare spikes
+				if rng.IntN(30) == 0 {
+					a[i] = int32(rng.IntN(500))
+				}
+			default: // runs
+				if i == 0 || rng.IntN(40) == 0 {
+					a[i] = int32(rng.IntN(50))
+				} else {
+					a[i] = a[i-1]
+				}
+			}
+			offered += int64(a[i])
+		}
+		window := 1 + rng.IntN(min(d, 60))
+		w := &Workload{Scenario: &Scenario{DurationS: d}}
+		f := &fastSim{w: w, safe: true}
+		got, want := f.slidingHull(a, offered, window), f.slidingHullRows(a, offered, window)
+		vertices[len(got.k) > 16] = vertices[len(got.k) > 16] + 1
+		for lim := int64(0); lim <= min(offered, 3000)+1; lim++ {
+			if g, w := got.admitted(lim), want.admitted(lim); g != w {
+				t.Fatalf("series %d (%v, window %d), limit %d: search %d, rows %d (hulls %v %v and %v %v)",
+					n, a, window, lim, g, w, got.k, got.g, want.k, want.g)
+			}
+		}
+	}
+	if vertices[true] < 100 || vertices[false] < 100 {
+		t.Errorf("hull sizes not varied enough: %v", vertices)
+	}
+}

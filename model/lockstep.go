@@ -1,6 +1,11 @@
 package model
 
-import "math"
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+)
 
 // Lockstep decides many policies of one state-dependent algorithm over one
 // key's requests at once: the policies' parameters and states are held as
@@ -24,6 +29,71 @@ type Lockstep interface {
 	// labels to every policy k, adding the admitted ones by label to
 	// admitted[k] (len(admitted) >= Len()).
 	AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64)
+	// AdmitKey is Reset, then AdmitByLabel over all of one key's requests;
+	// offered is their count by label. Knowing the whole key, a lockstep
+	// settles at once the policies that admit every request of it (see
+	// sortedPolicies) and steps only the others.
+	AdmitKey(ts []int64, labels []Stage, offered *[4]int64, admitted [][4]int64)
+}
+
+// sortedPolicies orders a lockstep's policies by group, policies whose
+// every-request-admitted test is one pass over a key (one window, one
+// rate), and within a group by size (limit, capacity). Where every admitted
+// request leaves the next state as it would be had nothing been rejected,
+// the state of a key that no policy has limited yet does not depend on the
+// size, so one pass gives the least size that admits the whole key, and
+// only the policies below it need stepping: under a skewed key
+// distribution most keys are far below most limits.
+type sortedPolicies struct {
+	orig   []int      // sorted position -> the caller's policy index
+	groups [][2]int   // [lo, hi) of each group, in sorted positions
+	adm    [][4]int64 // admissions by sorted position, per call
+}
+
+// sortPolicies returns ps sorted by (group, size) and the order, where
+// group and size are cmp-ordered keys of a policy.
+func sortPolicies(ps []Policy, group func(Policy) [2]int64, size func(Policy) int64) ([]Policy, sortedPolicies) {
+	n := len(ps)
+	sp := sortedPolicies{orig: make([]int, n), adm: make([][4]int64, n)}
+	for k := range sp.orig {
+		sp.orig[k] = k
+	}
+	slices.SortStableFunc(sp.orig, func(a, b int) int {
+		ga, gb := group(ps[a]), group(ps[b])
+		if c := cmp.Compare(ga[0], gb[0]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(ga[1], gb[1]); c != 0 {
+			return c
+		}
+		return cmp.Compare(size(ps[a]), size(ps[b]))
+	})
+	sorted := make([]Policy, n)
+	for i, k := range sp.orig {
+		sorted[i] = ps[k]
+	}
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && group(sorted[hi]) == group(sorted[lo]) {
+			hi++
+		}
+		sp.groups = append(sp.groups, [2]int{lo, hi})
+		lo = hi
+	}
+	return sorted, sp
+}
+
+// fold adds the admissions by sorted position to admitted by the caller's
+// index and clears them.
+func (sp *sortedPolicies) fold(admitted [][4]int64) {
+	for i, k := range sp.orig {
+		a := &sp.adm[i]
+		admitted[k][0] += a[0]
+		admitted[k][1] += a[1]
+		admitted[k][2] += a[2]
+		admitted[k][3] += a[3]
+		*a = [4]int64{}
+	}
 }
 
 // maxLockstepLog bounds the log slots (the sum of the limits) of a
@@ -69,23 +139,32 @@ func NewLockstep(ps []Policy, originNs int64) (Lockstep, bool) {
 // policy: refilling by e1 then by e2, capped at capacity each time, is
 // refilling by e1 + e2 (integers, no overflow), so decisions are the same.
 type bucketLockstep struct {
-	num, unit, fullU, safeNs []int64 // per policy: the bucket's constants
+	num, unit, fullU, safeNs []int64 // per policy (sorted): the bucket's constants
 	tokensU                  []int64 // per policy: units at the key's last request
 	lastNs                   int64   // the key's last request
 	fresh                    bool
 	minSafeNs                int64 // the least safeNs: shorter times refill by refillShort
+	sortedPolicies                 // groups of one rate, by capacity
 }
 
 func newBucketLockstep(ps []Policy) (Lockstep, bool) {
 	n := len(ps)
-	b := &bucketLockstep{num: make([]int64, n), unit: make([]int64, n), fullU: make([]int64, n),
-		safeNs: make([]int64, n), tokensU: make([]int64, n), fresh: true, minSafeNs: math.MaxInt64}
 	var d tokenBucketLimiter
-	for k, p := range ps {
+	for _, p := range ps {
 		d.configure(p)
 		if !d.small {
 			return newWideBucketLockstep(ps), true
 		}
+	}
+	ps, sp := sortPolicies(ps, func(p Policy) [2]int64 {
+		r := ratioOf(p.Rate)
+		return [2]int64{r.num, r.den}
+	}, func(p Policy) int64 { return p.Capacity })
+	b := &bucketLockstep{num: make([]int64, n), unit: make([]int64, n), fullU: make([]int64, n),
+		safeNs: make([]int64, n), tokensU: make([]int64, n), fresh: true, minSafeNs: math.MaxInt64,
+		sortedPolicies: sp}
+	for k, p := range ps {
+		d.configure(p)
 		b.num[k], b.unit[k], b.fullU[k], b.safeNs[k] = d.num, d.unit, d.fullU, d.safeNs
 		b.minSafeNs = min(b.minSafeNs, d.safeNs)
 	}
@@ -99,16 +178,71 @@ func (b *bucketLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]
 	if len(ts) == 0 {
 		return
 	}
-	n := len(b.num)
-	num, unit, fullU, safeNs := b.num[:n], b.unit[:n], b.fullU[:n], b.safeNs[:n]
-	tokensU, admitted := b.tokensU[:n], admitted[:n]
 	if b.fresh {
 		// A new key's bucket is full; full at its first request is the same.
 		b.fresh, b.lastNs = false, ts[0]
-		copy(tokensU, fullU)
+		copy(b.tokensU, b.fullU)
 	}
+	b.lastNs = b.run(0, len(b.num), b.lastNs, ts, labels)
+	b.fold(admitted)
+}
+
+// AdmitKey settles the policies of each rate whose capacity admits the
+// whole key: with nothing rejected, the deficit below a full bucket before
+// request j, D_j = max(0, D_{j-1} + unit − num·e_j), does not depend on the
+// capacity, and request j is admitted (takesToken) iff D_j < fullU − unit +
+// num. So capacities above that bound for max D admit every request.
+func (b *bucketLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64, admitted [][4]int64) {
+	b.fresh = true
+	if len(ts) == 0 {
+		return
+	}
+	for _, g := range b.groups {
+		num, unit := b.num[g[0]], b.unit[g[0]]
+		maxD := bucketMaxDeficit(ts, num, unit)
+		a := g[0]
+		for a < g[1] && b.fullU[a]-unit <= maxD-num {
+			a++
+		}
+		copy(b.tokensU[g[0]:a], b.fullU[g[0]:a])
+		b.run(g[0], a, ts[0], ts, labels)
+		for k := a; k < g[1]; k++ {
+			b.adm[k] = *offered
+		}
+	}
+	b.fold(admitted)
+}
+
+// bucketMaxDeficit is the largest deficit D_j (units below a full bucket
+// before request j) over the key's requests ts of a bucket of num units per
+// ns and unit units per token that admits them all; math.MaxInt64 when it
+// reaches 2^62 (no small bucket admits them all then).
+func bucketMaxDeficit(ts []int64, num, unit int64) int64 {
+	var d, maxD int64
+	for j := 1; j < len(ts); j++ {
+		x := d + unit // after request j-1 took its token; < 2^63
+		hi, lo := bits.Mul64(uint64(num), uint64(ts[j]-ts[j-1]))
+		if hi != 0 || lo >= uint64(x) {
+			d = 0
+		} else {
+			d = x - int64(lo)
+		}
+		if d > maxD {
+			if maxD = d; maxD >= 1<<62 {
+				return math.MaxInt64
+			}
+		}
+	}
+	return maxD
+}
+
+// run steps sorted policies [lo, hi) over ts from the key's last request at
+// last and returns the new last request.
+func (b *bucketLockstep) run(lo, hi int, last int64, ts []int64, labels []Stage) int64 {
+	num, unit, fullU, safeNs := b.num[lo:hi], b.unit[lo:hi], b.fullU[lo:hi], b.safeNs[lo:hi]
+	tokensU, admitted := b.tokensU[lo:hi], b.adm[lo:hi]
+	tokensU, admitted = tokensU[:len(num)], admitted[:len(num)]
 	labels = labels[:len(ts)]
-	last := b.lastNs
 	for j, t := range ts {
 		l := labels[j] & 3
 		e := t - last
@@ -133,7 +267,7 @@ func (b *bucketLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]
 			tokensU[k] = u
 		}
 	}
-	b.lastNs = last
+	return last
 }
 
 // wideBucketLockstep is token_bucket where some bucket is not small (its
@@ -161,6 +295,12 @@ func newWideBucketLockstep(ps []Policy) Lockstep {
 
 func (b *wideBucketLockstep) Len() int { return len(b.num) }
 func (b *wideBucketLockstep) Reset()   { b.fresh = true }
+
+// AdmitKey steps every policy (a bucket this wide is rare).
+func (b *wideBucketLockstep) AdmitKey(ts []int64, labels []Stage, _ *[4]int64, admitted [][4]int64) {
+	b.Reset()
+	b.AdmitByLabel(ts, labels, admitted)
+}
 
 func (b *wideBucketLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
 	if len(ts) == 0 {
@@ -196,15 +336,21 @@ func (b *wideBucketLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [
 // gcraStep. A rejection leaves TAT as it is, which is max(TAT, t) then (it
 // is past t): gcraStep's next TAT either way.
 type gcraLockstep struct {
-	periodNs, tauNs []int64 // per policy
+	periodNs, tauNs []int64 // per policy (sorted)
 	tat             []int64 // per policy, ns
 	fresh           bool
+	sortedPolicies  // groups of one period, by capacity
 }
 
 func newGCRALockstep(ps []Policy) Lockstep {
 	n := len(ps)
-	g := &gcraLockstep{periodNs: make([]int64, n), tauNs: make([]int64, n), tat: make([]int64, n), fresh: true}
 	var d gcraLimiter
+	ps, sp := sortPolicies(ps, func(p Policy) [2]int64 {
+		d.configure(p)
+		return [2]int64{d.periodNs}
+	}, func(p Policy) int64 { return p.Capacity })
+	g := &gcraLockstep{periodNs: make([]int64, n), tauNs: make([]int64, n), tat: make([]int64, n), fresh: true,
+		sortedPolicies: sp}
 	for k, p := range ps {
 		d.configure(p)
 		g.periodNs[k], g.tauNs[k] = d.periodNs, d.tauNs
@@ -219,18 +365,56 @@ func (g *gcraLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]in
 	if len(ts) == 0 {
 		return
 	}
-	n := len(g.tat)
-	periodNs, tauNs, tat, admitted := g.periodNs[:n], g.tauNs[:n], g.tat[:n], admitted[:n]
 	if g.fresh {
 		// A new key's TAT is its first request's time (gcraLimiter.Allow).
 		g.fresh = false
-		for k := range tat {
-			tat[k] = ts[0]
+		for k := range g.tat {
+			g.tat[k] = ts[0]
 		}
 	}
+	g.run(0, len(g.tat), ts, labels)
+	g.fold(admitted)
+}
+
+// AdmitKey settles the policies of each period whose tolerance admits the
+// whole key: with nothing rejected, TAT_j = max(TAT_{j-1}, t_{j-1}) +
+// period does not depend on the capacity, and request j is admitted iff
+// max(TAT_j, t_j) − t_j <= tau.
+func (g *gcraLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64, admitted [][4]int64) {
+	g.fresh = true
+	if len(ts) == 0 {
+		return
+	}
+	for _, gr := range g.groups {
+		period := g.periodNs[gr[0]]
+		var ahead int64
+		tat := ts[0]
+		for _, t := range ts {
+			tat = max(tat, t)
+			ahead = max(ahead, tat-t)
+			tat += period
+		}
+		a := gr[0]
+		for a < gr[1] && g.tauNs[a] < ahead {
+			a++
+		}
+		for k := gr[0]; k < a; k++ {
+			g.tat[k] = ts[0]
+		}
+		g.run(gr[0], a, ts, labels)
+		for k := a; k < gr[1]; k++ {
+			g.adm[k] = *offered
+		}
+	}
+	g.fold(admitted)
+}
+
+// run steps sorted policies [lo, hi) over ts. Each policy goes over a chunk
+// of requests with its TAT in a register: its step is too cheap for the
+// request-outer order to pay.
+func (g *gcraLockstep) run(lo, hi int, ts []int64, labels []Stage) {
+	periodNs, tauNs, tat, admitted := g.periodNs[lo:hi], g.tauNs[lo:hi], g.tat[lo:hi], g.adm[lo:hi]
 	labels = labels[:len(ts)]
-	// Each policy over a chunk of requests with its TAT in a register: its
-	// step is too cheap for the request-outer order to pay.
 	for lo := 0; lo < len(ts); lo += lockstepChunk {
 		chunk, lab := ts[lo:min(lo+lockstepChunk, len(ts))], labels[lo:min(lo+lockstepChunk, len(ts))]
 		lab = lab[:len(chunk)]
@@ -255,16 +439,21 @@ const lockstepChunk = 512
 // nginxLockstep is nginx limit_req (its admissions; delays do not change
 // them): each policy's excess and clock, stepped by nginxExcess.
 type nginxLockstep struct {
-	rateM, burstM, idleMs []int64 // per policy
+	rateM, burstM, idleMs []int64 // per policy (sorted)
 	excess, lastMs        []int64 // per policy
 	fresh                 bool
+	sortedPolicies        // groups of one rate, by burst
 }
 
 func newNginxLockstep(ps []Policy) Lockstep {
 	n := len(ps)
-	g := &nginxLockstep{rateM: make([]int64, n), burstM: make([]int64, n), idleMs: make([]int64, n),
-		excess: make([]int64, n), lastMs: make([]int64, n), fresh: true}
 	var d nginxLimiter
+	ps, sp := sortPolicies(ps, func(p Policy) [2]int64 {
+		d.configure(p)
+		return [2]int64{d.rateM}
+	}, func(p Policy) int64 { return p.Burst })
+	g := &nginxLockstep{rateM: make([]int64, n), burstM: make([]int64, n), idleMs: make([]int64, n),
+		excess: make([]int64, n), lastMs: make([]int64, n), fresh: true, sortedPolicies: sp}
 	for k, p := range ps {
 		d.configure(p)
 		g.rateM[k], g.burstM[k], g.idleMs[k] = d.rateM, d.burstM, d.idleMs
@@ -279,22 +468,68 @@ func (g *nginxLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]i
 	if len(ts) == 0 {
 		return
 	}
-	n := len(g.excess)
-	rateM, burstM, idleMs := g.rateM[:n], g.burstM[:n], g.idleMs[:n]
-	excess, lastMs, admitted := g.excess[:n], g.lastMs[:n], admitted[:n]
 	labels = labels[:len(ts)]
 	if g.fresh {
-		// A new key's first request passes with excess 0 (nginxLimiter.Allow).
 		g.fresh = false
-		now, l := ts[0]/1e6, labels[0]&3
-		for k := range excess {
-			excess[k], lastMs[k] = 0, now
-			admitted[k][l]++
-		}
-		ts, labels = ts[1:], labels[1:]
+		ts, labels = g.first(0, len(g.excess), ts, labels)
 	}
-	// Each chunk's times decoded to nginx's milliseconds once, then each
-	// policy over them with its state in registers, as gcraLockstep.
+	g.run(0, len(g.excess), ts, labels)
+	g.fold(admitted)
+}
+
+// first admits a new key's first request for sorted policies [lo, hi), with
+// excess 0 (nginxLimiter.Allow), and returns the requests after it.
+func (g *nginxLockstep) first(lo, hi int, ts []int64, labels []Stage) ([]int64, []Stage) {
+	now, l := ts[0]/1e6, labels[0]&3
+	for k := lo; k < hi; k++ {
+		g.excess[k], g.lastMs[k] = 0, now
+		g.adm[k][l]++
+	}
+	return ts[1:], labels[1:]
+}
+
+// AdmitKey settles the policies of each rate whose burst admits the whole
+// key: with nothing rejected, the excess after each request (nginxExcess;
+// its cap on the idle time only ever turns an excess within the burst to
+// 0, as no cap does) does not depend on the burst, and a request is
+// admitted iff its excess is within the burst.
+func (g *nginxLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64, admitted [][4]int64) {
+	g.fresh = true
+	if len(ts) == 0 {
+		return
+	}
+	labels = labels[:len(ts)]
+	for _, gr := range g.groups {
+		rateM := g.rateM[gr[0]]
+		var x, maxX int64
+		last := ts[0] / 1e6
+		for _, t := range ts[1:] {
+			now := t / 1e6
+			// nginxExcess with an idle cap past which any excess drains to 0
+			x = nginxExcess(x, now-last, rateM, (x+1000)*1000/rateM+1)
+			last = now
+			maxX = max(maxX, x)
+		}
+		a := gr[0]
+		for a < gr[1] && g.burstM[a] < maxX {
+			a++
+		}
+		rest, restLabels := g.first(gr[0], a, ts, labels)
+		g.run(gr[0], a, rest, restLabels)
+		for k := a; k < gr[1]; k++ {
+			g.adm[k] = *offered
+		}
+	}
+	g.fold(admitted)
+}
+
+// run steps sorted policies [lo, hi) over ts, after their first request.
+// Each chunk's times are decoded to nginx's milliseconds once, then each
+// policy goes over them with its state in registers, as gcraLockstep.
+func (g *nginxLockstep) run(lo, hi int, ts []int64, labels []Stage) {
+	rateM, burstM, idleMs := g.rateM[lo:hi], g.burstM[lo:hi], g.idleMs[lo:hi]
+	excess, lastMs, admitted := g.excess[lo:hi], g.lastMs[lo:hi], g.adm[lo:hi]
+	labels = labels[:len(ts)]
 	var nowMs [lockstepChunk]int64
 	for lo := 0; lo < len(ts); lo += lockstepChunk {
 		chunk, lab := ts[lo:min(lo+lockstepChunk, len(ts))], labels[lo:min(lo+lockstepChunk, len(ts))]
@@ -318,31 +553,41 @@ func (g *nginxLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]i
 }
 
 // windowLockstep is sliding_window and concurrency (slidingLogLimiter
-// without countRejected): each policy logs the times of its admitted
-// requests in (t − window, t], at most limit of them, so its log is a ring
-// of limit slots in one shared buffer.
+// without countRejected): each policy keeps the times of its last limit
+// admitted requests, a ring of limit slots in one shared buffer. Fewer than
+// limit of them fall in (t − window, t] iff the oldest does not, so a
+// decision reads one slot, and nothing expires.
 type windowLockstep struct {
-	windowNs, limit []int64 // per policy
+	windowNs, limit []int64 // per policy (sorted)
 	off             []int   // per policy: its ring's first slot in log
-	head, size      []int64 // per policy: the ring's oldest slot (0 <= head < limit) and entries
+	head, size      []int64 // per policy: the ring's oldest slot (0 <= head < limit) and its entries (<= limit)
 	log             []int64 // admitted times, ns
+	sortedPolicies          // groups of one window, by limit
 }
 
 func newWindowLockstep(ps []Policy) (Lockstep, bool) {
 	n := len(ps)
-	w := &windowLockstep{windowNs: make([]int64, n), limit: make([]int64, n), off: make([]int, n),
-		head: make([]int64, n), size: make([]int64, n)}
 	var d slidingLogLimiter
 	slots := 0
-	for k, p := range ps {
+	for _, p := range ps {
 		d.configure(p)
 		if d.countRejected || d.limit > maxLockstepLog-int64(slots) {
 			return nil, false
 		}
+		slots += int(d.limit)
+	}
+	ps, sp := sortPolicies(ps, func(p Policy) [2]int64 {
+		d.configure(p)
+		return [2]int64{d.windowNs}
+	}, func(p Policy) int64 { return p.Limit })
+	w := &windowLockstep{windowNs: make([]int64, n), limit: make([]int64, n), off: make([]int, n),
+		head: make([]int64, n), size: make([]int64, n), log: make([]int64, slots), sortedPolicies: sp}
+	slots = 0
+	for k, p := range ps {
+		d.configure(p)
 		w.windowNs[k], w.limit[k], w.off[k] = d.windowNs, d.limit, slots
 		slots += int(d.limit)
 	}
-	w.log = make([]int64, slots)
 	return w, true
 }
 
@@ -350,31 +595,71 @@ func (w *windowLockstep) Len() int { return len(w.limit) }
 func (w *windowLockstep) Reset()   { clear(w.size) }
 
 func (w *windowLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
-	n := len(w.limit)
-	windowNs, limit, off := w.windowNs[:n], w.limit[:n], w.off[:n]
-	head, size, admitted := w.head[:n], w.size[:n], admitted[:n]
+	for _, g := range w.groups {
+		w.run(g[0], g[1], ts, labels)
+	}
+	w.fold(admitted)
+}
+
+// AdmitKey settles the policies of each window whose limit admits the
+// whole key: with nothing rejected, the log before request j holds the
+// c_j requests of the window before it, so every request is admitted iff
+// the limit is above max c_j.
+func (w *windowLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64, admitted [][4]int64) {
+	w.Reset()
+	for _, g := range w.groups {
+		maxC := maxInWindow(ts, w.windowNs[g[0]])
+		a := g[0]
+		for a < g[1] && w.limit[a] <= maxC {
+			a++
+		}
+		w.run(g[0], a, ts, labels)
+		for k := a; k < g[1]; k++ {
+			w.adm[k] = *offered
+		}
+	}
+	w.fold(admitted)
+}
+
+// maxInWindow is the most requests of ts (ns, not decreasing) before one of
+// them and after its time − windowNs.
+func maxInWindow(ts []int64, windowNs int64) int64 {
+	i, m := 0, 0
+	for j, t := range ts {
+		for cut := t - windowNs; i < j && ts[i] <= cut; i++ {
+		}
+		m = max(m, j-i)
+	}
+	return int64(m)
+}
+
+// run steps sorted policies [lo, hi) of one group (one window) over ts.
+func (w *windowLockstep) run(lo, hi int, ts []int64, labels []Stage) {
+	if lo == hi {
+		return
+	}
+	windowNs, limit, off := w.windowNs[lo], w.limit[lo:hi], w.off[lo:hi]
+	head, size, admitted := w.head[lo:hi], w.size[lo:hi], w.adm[lo:hi]
+	n := len(limit)
+	off, head, size, admitted = off[:n], head[:n], size[:n], admitted[:n]
 	labels = labels[:len(ts)]
 	log := w.log
 	for j, t := range ts {
 		l := labels[j] & 3
-		for k := range limit {
-			h, n, lim, o := head[k], size[k], limit[k], off[k]
-			// expire the entries at times <= t − window
-			for cut := t - windowNs[k]; n > 0 && log[o+int(h)] <= cut; n-- {
-				if h++; h == lim {
-					h = 0
-				}
+		cut := t - windowNs // admitted times <= cut are out of the window
+		for k, lim := range limit {
+			h, o := head[k], off[k]
+			if n := size[k]; n < lim {
+				size[k] = n + 1 // fewer than limit admitted since the key began
+			} else if lim == 0 || log[o+int(h)] > cut {
+				continue // limit admissions in the window
 			}
-			if n < lim {
-				p := h + n
-				if p >= lim {
-					p -= lim
-				}
-				log[o+int(p)] = t
-				n++
-				admitted[k][l]++
+			log[o+int(h)] = t
+			if h++; h == lim {
+				h = 0
 			}
-			head[k], size[k] = h, n
+			head[k] = h
+			admitted[k][l]++
 		}
 	}
 }
@@ -383,16 +668,22 @@ func (w *windowLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]
 // moved by counterWindow when a request is past the window (its start is
 // the same for every time before), estimated by counterEstimate.
 type counterLockstep struct {
-	sizeNs, phaseNs, limit []int64 // per policy (phase as NewDeciderAt puts it)
+	sizeNs, phaseNs, limit []int64 // per policy (sorted; phase as NewDeciderAt puts it)
 	start, prev, curr      []int64 // per policy
 	fresh                  bool
+	sortedPolicies         // groups of one window and phase, by limit
 }
 
 func newCounterLockstep(ps []Policy, originNs int64) Lockstep {
 	n := len(ps)
-	c := &counterLockstep{sizeNs: make([]int64, n), phaseNs: make([]int64, n), limit: make([]int64, n),
-		start: make([]int64, n), prev: make([]int64, n), curr: make([]int64, n), fresh: true}
 	var d slidingCounterLimiter
+	ps, sp := sortPolicies(ps, func(p Policy) [2]int64 {
+		d.configure(p)
+		atOrigin(&d, originNs)
+		return [2]int64{d.sizeNs, d.phaseNs}
+	}, func(p Policy) int64 { return p.Limit })
+	c := &counterLockstep{sizeNs: make([]int64, n), phaseNs: make([]int64, n), limit: make([]int64, n),
+		start: make([]int64, n), prev: make([]int64, n), curr: make([]int64, n), fresh: true, sortedPolicies: sp}
 	for k, p := range ps {
 		d.configure(p)
 		atOrigin(&d, originNs)
@@ -408,16 +699,60 @@ func (c *counterLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4
 	if len(ts) == 0 {
 		return
 	}
-	n := len(c.limit)
-	sizeNs, phaseNs, limit := c.sizeNs[:n], c.phaseNs[:n], c.limit[:n]
-	start, prev, curr, admitted := c.start[:n], c.prev[:n], c.curr[:n], admitted[:n]
 	if c.fresh {
-		// A new key's window is its first request's, with nothing counted.
 		c.fresh = false
-		for k := range start {
-			start[k], prev[k], curr[k] = counterWindowStart(ts[0], phaseNs[k], sizeNs[k]), 0, 0
+		c.first(0, len(c.limit), ts[0])
+	}
+	c.run(0, len(c.limit), ts, labels)
+	c.fold(admitted)
+}
+
+// first starts a new key's window for sorted policies [lo, hi): its first
+// request's, with nothing counted.
+func (c *counterLockstep) first(lo, hi int, t int64) {
+	for k := lo; k < hi; k++ {
+		c.start[k], c.prev[k], c.curr[k] = counterWindowStart(t, c.phaseNs[k], c.sizeNs[k]), 0, 0
+	}
+}
+
+// AdmitKey settles the policies of each window whose limit admits the whole
+// key: with nothing rejected, the counts and so the estimate before each
+// request do not depend on the limit, and a request is admitted iff its
+// estimate is below the limit.
+func (c *counterLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64, admitted [][4]int64) {
+	c.fresh = true
+	if len(ts) == 0 {
+		return
+	}
+	for _, g := range c.groups {
+		size, phase := c.sizeNs[g[0]], c.phaseNs[g[0]]
+		start, prev, curr, maxE := counterWindowStart(ts[0], phase, size), int64(0), int64(0), int64(0)
+		for _, t := range ts {
+			if t-start >= size {
+				start, prev, curr = counterWindow(t, phase, size, start, prev, curr)
+			}
+			maxE = max(maxE, counterEstimate(t, size, start, prev, curr))
+			curr++
+		}
+		a := g[0]
+		for a < g[1] && c.limit[a] <= maxE {
+			a++
+		}
+		c.first(g[0], a, ts[0])
+		c.run(g[0], a, ts, labels)
+		for k := a; k < g[1]; k++ {
+			c.adm[k] = *offered
 		}
 	}
+	c.fold(admitted)
+}
+
+// run steps sorted policies [lo, hi) over ts.
+func (c *counterLockstep) run(lo, hi int, ts []int64, labels []Stage) {
+	sizeNs, phaseNs, limit := c.sizeNs[lo:hi], c.phaseNs[lo:hi], c.limit[lo:hi]
+	start, prev, curr, admitted := c.start[lo:hi], c.prev[lo:hi], c.curr[lo:hi], c.adm[lo:hi]
+	n := len(limit)
+	sizeNs, phaseNs, start, prev, curr, admitted = sizeNs[:n], phaseNs[:n], start[:n], prev[:n], curr[:n], admitted[:n]
 	labels = labels[:len(ts)]
 	for j, t := range ts {
 		l := labels[j] & 3

@@ -58,7 +58,8 @@ var lockstepBenchBatches = []struct {
 // of 2,000 keys (3,600 s) key by key, as ingest.ReplayMany does, both ways:
 // "deciders" offers each chunk of 512 requests to each point's Decider in
 // turn (the replay before Lockstep), "lockstep" decides each request for
-// every point at once (model.Lockstep). ns/decision is per point and
+// every point at once (model.Lockstep), "admitkey" as the replay does now,
+// settling the points that admit a whole key at once. ns/decision is per point and
 // request; the two alternate with -count, so compare them within one run.
 func BenchmarkReplayBatch(b *testing.B) {
 	keys := benchKeys(1_000_000, 2000, 3600)
@@ -107,6 +108,16 @@ func BenchmarkReplayBatch(b *testing.B) {
 				for _, ts := range keys {
 					ls.Reset()
 					ls.AdmitByLabel(ts, labels[:len(ts)], admitted)
+				}
+			}
+			report(b)
+		})
+		b.Run(bb.name+"/admitkey", func(b *testing.B) {
+			ls, _ := model.NewLockstep(ps, 0)
+			for b.Loop() {
+				for _, ts := range keys {
+					offered := [4]int64{int64(len(ts))}
+					ls.AdmitKey(ts, labels[:len(ts)], &offered, admitted)
 				}
 			}
 			report(b)

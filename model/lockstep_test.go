@@ -58,6 +58,13 @@ func TestLockstepEqualsDeciders(t *testing.T) {
 			for k := range ps {
 				ps[k] = randomLockstepPolicy(rng, a)
 			}
+			if batch%2 == 1 {
+				// One window or rate, sizes apart: the batch a grid makes,
+				// where AdmitKey settles the large sizes at once.
+				for k := range ps {
+					ps[k] = sameGroup(ps[0], ps[k])
+				}
+			}
 			origin := base.UnixNano() + rng.Int64N(int64(86400e9))
 			ls, ok := model.NewLockstep(ps, origin)
 			if !ok {
@@ -80,11 +87,19 @@ func TestLockstepEqualsDeciders(t *testing.T) {
 					labels[j] = model.Stage(rng.IntN(4))
 				}
 				clear(got)
-				ls.Reset()
-				for lo := 0; lo < len(ts); {
-					hi := min(len(ts), lo+1+rng.IntN(100))
-					ls.AdmitByLabel(ts[lo:hi], labels[lo:hi], got)
-					lo = hi
+				if rng.IntN(2) == 0 {
+					var offered [4]int64
+					for _, l := range labels {
+						offered[l]++
+					}
+					ls.AdmitKey(ts, labels, &offered, got)
+				} else {
+					ls.Reset()
+					for lo := 0; lo < len(ts); {
+						hi := min(len(ts), lo+1+rng.IntN(100))
+						ls.AdmitByLabel(ts[lo:hi], labels[lo:hi], got)
+						lo = hi
+					}
 				}
 				for k, d := range ds {
 					var want [4]int64
@@ -104,6 +119,24 @@ func TestLockstepEqualsDeciders(t *testing.T) {
 		}
 		t.Logf("%v: %d decisions agree", a, decisions)
 	}
+}
+
+// sameGroup is p with base's window or rate: only its size (limit,
+// capacity, burst) differs from base's.
+func sameGroup(base, p model.Policy) model.Policy {
+	q := base
+	switch base.Algorithm {
+	case model.TokenBucket, model.GCRA:
+		q.Capacity = p.Capacity
+	case model.Nginx:
+		q.Burst, q.Delay = p.Burst, p.Delay
+	default:
+		q.Limit = p.Limit
+	}
+	if q.Validate() != nil {
+		return base
+	}
+	return q
 }
 
 // NewLockstep declines what it does not run, so that the replay uses
@@ -190,4 +223,90 @@ func withLockstep(t *testing.T, rng *rand.Rand, d model.Decider, p model.Policy)
 func withLockstepAt(t *testing.T, rng *rand.Rand, d model.Decider, p model.Policy, originNs int64) model.Decider {
 	return &bothDeciders{t: t, what: fmt.Sprint(p), d: d,
 		ls: newLockstepDecider(t, originNs, p, randomLockstepPolicy(rng, p.Algorithm), randomLockstepPolicy(rng, p.Algorithm))}
+}
+
+// withSize is p with its size (capacity, burst or limit) set to n.
+func withSize(p model.Policy, n int64) model.Policy {
+	switch p.Algorithm {
+	case model.TokenBucket, model.GCRA:
+		p.Capacity = n
+	case model.Nginx:
+		p.Burst, p.Delay = n, min(p.Delay, n)
+	default:
+		p.Limit = n
+	}
+	return p
+}
+
+// AdmitKey settles at once the sizes that admit a whole key and steps the
+// others. At the boundary, the least size whose Decider admits every request
+// of a random trace and the sizes just below and above it, AdmitKey admits
+// exactly what each Decider does.
+func TestAdmitKeyAtTheBoundary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 3))
+	for _, a := range lockstepAlgorithms {
+		hits := 0
+		for range 300 {
+			pol := randomLockstepPolicy(rng, a)
+			if a == model.TokenBucket {
+				pol = withSize(pol, 1) // small buckets: the wide ones step every policy
+			}
+			period := int64(1e9 / (0.1 + rng.Float64()*20))
+			ts := randomTrace(rng, 1+rng.IntN(300), period, []int64{1, 1e6, 1e9}[rng.IntN(3)])
+			labels := make([]model.Stage, len(ts))
+			var offered [4]int64
+			for j := range labels {
+				labels[j] = model.Stage(rng.IntN(4))
+				offered[labels[j]]++
+			}
+			origin := base.UnixNano() + rng.Int64N(int64(86400e9))
+			allow := func(p model.Policy) [4]int64 {
+				d, err := model.NewDeciderAt(p, origin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var adm [4]int64
+				for j, tn := range ts {
+					if d.Allow(tn) {
+						adm[labels[j]]++
+					}
+				}
+				return adm
+			}
+			least := int64(-1)
+			for n := int64(0); n <= 400; n++ {
+				if p := withSize(pol, n); p.Validate() == nil && allow(p) == offered {
+					least = n
+					break
+				}
+			}
+			if least < 0 {
+				continue
+			}
+			var ps []model.Policy
+			for n := max(0, least-2); n <= least+2; n++ {
+				if p := withSize(pol, n); p.Validate() == nil {
+					ps = append(ps, p)
+				}
+			}
+			rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
+			ls, ok := model.NewLockstep(ps, origin)
+			if !ok {
+				t.Fatalf("no lockstep for %v", ps)
+			}
+			got := make([][4]int64, len(ps))
+			ls.AdmitKey(ts, labels, &offered, got)
+			for k, p := range ps {
+				if want := allow(p); got[k] != want {
+					t.Fatalf("%v (the least size admitting all is %d): AdmitKey admits %v by label, Decider %v (times %v)",
+						p, least, got[k], want, ts)
+				}
+			}
+			hits++
+		}
+		if hits < 100 {
+			t.Errorf("%v: only %d traces with a boundary below 400", a, hits)
+		}
+		t.Logf("%v: %d boundaries checked", a, hits)
+	}
 }

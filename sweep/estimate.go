@@ -29,7 +29,7 @@ const (
 	memPerWorker     = 8 << 20  // a worker's Parquet writers and encoders
 	memPerPointRow   = 900      // a part's metrics, policy and column buffers per points row
 	memPerClientRow  = 160      // a part's client results and column buffers per clients row
-	memPerLogRequest = 9        // the compiled log (ingest: 9 bytes per request)
+	memPerLogRequest = 13       // the compiled log at its build's peak (ingest: 9 bytes per request, 13 with the key ids)
 	memPerLogKey     = 160      // a log key's name, map entry and totals
 	// streamAbove is the size of a scenario's per-second series above which
 	// the runner builds them per client instead of keeping them all.
@@ -190,7 +190,11 @@ func specDistributed(spec *Spec) bool {
 func estimateLog(e *Estimate, cfg *ingest.Config, w int64, add func(int64, string, ...any)) {
 	reqs, how := logRequests(cfg.Log)
 	add(sat(reqs*memPerLogRequest), "compiled log: %s", how)
-	add(w*sat(reqs*8), "request times: %s × %s", workersText(w), how)
+	if cfg.Spread != ingest.SpreadNone {
+		// Workers read the log's own times unless they are spread (a log
+		// with sub-second times is not, but that is known only once read).
+		add(w*sat(reqs*8), "request times spread in their second: %s × %s", workersText(w), how)
+	}
 	add(sat(min(reqs, 1e7)*memPerLogKey), "log keys (at most one per request): %s", how)
 }
 

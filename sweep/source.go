@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/model"
@@ -86,6 +87,12 @@ func newSource(ctx context.Context, spec *Spec, streamed bool) (source, error) {
 		src.groupings = ingest.LabelRows(src.trs)
 	}
 	src.grouping = src.groupings[0]
+	src.views = make([][][]int64, len(src.trs))
+	for i, tr := range src.trs {
+		if tr.Unspread(spec.Traffic.Spread) {
+			src.views[i] = tr.KeyTimes()
+		}
+	}
 	return src, nil
 }
 
@@ -109,11 +116,34 @@ type scenarioSim struct {
 	outs []model.Outcome // runBatch
 }
 
-// runBatch runs the leading points of ps that differ only in their limit
-// in one pass over an event workload's requests, when the algorithm is
-// count-based (Simulator.RunLimits); otherwise it declines.
+// runBatch runs leading points of ps in one pass over an event workload's
+// requests: those that differ only in their limit, when the algorithm is
+// count-based (Simulator.RunLimits), or up to maxLockstep of one
+// state-dependent algorithm (Simulator.RunLockstep); otherwise it declines.
 func (s *scenarioSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int {
-	if noBatch || !s.sim.CanRunLimits(ps[0]) {
+	if noBatch {
+		return 0
+	}
+	if s.sim.CanRunLockstep(ps[0]) {
+		n := 1
+		for n < len(ps) && n < maxLockstep && ps[n].Algorithm == ps[0].Algorithm && s.sim.CanRunLockstep(ps[n]) {
+			n++
+		}
+		if n < 2 {
+			return 0
+		}
+		if len(s.outs) < n {
+			s.outs = append(s.outs, make([]model.Outcome, n-len(s.outs))...)
+		}
+		if !s.sim.RunLockstep(ps[:n], s.outs[:n]) {
+			return 0
+		}
+		for k := range n {
+			put(k, s.outs[k].Clients, s.outs[k].Metrics)
+		}
+		return n
+	}
+	if !s.sim.CanRunLimits(ps[0]) {
 		return 0
 	}
 	n := 1
@@ -158,6 +188,9 @@ type trafficSource struct {
 	grouping  *ingest.Rows    // the first log's rows
 	trs       []*ingest.Traffic
 	groupings []*ingest.Rows
+	// views[i] is trs[i].KeyTimes() where the spread leaves its times as
+	// logged (every worker reads them; nil otherwise).
+	views [][][]int64
 }
 
 func (s *trafficSource) rows() ([]string, []model.Class, []model.Stage) {
@@ -172,7 +205,8 @@ type trafficSim struct {
 	src      *trafficSource
 	tr       *ingest.Traffic // the replicate's log
 	grouping *ingest.Rows    // and its clients rows
-	times    [][]int64
+	times    [][]int64       // the replicate's request times (read-only)
+	spread   [][]int64       // storage of times spread inside their second
 	replay   ingest.Replay
 	perKey   []model.ClientResult
 	deciders map[model.Algorithm]model.Decider
@@ -204,6 +238,12 @@ func keyRanges(t *ingest.Traffic, n int) []int {
 	return append(bounds, len(t.Keys))
 }
 
+// rangesPerCore is how many key ranges a log's replay is split into per
+// core: cores take them in turn, so one that drew light keys takes more
+// (the heaviest keys, first in key order, cost more than their share of
+// requests where a lockstep settles light keys at once).
+const rangesPerCore = 8
+
 // minParallelRequests is the smallest log whose per-point replay is split
 // into key ranges (a variable for the tests).
 var minParallelRequests int64 = 1 << 16
@@ -226,7 +266,7 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 	tr := s.tr
 	nr := len(s.grouping.Names)
 	if s.ranges == nil {
-		s.ranges = keyRanges(tr, runtime.GOMAXPROCS(0))
+		s.ranges = keyRanges(tr, rangesPerCore*runtime.GOMAXPROCS(0))
 	}
 	n := 1
 	if count, ok := model.CountFunc(ps[0], s.origin()); ok {
@@ -245,7 +285,7 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 		s.metrics = grow(s.metrics, n)
 		tr.ReplayCounts(s.times, count, s.limits, s.grouping, s.rows, s.metrics, &s.counts)
 	} else {
-		bs := make([]ingest.Batch, len(s.ranges)-1)
+		bs := make([]ingest.Batch, min(runtime.GOMAXPROCS(0), len(s.ranges)-1)) // one per goroutine
 		for n < len(ps) && n < maxLockstep && ps[n].Algorithm == ps[0].Algorithm {
 			n++
 		}
@@ -294,7 +334,12 @@ func (s *trafficSim) setReplicate(seed uint64, rep int) {
 		s.ranges = nil // key ranges are per log
 	}
 	s.tr, s.grouping = s.src.trs[i], s.src.groupings[i]
-	s.times = s.tr.Realise(s.src.cfg.Spread, seed, rep, s.times)
+	if s.src.views[i] != nil {
+		s.times = s.src.views[i]
+		return
+	}
+	s.spread = s.tr.Realise(s.src.cfg.Spread, seed, rep, s.spread)
+	s.times = s.spread
 }
 
 func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Metrics {
@@ -308,22 +353,27 @@ func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Met
 	}
 	tr := s.tr
 	if s.ranges == nil {
-		s.ranges = keyRanges(tr, runtime.GOMAXPROCS(0))
+		s.ranges = keyRanges(tr, rangesPerCore*runtime.GOMAXPROCS(0))
 	}
 	if len(s.ranges) <= 2 {
 		tr.Replay(s.times, decider(), &s.replay)
 	} else {
 		// Key ranges at once (every core busy even when the grid is one
-		// part); each key's result is its own, so the order does not matter.
+		// part), taken in turn by one goroutine per core; each key's result
+		// is its own, so the order does not matter.
 		if cap(s.replay.Keys) < len(tr.Keys) {
 			s.replay.Keys = make([]ingest.KeyResult, len(tr.Keys))
 		}
 		s.replay.Keys = s.replay.Keys[:len(tr.Keys)]
+		var next atomic.Int64
 		var wg sync.WaitGroup
-		for r := 1; r < len(s.ranges); r++ {
+		for range min(runtime.GOMAXPROCS(0), len(s.ranges)-1) {
 			d := decider()
-			lo, hi := s.ranges[r-1], s.ranges[r]
-			wg.Go(func() { tr.ReplayKeys(s.times, d, s.replay.Keys, lo, hi) })
+			wg.Go(func() {
+				for r := int(next.Add(1)); r < len(s.ranges); r = int(next.Add(1)) {
+					tr.ReplayKeys(s.times, d, s.replay.Keys, s.ranges[r-1], s.ranges[r])
+				}
+			})
 		}
 		wg.Wait()
 		s.replay.Metrics = ingest.MetricsByLabel(s.replay.Keys)

@@ -169,8 +169,9 @@ func TestOnePassReplayEqualsPerPoint(t *testing.T) {
 }
 
 // Event scenarios (Poisson arrivals, replicates): count-based policies run
-// every limit in one pass (Simulator.RunLimits) and write the same bytes as
-// one point at a time.
+// every limit in one pass (Simulator.RunLimits), state-dependent ones in
+// lockstep batches (Simulator.RunLockstep), and write the same bytes as one
+// point at a time.
 func TestOnePassEventScenarioEqualsPerPoint(t *testing.T) {
 	s, err := ParseSpec([]byte(`name: events
 seed: 3
@@ -194,8 +195,21 @@ sweep:
     window_s: [30]
     limit: [1, 10, 100]
   - algorithm: sliding_window
+    window_s: [10, 60]
+    limit: {from: 0, to: 200, step: 5}
+  - algorithm: token_bucket
+    rate: [0.5, 3, 20]
+    capacity: {from: 1, to: 120, step: 7}
+  - algorithm: gcra
+    rate: [3]
+    capacity: [1, 5, 50]
+  - algorithm: nginx
+    rate: [3]
+    burst: [0, 10, 100]
+    delay: [0, 1000]
+  - algorithm: sliding_counter
     window_s: [60]
-    limit: [10, 100]
+    limit: [10, 100, 1000]
 `), nil)
 	if err != nil {
 		t.Fatal(err)
