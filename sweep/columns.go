@@ -133,9 +133,12 @@ func clientsFields() []arrow.Field {
 }
 
 // dictionaryColumns get Parquet dictionary encoding (low cardinality);
-// deltaColumns get DELTA_BINARY_PACKED (integer metrics).
+// deltaColumns get DELTA_BINARY_PACKED (integer metrics). The replicate
+// column is plain: it holds one value in most runs, which zstd compresses
+// to nothing, while a dictionary hashed every value (6% of bench-large's
+// CPU, for the same file size).
 func dictionaryColumns() []string {
-	out := []string{"replicate", "algorithm", "client", "class", "stage"}
+	out := []string{"algorithm", "client", "class", "stage"}
 	for _, p := range model.Params {
 		out = append(out, p.Name)
 	}
