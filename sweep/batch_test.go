@@ -1,0 +1,67 @@
+package sweep
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// The clients batches' identity columns (point_id, replicate, client, class,
+// stage) are right in every batch, whatever row a batch starts at: with 3
+// clients and 2 replicates, batches of batchRows rows start mid-cycle.
+func TestClientsBatchPhases(t *testing.T) {
+	s, err := ParseSpec([]byte(`name: batches
+scenario: {name: s, duration_s: 300, clients: [
+  {name: a, class: legit, segments: [[0, 300, 4]]},
+  {name: c, class: abusive, stage: none, segments: [[0, 300, 26]]},
+  {name: d, class: abusive, stage: code, segments: [[40, 100, 18]]}]}
+replicates: 2
+sweep:
+  - algorithm: fixed_window
+    window_s: [60]
+    limit: {from: 1, to: 30000, step: 1}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const nc, reps = 3, 2
+	src, err := newSource(context.Background(), s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &partResult{reps: reps, mem: memory.DefaultAllocator}
+	r.names, r.classes, r.stages = src.rows()
+	part := Part{From: 100, To: 30000} // one part of 179,400 clients rows
+	var done atomic.Int64
+	if err := simulatePart(context.Background(), NewGrid(s), src.newSim(), s.Seed, part, r, &done, nil); err != nil {
+		t.Fatal(err)
+	}
+	if rows := len(r.clients); rows <= 2*batchRows || batchRows%nc == 0 {
+		t.Fatalf("%d clients rows in batches of %d: not a test of batch phases", rows, batchRows)
+	}
+	_, schema := schemas(map[string]string{})
+	want := [nc]struct{ client, class, stage string }{{"a", "legit", ""}, {"c", "abusive", "none"}, {"d", "abusive", "code"}}
+	for lo := 0; lo < len(r.clients); lo += batchRows {
+		rec := r.clientsBatch(schema, lo, min(lo+batchRows, len(r.clients)))
+		ids, rp := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Int32)
+		cl, class, stage := rec.Column(2).(*array.Dictionary), rec.Column(3).(*array.Dictionary), rec.Column(4).(*array.Dictionary)
+		name := func(d *array.Dictionary, i int) string {
+			if d.IsNull(i) {
+				return ""
+			}
+			return d.Dictionary().(*array.String).Value(d.GetValueIndex(i))
+		}
+		for i := range int(rec.NumRows()) {
+			row, w := lo+i, want[(lo+i)%nc]
+			if ids.Value(i) != part.From+int64(row/(reps*nc)) || rp.Value(i) != int32(row/nc%reps) ||
+				name(cl, i) != w.client || name(class, i) != w.class || name(stage, i) != w.stage {
+				t.Fatalf("clients row %d: point %d replicate %d %q %q %q, want %d %d %+v", row, ids.Value(i), rp.Value(i),
+					name(cl, i), name(class, i), name(stage, i), part.From+int64(row/(reps*nc)), row/nc%reps, w)
+			}
+		}
+		rec.Release()
+	}
+}
