@@ -564,8 +564,12 @@ func (b *builder) finish() *Traffic {
 	b.keys = nil
 	for r := range nk {
 		seg := cols.slice(int(t.offsets[r]), int(t.offsets[r+1]))
-		if !slices.IsSorted(seg.times) {
-			sort.Stable(seg)
+		switch {
+		case slices.IsSorted(seg.times):
+		case seg.prec == nil && seg.rate == nil:
+			slices.Sort(seg.times) // times alone: equal ones are alike
+		default:
+			sort.Stable(seg) // ties keep their lines' order (and labels)
 		}
 	}
 	for i := range b.times {

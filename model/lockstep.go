@@ -17,8 +17,9 @@ import (
 // Decisions are exactly those of each policy's Decider (NewDeciderAt with the
 // same origin), which share their step arithmetic with it.
 //
-// Use: Reset at each key, then AdmitByLabel over the key's requests in
-// order (in one call or in consecutive chunks).
+// Use: AdmitKey with each key's requests (the replay), or Reset at each key
+// and then AdmitByLabel over its requests in order, in one call or in
+// consecutive chunks.
 type Lockstep interface {
 	// Len is the number of policies.
 	Len() int
