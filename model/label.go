@@ -47,6 +47,64 @@ func AppendLabel(b []byte, a Algorithm, vals []float64) []byte {
 	return b
 }
 
+// LabelAppender appends the labels of consecutive policies (AppendLabel)
+// to one buffer, copying from the label before the part that the two share:
+// a grid's points differ mostly in their last parameter, so most labels
+// format one number. The zero value is ready; Reset when the buffer is not
+// the one the last Append returned.
+type LabelAppender struct {
+	alg   Algorithm
+	vals  []float64 // the previous label's values (by Params index)
+	start int       // the previous label's offset in the buffer
+	ends  []int     // its end after each of alg's labelParams, relative to start (-1 index: the name)
+	ok    bool
+}
+
+// Reset forgets the previous label.
+func (l *LabelAppender) Reset() { l.ok = false }
+
+// Append is AppendLabel(b, a, vals).
+func (l *LabelAppender) Append(b []byte, a Algorithm, vals []float64) []byte {
+	if a >= algorithmEnd || a == 0 {
+		l.ok = false
+		return AppendLabel(b, a, vals)
+	}
+	lps := labelParams[a]
+	start, keep := len(b), -1 // labelParams[:keep+1] equal to the previous label's
+	if l.ok && l.alg == a {
+		for keep+1 < len(lps) {
+			i := lps[keep+1].index
+			if math.Float64bits(vals[i]) != math.Float64bits(l.vals[i]) {
+				break
+			}
+			keep++
+		}
+	}
+	l.ends = slices.Grow(l.ends[:0], len(lps)+1)[:len(lps)+1]
+	if l.ok && l.alg == a {
+		n := len(labelNames[a])
+		if keep >= 0 {
+			n = l.ends[keep+1]
+		}
+		b = append(b, b[l.start:l.start+n]...)
+	} else {
+		b = append(b, labelNames[a]...)
+		keep = -1
+	}
+	l.ends[0] = len(labelNames[a])
+	for i := keep + 1; i < len(lps); i++ {
+		lp := lps[i]
+		prm := &Params[lp.index]
+		if v := vals[lp.index]; !lp.optional || v != prm.Default {
+			b = appendParam(b, prm, v)
+		}
+		l.ends[i+1] = len(b) - start
+	}
+	l.vals = append(l.vals[:0], vals...)
+	l.alg, l.start, l.ok = a, start, true
+	return b
+}
+
 // labelParams lists, per algorithm, the parameters it takes in column order
 // (their index in Params) and whether each is optional.
 var labelParams = func() (t [algorithmEnd][]labelParam) {

@@ -74,3 +74,40 @@ func BenchmarkAppendCanonical(b *testing.B) {
 		buf = p.AppendCanonical(buf[:0])
 	}
 }
+
+// LabelAppender writes what AppendLabel writes, label after label, over
+// sequences like a grid's (one parameter stepping, others held, algorithm
+// changes, optional parameters at and off their defaults).
+func TestLabelAppenderEqualsAppendLabel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	vals := make([]float64, len(Params))
+	for range 300 {
+		var got, want []byte
+		var l LabelAppender
+		p := randomPolicy(rng, Algorithms[rng.IntN(len(Algorithms))])
+		for range 1 + rng.IntN(60) {
+			switch rng.IntN(6) {
+			case 0:
+				p = randomPolicy(rng, Algorithms[rng.IntN(len(Algorithms))])
+			case 1:
+				q := randomPolicy(rng, p.Algorithm)
+				p.Limit, p.Capacity, p.Burst = q.Limit, q.Capacity, q.Burst
+			case 2:
+				p.Limit++
+			case 3:
+				p.Capacity++
+			default:
+				p.Rate += 0.5
+			}
+			if p.Validate() != nil {
+				continue
+			}
+			p.Values(vals)
+			want = AppendLabel(want, p.Algorithm, vals)
+			got = l.Append(got, p.Algorithm, vals)
+			if string(got) != string(want) {
+				t.Fatalf("after %v:\n got  %q\n want %q", p, got, want)
+			}
+		}
+	}
+}

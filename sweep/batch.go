@@ -309,6 +309,7 @@ func (r *partResult) prepareParams() {
 	r.paramVals = grow(r.paramVals, n*used)
 	r.labelOffsets, r.labelData = append(r.labelOffsets[:0], 0), r.labelData[:0]
 	row := make([]float64, np)
+	var labels model.LabelAppender
 	for i := range r.policies {
 		r.policies[i].Values(row)
 		for j, v := range row {
@@ -316,7 +317,7 @@ func (r *partResult) prepareParams() {
 				r.paramVals[k*n+i] = v
 			}
 		}
-		r.labelData = model.AppendLabel(r.labelData, r.policies[i].Algorithm, row)
+		r.labelData = labels.Append(r.labelData, r.policies[i].Algorithm, row)
 		r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
 	}
 	r.labelsOf, r.labelsValid = r.part, true
