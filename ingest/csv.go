@@ -196,29 +196,27 @@ func (p *csvParser) parse(line []byte, rec *Record) error {
 const maxUnix = 253402300799
 
 func parseTime(b []byte, f TimeFormat) (sec, ns int64, err error) {
-	b = bytes.TrimSpace(b)
+	b = bytes.TrimSpace(b) // in place: a line's time allocates nothing
 	if len(b) == 0 {
 		return 0, 0, errors.New("empty time")
 	}
-	if f == TimeUnix || f == TimeUnixMs || f == TimeUnixUs || f == TimeUnixNs {
-		return parseUnixDecimal(b, unitScale(f)) // no string: a line allocates nothing
-	}
-	s := string(b)
 	switch f {
+	case TimeUnix, TimeUnixMs, TimeUnixUs, TimeUnixNs:
+		return parseUnixDecimal(b, unitScale(f))
 	case TimeRFC3339:
-		return parseRFC3339(s)
+		return parseRFC3339(b)
 	case TimeAuto:
-		if len(s) > 0 && (s[0] >= '0' && s[0] <= '9' || s[0] == '.') && !strings.ContainsAny(s, "-:/T") {
-			return parseUnixDecimal([]byte(s), guessScale([]byte(s)))
+		if (b[0] >= '0' && b[0] <= '9' || b[0] == '.') && !bytes.ContainsAny(b, "-:/T") {
+			return parseUnixDecimal(b, guessScale(b))
 		}
-		if s[0] != '[' && !strings.Contains(s, "/") {
-			return parseRFC3339(s)
+		if b[0] != '[' && bytes.IndexByte(b, '/') < 0 {
+			return parseRFC3339(b)
 		}
 	}
-	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
-	t, perr := parseCLFTime([]byte(s))
+	b = bytes.TrimSuffix(bytes.TrimPrefix(b, []byte("[")), []byte("]"))
+	t, perr := parseCLFTime(b)
 	if perr != nil {
-		return 0, 0, fmt.Errorf("time %q: %v", s, perr)
+		return 0, 0, fmt.Errorf("time %q: %v", b, perr)
 	}
 	return t, 0, nil
 }

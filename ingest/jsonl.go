@@ -136,7 +136,7 @@ func (p *jsonParser) parse(line []byte, rec *Record) error {
 		return jsonError("not a JSON object")
 	}
 	var active [len9]int8 // depth matched so far per path (0 at the root)
-	if err := s.object(p, &active, 0); err != nil {
+	if err := s.object(p, active, 0); err != nil {
 		return err
 	}
 	s.ws()
@@ -269,8 +269,10 @@ func (s *jsonScanner) ws() {
 }
 
 // object reads an object at s.i; active[k] is how many segments of path k
-// the enclosing keys matched (-1: path k does not continue here).
-func (s *jsonScanner) object(p *jsonParser, active *[len9]int8, depth int) error {
+// the enclosing keys matched (-1: path k does not continue here). active is
+// passed by value (9 bytes): a pointer to it would put every key's array on
+// the heap.
+func (s *jsonScanner) object(p *jsonParser, active [len9]int8, depth int) error {
 	if depth > maxJSONDepth {
 		return jsonError("JSON nested too deeply")
 	}
@@ -326,7 +328,7 @@ func (s *jsonScanner) object(p *jsonParser, active *[len9]int8, depth int) error
 				}
 			}
 		case descend && s.i < len(s.b) && s.b[s.i] == '{':
-			if err := s.object(p, &next, depth+1); err != nil {
+			if err := s.object(p, next, depth+1); err != nil {
 				return err
 			}
 		default:
@@ -514,7 +516,7 @@ func (s *jsonScanner) skip(depth int) error {
 			none[k] = -1
 		}
 		var q jsonParser // no paths: every key is skipped
-		return s.object(&q, &none, depth+1)
+		return s.object(&q, none, depth+1)
 	case c == '[':
 		s.i++
 		s.ws()

@@ -128,7 +128,7 @@ func (p *w3cParser) parse(line []byte, rec *Record) error {
 	}
 	p.timebuf = append(append(append(append(p.timebuf[:0], p.fields[p.date]...), 'T'), p.fields[p.idx[0]]...), 'Z')
 	var err error
-	if rec.Time, rec.TimeNs, err = parseRFC3339(string(p.timebuf)); err != nil {
+	if rec.Time, rec.TimeNs, err = parseRFC3339(p.timebuf); err != nil {
 		return fmt.Errorf("date and time %q %q are not yyyy-mm-dd hh:mm:ss[.fff]", excerptString(p.fields[p.date]), excerptString(p.fields[p.idx[0]]))
 	}
 	rec.Host, rec.User, rec.Method, rec.Path = get(1), get(2), get(3), get(4)
@@ -197,7 +197,7 @@ func ParseALB(line []byte, rec *Record) error {
 		tf = f[21]
 	}
 	var err error
-	if rec.Time, rec.TimeNs, err = parseRFC3339(string(tf)); err != nil {
+	if rec.Time, rec.TimeNs, err = parseRFC3339(tf); err != nil {
 		return err
 	}
 	rec.Host = stripPort(f[3])
