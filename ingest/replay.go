@@ -119,10 +119,14 @@ func (r *Replay) Totals(buf []model.ClientResult) []model.ClientResult {
 
 // CountReplay holds ReplayCounts' and ReplayMany's scratch between calls.
 type CountReplay struct {
+	scratch []countScratch // per goroutine (ReplayCounts)
+	part    []pointSums    // per goroutine
+}
+
+// countScratch is one goroutine's counts and histogram of a key.
+type countScratch struct {
 	c    []int32
 	hist []int64
-	acc  pointSums
-	part []pointSums // per key range (ReplayMany)
 }
 
 // pointSums accumulates, per point of a batch, the grouping's rows and the
@@ -198,62 +202,90 @@ func grow[T any](s []T, n int) []T {
 // the metrics, exactly what Replay, Rows.Aggregate and the metrics give at
 // limits[k] (limits >= 0). Per key it histograms the counts by label (capped
 // at the largest limit or the key's requests, whichever is less), so it
-// costs O(requests + keys × limits), not O(requests × limits).
-func (t *Traffic) ReplayCounts(times [][]int64, count func(ts []int64, c []int32, cap int64), limits []int64, g *Rows, rows []model.ClientResult, metrics []model.Metrics, s *CountReplay) {
-	s.acc.reset(len(limits), len(g.Names))
+// costs O(requests + keys × limits), not O(requests × limits). Goroutines,
+// one per count function of counts (each its own state), take the ranges of
+// ranges (key bounds) in turn, as in ReplayMany.
+func (t *Traffic) ReplayCounts(times [][]int64, counts []func(ts []int64, c []int32, cap int64), limits []int64, ranges []int, g *Rows, rows []model.ClientResult, metrics []model.Metrics, s *CountReplay) {
 	var maxL int64
 	for _, l := range limits {
 		maxL = max(maxL, l)
 	}
-	for i, ts := range times[:len(t.Keys)] {
-		n := len(ts)
-		if n == 0 {
-			continue
-		}
-		labels := t.Labels(i)
-		h := int(min(maxL, int64(n))) + 1 // buckets 0 … h-1; h-1 = "at least h-1"
-		if cap(s.c) < n {
-			s.c = make([]int32, n)
-		}
-		c := s.c[:n]
-		count(ts, c, int64(h-1))
-		if cap(s.hist) < 4*h {
-			s.hist = make([]int64, 4*h)
-		}
-		hist := s.hist[:4*h]
-		clear(hist)
-		var offered [4]int64
-		var present uint8 // labels present
-		for j, l := range labels {
-			hist[int(l)*h+int(c[j])]++
-			offered[l]++
-			present |= 1 << l
-		}
-		// Prefix sums: hist[l·h + v] becomes the requests of label l with a
-		// count <= v, so admitted at L is hist[l·h + min(L, h) − 1].
-		for l := range 4 {
-			if present&(1<<l) == 0 {
-				continue
-			}
-			row := hist[l*h : (l+1)*h]
-			for v := 1; v < h; v++ {
-				row[v] += row[v-1]
-			}
-		}
-		of := int(g.Of[i])
-		for k, L := range limits {
-			var admitted [4]int64
-			if L > 0 {
-				for l := range 4 {
-					if present&(1<<l) != 0 {
-						admitted[l] = hist[l*h+int(min(L, int64(h)))-1]
-					}
+	workers := min(len(counts), len(ranges)-1)
+	if cap(s.part) < workers {
+		s.part = make([]pointSums, workers)
+	}
+	if len(s.scratch) < workers {
+		s.scratch = append(s.scratch, make([]countScratch, workers-len(s.scratch))...)
+	}
+	s.part = s.part[:workers]
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		acc, sc, count := &s.part[w], &s.scratch[w], counts[w]
+		acc.reset(len(limits), len(g.Names))
+		wg.Go(func() {
+			for r := int(next.Add(1)) - 1; r < len(ranges)-1; r = int(next.Add(1)) - 1 {
+				for i := ranges[r]; i < ranges[r+1]; i++ {
+					t.countKey(i, times[i], count, limits, maxL, g, acc, sc)
 				}
 			}
-			s.acc.add(k, of, &offered, &admitted)
+		})
+	}
+	wg.Wait()
+	for w := 1; w < workers; w++ {
+		s.part[0].merge(&s.part[w])
+	}
+	s.part[0].finish(rows, metrics)
+}
+
+// countKey adds key i's requests ts at every limit to acc (ReplayCounts).
+func (t *Traffic) countKey(i int, ts []int64, count func(ts []int64, c []int32, cap int64), limits []int64, maxL int64, g *Rows, acc *pointSums, s *countScratch) {
+	n := len(ts)
+	if n == 0 {
+		return
+	}
+	labels := t.Labels(i)
+	h := int(min(maxL, int64(n))) + 1 // buckets 0 … h-1; h-1 = "at least h-1"
+	if cap(s.c) < n {
+		s.c = make([]int32, n)
+	}
+	c := s.c[:n]
+	count(ts, c, int64(h-1))
+	if cap(s.hist) < 4*h {
+		s.hist = make([]int64, 4*h)
+	}
+	hist := s.hist[:4*h]
+	clear(hist)
+	var offered [4]int64
+	var present uint8 // labels present
+	for j, l := range labels {
+		hist[int(l)*h+int(c[j])]++
+		offered[l]++
+		present |= 1 << l
+	}
+	// Prefix sums: hist[l·h + v] becomes the requests of label l with a
+	// count <= v, so admitted at L is hist[l·h + min(L, h) − 1].
+	for l := range 4 {
+		if present&(1<<l) == 0 {
+			continue
+		}
+		row := hist[l*h : (l+1)*h]
+		for v := 1; v < h; v++ {
+			row[v] += row[v-1]
 		}
 	}
-	s.acc.finish(rows, metrics)
+	of := int(g.Of[i])
+	for k, L := range limits {
+		var admitted [4]int64
+		if L > 0 {
+			for l := range 4 {
+				if present&(1<<l) != 0 {
+					admitted[l] = hist[l*h+int(min(L, int64(h)))-1]
+				}
+			}
+		}
+		acc.add(k, of, &offered, &admitted)
+	}
 }
 
 // Batch is many policies' limiters for one key, deciding its requests

@@ -53,14 +53,27 @@ func TestReplayCountsEqualsReplay(t *testing.T) {
 		if n%3 == 1 {
 			origin = WindowOrigin(rng.IntN(2)).OriginNs(tr)
 		}
-		count, ok := model.CountFunc(p, origin)
-		if !ok {
-			t.Fatal(p)
+		// Up to 4 key ranges, taken in turn by 1 to 3 goroutines (each
+		// with its own count function).
+		ranges := []int{0}
+		for range rng.IntN(4) {
+			if last := ranges[len(ranges)-1]; last+1 < len(tr.Keys) {
+				ranges = append(ranges, last+1+rng.IntN(len(tr.Keys)-last-1))
+			}
+		}
+		ranges = append(ranges, len(tr.Keys))
+		var counts []func(ts []int64, c []int32, cap int64)
+		for range 1 + rng.IntN(3) {
+			count, ok := model.CountFunc(p, origin)
+			if !ok {
+				t.Fatal(p)
+			}
+			counts = append(counts, count)
 		}
 		got := make([]model.ClientResult, len(limits)*len(rows.Names))
 		gotM := make([]model.Metrics, len(limits))
 		var s CountReplay
-		tr.ReplayCounts(times, count, limits, rows, got, gotM, &s)
+		tr.ReplayCounts(times, counts, limits, ranges, rows, got, gotM, &s)
 		for k, L := range limits {
 			q := p
 			q.Limit = L

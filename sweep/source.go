@@ -283,7 +283,12 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 		}
 		s.rows = grow(s.rows, n*nr)
 		s.metrics = grow(s.metrics, n)
-		tr.ReplayCounts(s.times, count, s.limits, s.grouping, s.rows, s.metrics, &s.counts)
+		counts := []func(ts []int64, c []int32, cap int64){count} // one per goroutine: each has its state
+		for len(counts) < min(runtime.GOMAXPROCS(0), len(s.ranges)-1) {
+			c, _ := model.CountFunc(ps[0], s.origin())
+			counts = append(counts, c)
+		}
+		tr.ReplayCounts(s.times, counts, s.limits, s.ranges, s.grouping, s.rows, s.metrics, &s.counts)
 	} else {
 		bs := make([]ingest.Batch, min(runtime.GOMAXPROCS(0), len(s.ranges)-1)) // one per goroutine
 		for n < len(ps) && n < maxLockstep && ps[n].Algorithm == ps[0].Algorithm {
