@@ -180,7 +180,7 @@ func benchMain(args []string) error {
 	quick := fs.Bool("quick", os.Getenv("RATESWEEP_BENCH_QUICK") != "", "smoke test: 2 rounds, the bench grid only, a 1M-request log over 100 points, no 10M run (also RATESWEEP_BENCH_QUICK=1)")
 	rounds := fs.Int("rounds", 5, "interleaved rounds (each tool runs once per round)")
 	grids := fs.String("grids", "bench,large", "peer grids (bench, large; empty for none)")
-	skip := fs.String("skip", "", "tools to leave out, comma-separated (node, numpy, sim, e2e, e2e-1w, floor, replay, day)")
+	skip := fs.String("skip", "", "tools to leave out, comma-separated (node, numpy, sim, e2e, e2e-1w, floor, replay, events, day)")
 	replayN := fs.Int64("replay-requests", 10_000_000, "requests of the synthetic replay log")
 	replayKeys := fs.Uint64("replay-keys", 20_000, "keys of the synthetic replay log")
 	replayPoints := fs.Int("replay-points", 1000, "grid points of the replay row (a multiple of 4)")
@@ -281,6 +281,9 @@ func benchMain(args []string) error {
 		s := add("replay", fmt.Sprintf("ratesweep replay %dM", *replayN/1_000_000), "replay",
 			fmt.Sprintf("%d requests, %d keys, --no-output", *replayN, *replayKeys), []string{*bin, "run", replaySpecs[0], "--no-output"})
 		s.work = float64(*replayPoints) * float64(*replayN)
+	}
+	if !skipped["events"] {
+		add("events", "ratesweep Poisson 3,600 s", "events", "bench/events.yaml, --no-output", []string{*bin, "run", "bench/events.yaml", "--no-output"})
 	}
 	if !skipped["day"] {
 		add("day", "ratesweep 86,400 s", "day", "bench/day.yaml, --no-output", []string{*bin, "run", "bench/day.yaml", "--no-output"})
