@@ -195,6 +195,23 @@ func grow[T any](s []T, n int) []T {
 	return s
 }
 
+// ForKeyRanges runs f(w, ranges[r], ranges[r+1]) for every range r of
+// ranges (key bounds) on workers goroutines w = 0 … workers-1, which take
+// the ranges in turn until none is left, so a goroutine that drew light keys
+// takes more of them. It returns when all are done.
+func ForKeyRanges(workers int, ranges []int, f func(w, lo, hi int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for r := int(next.Add(1)) - 1; r < len(ranges)-1; r = int(next.Add(1)) - 1 {
+				f(w, ranges[r], ranges[r+1])
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // ReplayCounts replays a count-based policy at many limits in one pass:
 // count fills c[j] with the count key's request j is compared with (admitted
 // at limit L iff c[j] < L, the same c for every L; model.CountFunc), and for
@@ -218,20 +235,14 @@ func (t *Traffic) ReplayCounts(times [][]int64, counts []func(ts []int64, c []in
 		s.scratch = append(s.scratch, make([]countScratch, workers-len(s.scratch))...)
 	}
 	s.part = s.part[:workers]
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	for w := range workers {
-		acc, sc, count := &s.part[w], &s.scratch[w], counts[w]
-		acc.reset(len(limits), len(g.Names))
-		wg.Go(func() {
-			for r := int(next.Add(1)) - 1; r < len(ranges)-1; r = int(next.Add(1)) - 1 {
-				for i := ranges[r]; i < ranges[r+1]; i++ {
-					t.countKey(i, times[i], count, limits, maxL, g, acc, sc)
-				}
-			}
-		})
+		s.part[w].reset(len(limits), len(g.Names))
 	}
-	wg.Wait()
+	ForKeyRanges(workers, ranges, func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			t.countKey(i, times[i], counts[w], limits, maxL, g, &s.part[w], &s.scratch[w])
+		}
+	})
 	for w := 1; w < workers; w++ {
 		s.part[0].merge(&s.part[w])
 	}
@@ -352,32 +363,27 @@ func (t *Traffic) ReplayMany(times [][]int64, bs []Batch, ranges []int, g *Rows,
 		s.part = make([]pointSums, workers)
 	}
 	s.part = s.part[:workers]
-	var next atomic.Int64
-	var wg sync.WaitGroup
+	admitted := make([][][4]int64, workers)
 	for w := range s.part {
-		acc := &s.part[w]
-		acc.reset(points, len(g.Names))
-		b := bs[w]
-		wg.Go(func() {
-			admitted := make([][4]int64, points)
-			for r := int(next.Add(1)) - 1; r < len(ranges)-1; r = int(next.Add(1)) - 1 {
-				for i := ranges[r]; i < ranges[r+1]; i++ {
-					ts, labels := times[i], t.Labels(i)
-					var offered [4]int64
-					for _, l := range labels {
-						offered[l]++
-					}
-					clear(admitted)
-					b.AdmitKey(ts, labels, &offered, admitted)
-					of := int(g.Of[i])
-					for k := range admitted {
-						acc.add(k, of, &offered, &admitted[k])
-					}
-				}
-			}
-		})
+		s.part[w].reset(points, len(g.Names))
+		admitted[w] = make([][4]int64, points)
 	}
-	wg.Wait()
+	ForKeyRanges(workers, ranges, func(w, lo, hi int) {
+		acc, b, adm := &s.part[w], bs[w], admitted[w]
+		for i := lo; i < hi; i++ {
+			ts, labels := times[i], t.Labels(i)
+			var offered [4]int64
+			for _, l := range labels {
+				offered[l]++
+			}
+			clear(adm)
+			b.AdmitKey(ts, labels, &offered, adm)
+			of := int(g.Of[i])
+			for k := range adm {
+				acc.add(k, of, &offered, &adm[k])
+			}
+		}
+	})
 	for r := 1; r < len(s.part); r++ {
 		s.part[0].merge(&s.part[r])
 	}

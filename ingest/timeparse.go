@@ -202,15 +202,11 @@ func rfc3339Fast(b []byte) (sec, ns int64, ok bool) {
 	if len(b) < 20 || b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != ' ') || b[13] != ':' || b[16] != ':' {
 		return 0, 0, false
 	}
-	num := func(i, n int) int {
-		v := 0
-		for _, c := range b[i : i+n] {
-			if c < '0' || c > '9' {
-				return -1
-			}
-			v = v*10 + int(c-'0')
+	num := func(i, n int) int { // -1: not all digits
+		if v, ok := digits(b[i : i+n]); ok {
+			return v
 		}
-		return v
+		return -1
 	}
 	year, month, day := num(0, 4), num(5, 2), num(8, 2)
 	hh, mm, ss := num(11, 2), num(14, 2), num(17, 2)

@@ -72,19 +72,7 @@ func TestRunLimitsEqualsRun(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 6))
 	checked := 0
 	for n := range 100 {
-		w := randomWorkload(t, rng)
-		sc := *w.Scenario
-		sc.Arrivals = Arrivals{Process: []ArrivalProcess{Uniform, Poisson, Clustered}[n%3]}
-		if sc.Arrivals.Process == Clustered {
-			sc.Arrivals.BurstSize, sc.Arrivals.SpreadS = 1+rng.IntN(8), rng.Float64()*3
-		}
-		w, err := NewWorkload(&sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sim, ref := w.NewSimulator(), w.NewSimulator()
-		sim.SetReplicate(uint64(n), 1)
-		ref.SetReplicate(uint64(n), 1)
+		sim, ref, sc := randomEventSims(t, rng, n)
 		alg := []Algorithm{FixedWindow, FixedWindowAnchored, SlidingLog}[rng.IntN(3)]
 		base := Policy{Algorithm: alg, WindowS: 1 + rng.IntN(60)}
 		if alg == FixedWindow && rng.IntN(2) == 0 {
@@ -129,6 +117,26 @@ func TestRunLimitsEqualsRun(t *testing.T) {
 	t.Logf("%d points checked", checked)
 }
 
+// randomEventSims returns two simulators (one to test, one for reference)
+// of a random workload with uniform, Poisson or clustered arrivals (by n),
+// on realisation (n, 1), and its scenario.
+func randomEventSims(t *testing.T, rng *rand.Rand, n int) (sim, ref *Simulator, sc Scenario) {
+	t.Helper()
+	sc = *randomWorkload(t, rng).Scenario
+	sc.Arrivals = Arrivals{Process: []ArrivalProcess{Uniform, Poisson, Clustered}[n%3]}
+	if sc.Arrivals.Process == Clustered {
+		sc.Arrivals.BurstSize, sc.Arrivals.SpreadS = 1+rng.IntN(8), rng.Float64()*3
+	}
+	w, err := NewWorkload(&sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, ref = w.NewSimulator(), w.NewSimulator()
+	sim.SetReplicate(uint64(n), 1)
+	ref.SetReplicate(uint64(n), 1)
+	return sim, ref, sc
+}
+
 // RunLockstep gives what Run gives, point by point, for batches of each
 // state-dependent algorithm on random event workloads: one window or rate
 // with sizes apart (a grid's batch) or random policies.
@@ -156,19 +164,7 @@ func TestRunLockstepEqualsRun(t *testing.T) {
 	}
 	checked := 0
 	for n := range 120 {
-		w := randomWorkload(t, rng)
-		sc := *w.Scenario
-		sc.Arrivals = Arrivals{Process: []ArrivalProcess{Uniform, Poisson, Clustered}[n%3]}
-		if sc.Arrivals.Process == Clustered {
-			sc.Arrivals.BurstSize, sc.Arrivals.SpreadS = 1+rng.IntN(8), rng.Float64()*3
-		}
-		w, err := NewWorkload(&sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sim, ref := w.NewSimulator(), w.NewSimulator()
-		sim.SetReplicate(uint64(n), 1)
-		ref.SetReplicate(uint64(n), 1)
+		sim, ref, sc := randomEventSims(t, rng, n)
 		a := algs[n%len(algs)]
 		ps := make([]Policy, 1+rng.IntN(40))
 		base := random(a)

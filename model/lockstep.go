@@ -84,6 +84,14 @@ func sortPolicies(ps []Policy, group func(Policy) [2]int64, size func(Policy) in
 	return sorted, sp
 }
 
+// admitAll settles sorted positions [lo, hi): they admit every request
+// offered.
+func (sp *sortedPolicies) admitAll(lo, hi int, offered *[4]int64) {
+	for k := lo; k < hi; k++ {
+		sp.adm[k] = *offered
+	}
+}
+
 // fold adds the admissions by sorted position to admitted by the caller's
 // index and clears them.
 func (sp *sortedPolicies) fold(admitted [][4]int64) {
@@ -207,9 +215,7 @@ func (b *bucketLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64,
 		}
 		copy(b.tokensU[g[0]:a], b.fullU[g[0]:a])
 		b.run(g[0], a, ts[0], ts, labels)
-		for k := a; k < g[1]; k++ {
-			b.adm[k] = *offered
-		}
+		b.admitAll(a, g[1], offered)
 	}
 	b.fold(admitted)
 }
@@ -403,9 +409,7 @@ func (g *gcraLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64, a
 			g.tat[k] = ts[0]
 		}
 		g.run(gr[0], a, ts, labels)
-		for k := a; k < gr[1]; k++ {
-			g.adm[k] = *offered
-		}
+		g.admitAll(a, gr[1], offered)
 	}
 	g.fold(admitted)
 }
@@ -517,9 +521,7 @@ func (g *nginxLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64, 
 		}
 		rest, restLabels := g.first(gr[0], a, ts, labels)
 		g.run(gr[0], a, rest, restLabels)
-		for k := a; k < gr[1]; k++ {
-			g.adm[k] = *offered
-		}
+		g.admitAll(a, gr[1], offered)
 	}
 	g.fold(admitted)
 }
@@ -615,9 +617,7 @@ func (w *windowLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64,
 			a++
 		}
 		w.run(g[0], a, ts, labels)
-		for k := a; k < g[1]; k++ {
-			w.adm[k] = *offered
-		}
+		w.admitAll(a, g[1], offered)
 	}
 	w.fold(admitted)
 }
@@ -741,9 +741,7 @@ func (c *counterLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64
 		}
 		c.first(g[0], a, ts[0])
 		c.run(g[0], a, ts, labels)
-		for k := a; k < g[1]; k++ {
-			c.adm[k] = *offered
-		}
+		c.admitAll(a, g[1], offered)
 	}
 	c.fold(admitted)
 }

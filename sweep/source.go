@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/model"
@@ -370,17 +368,13 @@ func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Met
 			s.replay.Keys = make([]ingest.KeyResult, len(tr.Keys))
 		}
 		s.replay.Keys = s.replay.Keys[:len(tr.Keys)]
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range min(runtime.GOMAXPROCS(0), len(s.ranges)-1) {
-			d := decider()
-			wg.Go(func() {
-				for r := int(next.Add(1)); r < len(s.ranges); r = int(next.Add(1)) {
-					tr.ReplayKeys(s.times, d, s.replay.Keys, s.ranges[r-1], s.ranges[r])
-				}
-			})
+		ds := make([]model.Decider, min(runtime.GOMAXPROCS(0), len(s.ranges)-1))
+		for w := range ds {
+			ds[w] = decider()
 		}
-		wg.Wait()
+		ingest.ForKeyRanges(len(ds), s.ranges, func(w, lo, hi int) {
+			tr.ReplayKeys(s.times, ds[w], s.replay.Keys, lo, hi)
+		})
 		s.replay.Metrics = ingest.MetricsByLabel(s.replay.Keys)
 	}
 	s.perKey = s.replay.Totals(s.perKey)
