@@ -60,17 +60,18 @@ func main() {
 // peers do, with the writing's own CPU seconds.
 func writerMain(args []string) error {
 	fs := flag.NewFlagSet("writer", flag.ContinueOnError)
+	workers := fs.Int("workers", 0, "parts written at once, as run --workers (0 = all cores)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return errors.New("usage: bench writer SPEC.yaml OUT_DIR")
+		return errors.New("usage: bench writer [-workers N] SPEC.yaml OUT_DIR")
 	}
 	spec, err := sweep.LoadSpec(fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	res, wall, cpu, err := sweep.WriterFloor(context.Background(), spec, sweep.Options{OutDir: fs.Arg(1)})
+	res, wall, cpu, err := sweep.WriterFloor(context.Background(), spec, sweep.Options{OutDir: fs.Arg(1), Workers: *workers})
 	if err != nil {
 		return err
 	}
@@ -180,7 +181,7 @@ func benchMain(args []string) error {
 	quick := fs.Bool("quick", os.Getenv("RATESWEEP_BENCH_QUICK") != "", "smoke test: 2 rounds, the bench grid only, a 1M-request log over 100 points, no 10M run (also RATESWEEP_BENCH_QUICK=1)")
 	rounds := fs.Int("rounds", 5, "interleaved rounds (each tool runs once per round)")
 	grids := fs.String("grids", "bench,large", "peer grids (bench, large; empty for none)")
-	skip := fs.String("skip", "", "tools to leave out, comma-separated (node, numpy, sim, e2e, e2e-1w, floor, replay, events, day)")
+	skip := fs.String("skip", "", "tools to leave out, comma-separated (node, numpy, sim, e2e, e2e-1w, floor, floor-1w, replay, events, day)")
 	replayN := fs.Int64("replay-requests", 10_000_000, "requests of the synthetic replay log")
 	replayKeys := fs.Uint64("replay-keys", 20_000, "keys of the synthetic replay log")
 	replayPoints := fs.Int("replay-points", 1000, "grid points of the replay row (a multiple of 4)")
@@ -256,7 +257,8 @@ func benchMain(args []string) error {
 		add(g, "ratesweep sim", "sim", "--no-output, 2 workers", []string{*bin, "run", spec, "--no-output"})
 		add(g, "ratesweep e2e", "e2e", "Parquet, 2 workers", []string{*bin, "run", spec, "--out", out, "--force", "--workers", "2"})
 		add(g, "ratesweep e2e 1w", "e2e-1w", "Parquet, --workers 1", []string{*bin, "run", spec, "--out", out, "--force", "--workers", "1"})
-		add(g, "pqarrow floor", "floor", "pre-built records, same settings; CPU = writing only", []string{self, "writer", spec, out + "-floor"})
+		add(g, "pqarrow floor", "floor", "pre-built records, same settings, 2 workers; CPU = writing only", []string{self, "writer", "-workers", "2", spec, out + "-floor"})
+		add(g, "pqarrow floor 1w", "floor-1w", "as the floor, 1 worker", []string{self, "writer", "-workers", "1", spec, out + "-floor"})
 	}
 	// Log replay: a synthetic log over a grid of count-based and state-based
 	// algorithms; decisions = points × requests.
@@ -512,6 +514,7 @@ func printTable(w io.Writer, rounds int, all []*measure) {
 func printGoals(w io.Writer, grids []string, all []*measure, small *measure, requests int64, big *measure, bigSpec string) {
 	for _, g := range grids {
 		np, sim, e2e, floor := find(all, g, "numpy"), find(all, g, "ratesweep sim"), find(all, g, "ratesweep e2e"), find(all, g, "pqarrow floor")
+		e2e1, floor1 := find(all, g, "ratesweep e2e 1w"), find(all, g, "pqarrow floor 1w")
 		var parts []string
 		if np != nil && sim != nil {
 			parts = append(parts, fmt.Sprintf("sim %.1f× numpy", np.wall()/sim.wall()))
@@ -522,6 +525,9 @@ func printGoals(w io.Writer, grids []string, all []*measure, small *measure, req
 		if e2e != nil && floor != nil {
 			parts = append(parts, fmt.Sprintf("e2e CPU per point / pqarrow floor = %.2f (goal ≤ 1.15; floor %.2f CPU-s, %.3f µs per point)",
 				e2e.cpu()/floor.cpu(), floor.cpu(), floor.cpu()/float64(floor.points)*1e6))
+		}
+		if e2e1 != nil && floor1 != nil {
+			parts = append(parts, fmt.Sprintf("1 worker: %.2f (floor %.2f CPU-s)", e2e1.cpu()/floor1.cpu(), floor1.cpu()))
 		}
 		if len(parts) > 0 {
 			fmt.Fprintf(w, "%s: %s\n", g, strings.Join(parts, "; "))

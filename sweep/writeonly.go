@@ -4,29 +4,39 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sys/unix"
 )
 
 // WriterFloor measures the Parquet writer's floor, for benchmarks: pqarrow
 // writing pre-built Arrow records of the same rows Run writes, with the same
-// settings and the same file handling (temporary file, sync, rename), into
-// opts.OutDir (created; existing part files are replaced). Part by part, one
-// at a time, it simulates the part (not timed) and writes it as Run does,
-// less the time spent building each record batch (measured around each
-// build and subtracted, so the writer sees the same buffers and caches as in
-// Run). It returns the run's summary (points,
-// rows, Σ false cut), the wall time and the process CPU time (user+system,
-// getrusage) of the writing alone. End-to-end CPU over this CPU is the
-// overhead of everything but pqarrow. It writes no manifest: the directory
-// is not a complete run.
+// settings, the same file handling (temporary file, sync, rename) and the
+// same number of workers (opts.Workers, 0 = all cores) writing at once, into
+// opts.OutDir (created; existing part files are replaced).
+//
+// It goes in rounds of one part per worker: the workers simulate their
+// parts (not timed), then write them at the same time, building each record
+// batch inside the writer's loop as Run does (same buffers, same cache
+// state) but taking the build's CPU out, measured with the clock of the
+// thread that builds. What
+// remains of the process's CPU over the writing phase is pqarrow, the file
+// handling and the garbage collection they cause, on as many cores as Run
+// would use. It returns the run's summary (points, rows, Σ false cut), the
+// wall time and the process CPU time (user+system) of the writing alone.
+// End-to-end CPU over this CPU is the overhead of everything but pqarrow.
+// It writes no manifest: the directory is not a complete run.
 func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, wall, cpu time.Duration, err error) {
 	if opts.Shard.Count == 0 {
 		opts.Shard = Shard{0, 1}
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
 	}
 	src, err := newSource(ctx, spec, false)
 	if err != nil {
@@ -51,55 +61,112 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, wa
 		MetaShard:          opts.Shard.String(),
 	}
 	pointsSchema, clientsSchema := schemas(meta)
-	sim := src.newSim()
+	// One simulator and one part result per worker, kept for every part, as
+	// a worker of Run keeps them (buffers and dictionaries are reused).
+	type worker struct {
+		sim       pointSim
+		r         *partResult
+		part      Part
+		err       error
+		buildCPU  time.Duration // this round's builds, on the worker's thread
+		buildWall time.Duration
+	}
+	workers := make([]*worker, min(opts.Workers, max(len(parts), 1)))
+	for i := range workers {
+		r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
+		r.names, r.classes, r.stages = src.rows()
+		workers[i] = &worker{sim: src.newSim(), r: r}
+	}
 	var done atomic.Int64
-	// One part result for every part, as a worker of Run keeps it (its
-	// buffers and dictionaries are reused).
-	r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
-	r.names, r.classes, r.stages = src.rows()
-	for _, p := range parts {
-		if err := simulatePart(ctx, grid, sim, spec.Seed, p, r, &done, nil); err != nil {
-			return nil, 0, 0, err
+	each := func(ws []*worker, f func(w *worker)) error {
+		var wg sync.WaitGroup
+		for _, w := range ws {
+			wg.Add(1)
+			go func() { defer wg.Done(); f(w) }()
 		}
-		res.Points += p.Points()
-		res.Rows += int64(r.rows())
-		for k := range r.metrics {
-			res.FalseCutSum += r.metrics[k].FalseCut
-		}
-		// The batches are built inside the writer's loop, as Run builds
-		// them (same buffers, same cache state), but their time is taken
-		// out: what remains is pqarrow and the file handling.
-		r.prepareParams()
-		w0, c0 := time.Now(), processCPU()
-		var buildWall, buildCPU time.Duration
-		prebuilt := func(batch func(lo, hi int) arrow.RecordBatch) func(lo, hi int) arrow.RecordBatch {
-			return func(lo, hi int) arrow.RecordBatch {
-				bw, bc := time.Now(), processCPU()
-				rec := batch(lo, hi)
-				buildWall += time.Since(bw)
-				buildCPU += processCPU() - bc
-				return rec
+		wg.Wait()
+		for _, w := range ws {
+			if w.err != nil {
+				return w.err
 			}
 		}
-		if _, err := writeParquet(filepath.Join(opts.OutDir, "clients"), p.Name(), clientsSchema, len(r.clients), batchRows,
-			prebuilt(func(lo, hi int) arrow.RecordBatch { return r.clientsBatch(clientsSchema, lo, hi) }), nil); err != nil {
+		return nil
+	}
+	for first := 0; first < len(parts); first += len(workers) {
+		round := workers[:min(len(workers), len(parts)-first)]
+		for i, w := range round {
+			w.part = parts[first+i]
+		}
+		err := each(round, func(w *worker) {
+			w.err = simulatePart(ctx, grid, w.sim, spec.Seed, w.part, w.r, &done, nil)
+			if w.err == nil {
+				w.r.prepareParams()
+			}
+		})
+		if err != nil {
 			return nil, 0, 0, err
 		}
-		if _, err := writeParquet(filepath.Join(opts.OutDir, "points"), p.Name(), pointsSchema, r.rows(), pointsBatchRows,
-			prebuilt(func(lo, hi int) arrow.RecordBatch { return r.pointsBatch(pointsSchema, lo, hi) }), nil); err != nil {
+		for _, w := range round {
+			res.Points += w.part.Points()
+			res.Rows += int64(w.r.rows())
+			for k := range w.r.metrics {
+				res.FalseCutSum += w.r.metrics[k].FalseCut
+			}
+		}
+		w0, c0 := time.Now(), processCPU()
+		err = each(round, func(w *worker) {
+			w.buildCPU, w.buildWall = 0, 0
+			prebuilt := func(batch func(lo, hi int) arrow.RecordBatch) func(lo, hi int) arrow.RecordBatch {
+				return func(lo, hi int) arrow.RecordBatch {
+					// Held to its thread while it builds (a build
+					// does not block), so the thread's clock is
+					// the build's.
+					runtime.LockOSThread()
+					bw, bc := time.Now(), threadCPU()
+					rec := batch(lo, hi)
+					w.buildWall += time.Since(bw)
+					w.buildCPU += threadCPU() - bc
+					runtime.UnlockOSThread()
+					return rec
+				}
+			}
+			r := w.r
+			if _, w.err = writeParquet(filepath.Join(opts.OutDir, "clients"), w.part.Name(), clientsSchema, len(r.clients), batchRows,
+				prebuilt(func(lo, hi int) arrow.RecordBatch { return r.clientsBatch(clientsSchema, lo, hi) }), nil); w.err != nil {
+				return
+			}
+			_, w.err = writeParquet(filepath.Join(opts.OutDir, "points"), w.part.Name(), pointsSchema, r.rows(), pointsBatchRows,
+				prebuilt(func(lo, hi int) arrow.RecordBatch { return r.pointsBatch(pointsSchema, lo, hi) }), nil)
+		})
+		if err != nil {
 			return nil, 0, 0, err
 		}
-		wall += time.Since(w0) - buildWall
-		cpu += processCPU() - c0 - buildCPU
+		roundWall, roundCPU := time.Since(w0), processCPU()-c0
+		var buildWall time.Duration
+		for _, w := range round {
+			roundCPU -= w.buildCPU
+			buildWall += w.buildWall
+		}
+		wall += roundWall - buildWall/time.Duration(len(round))
+		cpu += roundCPU
 	}
 	return res, wall, cpu, nil
 }
 
-// processCPU is the process's user+system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+// processCPU is the process's CPU time so far (CLOCK_PROCESS_CPUTIME_ID).
+func processCPU() time.Duration { return cpuClock(unix.CLOCK_PROCESS_CPUTIME_ID) }
+
+// threadCPU is the calling thread's CPU time so far; lock the goroutine to
+// its thread around a measurement.
+func threadCPU() time.Duration { return cpuClock(unix.CLOCK_THREAD_CPUTIME_ID) }
+
+// cpuClock reads a CPU-time clock: the scheduler's exact count, where
+// getrusage's user and system times are sampled at clock ticks and go
+// wrong over intervals of milliseconds.
+func cpuClock(id int32) time.Duration {
+	var ts unix.Timespec
+	if unix.ClockGettime(id, &ts) != nil {
 		return 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ts.Nano())
 }
