@@ -33,6 +33,15 @@ type batchSim interface {
 	runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int
 }
 
+// fastSim is a pointSim with closed forms that answer runs of points at
+// once, writing straight into the part's rows.
+type fastSim interface {
+	// runFast simulates a prefix of ps (of the same replicate) and returns
+	// its length, 0 when the first point needs run. Point k's client results
+	// go to clients[k·stride·nc:][:nc] and its metrics to metrics[k·stride].
+	runFast(ps []model.Policy, clients []model.ClientResult, metrics []model.Metrics, stride int) int
+}
+
 // maxBatch bounds a batch of count-based points, maxLockstep one of points
 // of a model.Lockstep and maxMany one of points replayed by their Deciders:
 // the scratch is points × clients rows, and the runner checks for
@@ -166,6 +175,13 @@ func (s *scenarioSim) runBatch(ps []model.Policy, put func(k int, clients []mode
 		put(k, s.outs[k].Clients, s.outs[k].Metrics)
 	}
 	return n
+}
+
+func (s *scenarioSim) runFast(ps []model.Policy, clients []model.ClientResult, metrics []model.Metrics, stride int) int {
+	if noBatch {
+		return 0
+	}
+	return s.sim.RunFast(ps, clients, metrics, stride)
 }
 
 func (s *scenarioSim) setReplicate(seed uint64, rep int) { s.sim.SetReplicate(seed, rep) }

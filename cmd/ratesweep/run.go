@@ -20,6 +20,7 @@ import (
 	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/sys/unix"
 )
 
 func cmdRun(e *env, args []string) error {
@@ -340,13 +341,17 @@ func (pr *progress) set(done int64) {
 	if done <= pr.done {
 		return
 	}
-	if pr.bar != nil {
-		pr.bar.SetCurrent(done)
-		pr.done = done
-		return
-	}
 	pr.done = done
 	now := time.Now()
+	if pr.bar != nil {
+		// The bar redraws every 150 ms; a send per call would cost a
+		// goroutine wake-up every 256 points.
+		if now.Sub(pr.last) >= 50*time.Millisecond || done == pr.total {
+			pr.last = now
+			pr.bar.SetCurrent(done)
+		}
+		return
+	}
 	if now.Sub(pr.last) >= 10*time.Second {
 		pr.last = now
 		secs := now.Sub(pr.start).Seconds()
@@ -369,9 +374,11 @@ func (pr *progress) stop(ok bool) {
 	pr.p.Wait()
 }
 
+// isTerminal reports whether f is a terminal (a character device such as
+// /dev/null is not).
 func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 // printAccounting writes a log's line accounting: lines read, used,

@@ -1,0 +1,76 @@
+package model
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestRunFastEqualsRun runs grid-like sequences of points (runs that share a
+// window or rate and step the limit or capacity, broken by other
+// algorithms, phases and keyed parameters) through RunFast, with Run where
+// it declines, and compares every point's clients and metrics with Run's on
+// 2,000 random fluid workloads, packed and with the replicates interleaved.
+func TestRunFastEqualsRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 2026))
+	fast := 0
+	for n := range 300 {
+		w := randomWorkload(t, rng)
+		nc := len(w.Scenario.Clients)
+		var ps []Policy
+		for range 1 + rng.IntN(6) {
+			alg := []Algorithm{FixedWindow, SlidingWindow, TokenBucket, GCRA}[rng.IntN(4)]
+			p := randomFastPolicy(rng, alg)
+			if alg == TokenBucket {
+				p.WindowS, p.Limit, p.PhaseS = 0, 0, 0
+			}
+			if alg == GCRA {
+				p = Policy{Algorithm: GCRA, Rate: 1 + float64(rng.IntN(50)), Capacity: 1 + int64(rng.IntN(50))}
+			}
+			if rng.IntN(10) == 0 {
+				p.Nodes = 2 // distributed: never a closed form
+			}
+			step := int64(1 + rng.IntN(50))
+			for range 1 + rng.IntN(40) {
+				ps = append(ps, p)
+				if alg == TokenBucket || alg == GCRA {
+					p.Capacity += step
+				} else {
+					p.Limit += step
+				}
+			}
+		}
+		stride := 1 + rng.IntN(3)
+		clients := make([]ClientResult, len(ps)*stride*nc)
+		metrics := make([]Metrics, len(ps)*stride)
+		sim, ref := w.NewSimulator(), w.NewSimulator()
+		for i := 0; i < len(ps); {
+			if k := sim.RunFast(ps[i:], clients[i*stride*nc:], metrics[i*stride:], stride); k > 0 {
+				fast += k
+				i += k
+				continue
+			}
+			var o Outcome
+			o.Clients = clients[i*stride*nc:][:nc]
+			sim.Run(ps[i], &o)
+			metrics[i*stride] = o.Metrics
+			i++
+		}
+		for i, p := range ps {
+			var want Outcome
+			ref.Run(p, &want)
+			got := clients[i*stride*nc:][:nc]
+			for c := range nc {
+				if got[c] != want.Clients[c] {
+					t.Fatalf("workload %d point %d %+v client %d: %+v, Run %+v", n, i, p, c, got[c], want.Clients[c])
+				}
+			}
+			if metrics[i*stride] != want.Metrics {
+				t.Fatalf("workload %d point %d %+v: metrics %+v, Run %+v", n, i, p, metrics[i*stride], want.Metrics)
+			}
+		}
+	}
+	if fast == 0 {
+		t.Fatal("RunFast answered no point")
+	}
+	t.Logf("%d points by RunFast", fast)
+}
