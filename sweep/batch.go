@@ -283,41 +283,119 @@ func (r *partResult) metricArrays(cols []arrow.Array, met []model.Metrics) []arr
 	return cols
 }
 
-// prepareParams fills r.paramVals with every point's values of the
-// parameters the part's algorithms take, column by column (the k-th such
-// parameter of point i at k·points + i), and the points' labels (policy
-// column), once per part: the batches read them by index, never by name. r.paramSlot[j] is parameter j's column, or
-// -1 when no point of the part takes it (its column is all null).
+// paramColumn is one parameter's values for every point of the part, in
+// the column's Arrow type (int64, float64, or int8 indices of an enumerated
+// parameter), 0 and invalid where the point's algorithm does not take it.
+type paramColumn struct {
+	param int // index in model.Params
+	i64   []int64
+	f64   []float64
+	i8    []int8
+	valid []byte // nil when every point takes it
+	nulls int
+
+	kind    paramKind
+	partial bool // some point does not take it
+}
+
+type paramKind uint8
+
+const (
+	paramInt paramKind = iota
+	paramFloat
+	paramEnum
+)
+
+// prepareParams fills r.params with the part's parameter columns (one per
+// parameter some point takes; r.paramCol[j] is parameter j's, or -1 when
+// its column is all null) and the points' labels (policy column), once per
+// part, reading each point's values once: the batches take windows of them
+// (no copy) when there is one replicate.
 func (r *partResult) prepareParams() {
 	np, n := len(model.Params), len(r.policies)
 	var seen [256]bool
 	for i := range r.policies {
 		seen[r.policies[i].Algorithm] = true
 	}
-	r.paramSlot = grow(r.paramSlot, np)
-	used := 0
-	for j, prm := range model.Params {
-		r.paramSlot[j] = -1
-		for _, a := range model.Algorithms {
-			if seen[a] && a.Takes(prm.Name) {
-				r.paramSlot[j] = used
-				used++
-				break
-			}
+	r.paramCol = grow(r.paramCol, np)
+	r.params = r.params[:0]
+	var takes [256][]bool // per algorithm seen, per parameter
+	for _, a := range model.Algorithms {
+		if seen[a] {
+			takes[a] = make([]bool, np)
 		}
 	}
-	r.paramVals = grow(r.paramVals, n*used)
+	for j, prm := range model.Params {
+		r.paramCol[j] = -1
+		all, some := true, false
+		for _, a := range model.Algorithms {
+			if seen[a] {
+				t := a.Takes(prm.Name)
+				takes[a][j] = t
+				all, some = all && t, some || t
+			}
+		}
+		if !some {
+			continue
+		}
+		r.paramCol[j] = len(r.params)
+		if len(r.params) == cap(r.params) {
+			r.params = append(r.params, paramColumn{})
+		} else {
+			r.params = r.params[:len(r.params)+1]
+		}
+		c := &r.params[len(r.params)-1]
+		c.param, c.nulls = j, 0
+		switch {
+		case prm.Values != nil:
+			c.kind, c.i8 = paramEnum, grow(c.i8, n)
+		case prm.Int:
+			c.kind, c.i64 = paramInt, grow(c.i64, n)
+		default:
+			c.kind, c.f64 = paramFloat, grow(c.f64, n)
+		}
+		c.valid, c.partial = nil, !all
+	}
+	// Validity bitmaps, kept per column slot between parts.
+	for len(r.paramValid) < len(r.params) {
+		r.paramValid = append(r.paramValid, nil)
+	}
+	for k := range r.params {
+		c := &r.params[k]
+		if c.partial {
+			r.paramValid[k] = grow(r.paramValid[k], int(bitutil.BytesForBits(int64(n))))
+			clear(r.paramValid[k])
+			c.valid = r.paramValid[k]
+		}
+	}
 	r.labelOffsets, r.labelData = append(r.labelOffsets[:0], 0), r.labelData[:0]
 	row := make([]float64, np)
 	var labels model.LabelAppender
 	for i := range r.policies {
-		r.policies[i].Values(row)
-		for j, v := range row {
-			if k := r.paramSlot[j]; k >= 0 {
-				r.paramVals[k*n+i] = v
+		p := &r.policies[i]
+		p.Values(row)
+		t := takes[p.Algorithm]
+		for k := range r.params {
+			c := &r.params[k]
+			v := row[c.param]
+			if c.valid != nil {
+				if !t[c.param] {
+					v = 0
+					c.nulls++
+				} else {
+					bitutil.SetBit(c.valid, i)
+				}
+			}
+			switch c.kind {
+			case paramInt:
+				c.i64[i] = int64(v)
+			case paramFloat:
+				c.f64[i] = v
+			default:
+				c.i8[i] = int8(v)
 			}
 		}
-		r.labelData = labels.Append(r.labelData, r.policies[i].Algorithm, row)
+		r.labelData = labels.Append(r.labelData, p.Algorithm, row)
 		r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
 	}
 	r.labelsOf, r.labelsValid = r.part, true
@@ -325,15 +403,12 @@ func (r *partResult) prepareParams() {
 
 // paramArray is parameter j of model.Params for rows [lo, lo+n), null where
 // the row's algorithm does not take it; enumerated parameters are
-// dictionary strings.
+// dictionary strings. With one replicate it is a window of the part's
+// column.
 func (r *partResult) paramArray(lo, n, j int) arrow.Array {
 	prm := model.Params[j]
 	s := &r.scratch
-	var takes [256]bool // per algorithm
-	for _, a := range model.Algorithms {
-		takes[a] = a.Takes(prm.Name)
-	}
-	k := r.paramSlot[j]
+	k := r.paramCol[j]
 	if k < 0 { // no point of the part takes it: all null
 		switch {
 		case prm.Values != nil:
@@ -343,33 +418,60 @@ func (r *partResult) paramArray(lo, n, j int) arrow.Array {
 		}
 		return s.nulls(arrow.PrimitiveTypes.Float64, n, 8)
 	}
-	valid := s.bitmap(n)
-	vals := r.paramVals[k*len(r.policies) : (k+1)*len(r.policies)]
-	switch {
-	case prm.Values != nil:
+	c := &r.params[k]
+	if r.reps == 1 {
+		switch c.kind {
+		case paramEnum:
+			return r.dictArray(dictInt8, window(arrow.PrimitiveTypes.Int8, int8Bytes(c.i8), c.valid, c.nulls, lo, n), prm.Values)
+		case paramInt:
+			return window(arrow.PrimitiveTypes.Int64, int64Bytes(c.i64), c.valid, c.nulls, lo, n)
+		}
+		return window(arrow.PrimitiveTypes.Float64, float64Bytes(c.f64), c.valid, c.nulls, lo, n)
+	}
+	var valid []byte
+	if c.valid != nil {
+		valid = s.bitmap(n)
+	}
+	switch c.kind {
+	case paramEnum:
 		enums := s.int8s(n)
-		nulls := fillParam(enums, valid, vals, r.policies, &takes, lo, r.reps)
+		nulls := repeatParam(enums, valid, c.i8, c.valid, lo, r.reps)
 		return r.dictArray(dictInt8, primitive(arrow.PrimitiveTypes.Int8, enums, valid, nulls), prm.Values)
-	case prm.Int:
+	case paramInt:
 		ints := s.int64s(n)
-		return primitive(arrow.PrimitiveTypes.Int64, ints, valid, fillParam(ints, valid, vals, r.policies, &takes, lo, r.reps))
+		return primitive(arrow.PrimitiveTypes.Int64, ints, valid, repeatParam(ints, valid, c.i64, c.valid, lo, r.reps))
 	}
 	floats := s.float64s(n)
-	return primitive(arrow.PrimitiveTypes.Float64, floats, valid, fillParam(floats, valid, vals, r.policies, &takes, lo, r.reps))
+	return primitive(arrow.PrimitiveTypes.Float64, floats, valid, repeatParam(floats, valid, c.f64, c.valid, lo, r.reps))
 }
 
-// fillParam fills dst with rows [lo, lo+len(dst)) of a parameter whose
-// values per point are vals, setting valid where the point's algorithm
-// takes it (takes) and 0 elsewhere; it returns the nulls.
-func fillParam[T int8 | int64 | float64](dst []T, valid []byte, vals []float64, policies []model.Policy, takes *[256]bool, lo, reps int) (nulls int) {
+// window is an array of typ over rows [lo, lo+n) of a part's column (vals,
+// and its validity bitmap or nil), without a copy; nulls counts the
+// column's nulls over the whole part (the window's are counted on demand).
+func window(typ arrow.DataType, vals, valid []byte, nulls, lo, n int) arrow.Array {
+	bufs := []*memory.Buffer{nil, memory.NewBufferBytes(vals)}
+	nn := 0
+	if valid != nil && nulls > 0 {
+		bufs[0], nn = memory.NewBufferBytes(valid), array.UnknownNullCount
+	}
+	d := array.NewData(typ, n, bufs, nil, nn, lo)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// repeatParam fills dst with rows [lo, lo+len(dst)) of a parameter whose
+// values per point are vals (valid: its bitmap, or nil when every point
+// takes it), each point repeated reps times; it returns the nulls.
+func repeatParam[T int8 | int64 | float64](dst []T, valid []byte, vals []T, pvalid []byte, lo, reps int) (nulls int) {
 	pt, rep := lo/reps, lo%reps
 	for i := range dst {
-		if takes[policies[pt].Algorithm] {
-			bitutil.SetBit(valid, i)
-			dst[i] = T(vals[pt])
-		} else {
-			dst[i] = 0
-			nulls++
+		dst[i] = vals[pt]
+		if pvalid != nil {
+			if bitutil.BitIsSet(pvalid, pt) {
+				bitutil.SetBit(valid, i)
+			} else {
+				nulls++
+			}
 		}
 		if rep++; rep == reps {
 			rep, pt = 0, pt+1
@@ -485,6 +587,14 @@ func (r *partResult) clientPattern(n int) *clientColumns {
 
 func int32Bytes(v []int32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*4)
+}
+
+func int64Bytes(v []int64) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*8)
+}
+
+func float64Bytes(v []float64) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*8)
 }
 
 func int8Bytes(v []int8) []byte {

@@ -57,17 +57,18 @@ var writerProps = sync.OnceValue(func() *parquet.WriterProperties {
 
 // partResult holds one part's outcomes, rows ordered by (point_id, replicate).
 type partResult struct {
-	part      Part
-	reps      int
-	policies  []model.Policy       // per point
-	paramVals []float64            // per point × parameter taken (prepareParams)
-	paramSlot []int                // per parameter: its column in paramVals, or -1
-	metrics   []model.Metrics      // per row = point × replicate
-	clients   []model.ClientResult // per row × client
-	names     []string             // client names (dictionary)
-	classes   []model.Class        // per client
-	stages    []model.Stage        // per client
-	scratch   columnScratch        // reused between batches
+	part       Part
+	reps       int
+	policies   []model.Policy       // per point
+	params     []paramColumn        // per parameter some point takes (prepareParams)
+	paramCol   []int                // per parameter: its index in params, or -1
+	paramValid [][]byte             // the validity bitmaps of params, kept between parts
+	metrics    []model.Metrics      // per row = point × replicate
+	clients    []model.ClientResult // per row × client
+	names      []string             // client names (dictionary)
+	classes    []model.Class        // per client
+	stages     []model.Stage        // per client
+	scratch    columnScratch        // reused between batches
 	// clientCols are the clients file's periodic columns, built once per
 	// worker (names, classes and stages do not change between parts).
 	clientCols clientColumns
