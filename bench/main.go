@@ -71,13 +71,15 @@ func writerMain(args []string) error {
 	if err != nil {
 		return err
 	}
-	res, wall, cpu, err := sweep.WriterFloor(context.Background(), spec, sweep.Options{OutDir: fs.Arg(1), Workers: *workers})
+	res, st, err := sweep.WriterFloor(context.Background(), spec, sweep.Options{OutDir: fs.Arg(1), Workers: *workers})
 	if err != nil {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(map[string]any{
-		"peer": "writer floor", "points": res.Points, "seconds": wall.Seconds(), "cpu_s": cpu.Seconds(),
-		"points_per_s": float64(res.Points) / wall.Seconds(), "checksum": res.FalseCutSum,
+		"peer": "writer floor", "points": res.Points, "seconds": st.Wall.Seconds(), "cpu_s": st.CPU.Seconds(),
+		"points_per_s": float64(res.Points) / st.Wall.Seconds(), "checksum": res.FalseCutSum,
+		"sim_cpu_s": st.SimCPU.Seconds(), "prepare_cpu_s": st.PrepareCPU.Seconds(), "build_cpu_s": st.BuildCPU.Seconds(),
+		"process_cpu_s": st.ProcessCPU.Seconds(),
 	})
 }
 

@@ -129,7 +129,7 @@ func TestOutputIndependentOfWorkers(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	res, _, _, err := WriterFloor(context.Background(), spec, Options{OutDir: dir})
+	res, _, err := WriterFloor(context.Background(), spec, Options{OutDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,11 +27,11 @@ import (
 // thread that builds. What
 // remains of the process's CPU over the writing phase is pqarrow, the file
 // handling and the garbage collection they cause, on as many cores as Run
-// would use. It returns the run's summary (points, rows, Σ false cut), the
-// wall time and the process CPU time (user+system) of the writing alone.
+// would use. It returns the run's summary (points, rows, Σ false cut) and
+// the wall and CPU time of the writing alone, with the CPU of the rest.
 // End-to-end CPU over this CPU is the overhead of everything but pqarrow.
 // It writes no manifest: the directory is not a complete run.
-func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, wall, cpu time.Duration, err error) {
+func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, st FloorStats, err error) {
 	if opts.Shard.Count == 0 {
 		opts.Shard = Shard{0, 1}
 	}
@@ -40,18 +40,18 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, wa
 	}
 	src, err := newSource(ctx, spec, false)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, st, err
 	}
 	workloadSHA, err := spec.WorkloadSHA256()
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, st, err
 	}
 	grid := NewGrid(spec)
 	parts := ShardParts(grid, opts.Shard)
 	res = &Result{Dir: opts.OutDir, Parts: len(parts)}
 	for _, sub := range []string{"points", "clients"} {
 		if err := os.MkdirAll(filepath.Join(opts.OutDir, sub), 0o755); err != nil {
-			return nil, 0, 0, err
+			return nil, st, err
 		}
 	}
 	meta := map[string]string{ // as Run writes it
@@ -64,12 +64,13 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, wa
 	// One simulator and one part result per worker, kept for every part, as
 	// a worker of Run keeps them (buffers and dictionaries are reused).
 	type worker struct {
-		sim       pointSim
-		r         *partResult
-		part      Part
-		err       error
-		buildCPU  time.Duration // this round's builds, on the worker's thread
-		buildWall time.Duration
+		sim                pointSim
+		r                  *partResult
+		part               Part
+		err                error
+		buildCPU           time.Duration // this round's builds, on the worker's thread
+		simCPU, prepareCPU time.Duration
+		buildWall          time.Duration
 	}
 	workers := make([]*worker, min(opts.Workers, max(len(parts), 1)))
 	for i := range workers {
@@ -98,15 +99,25 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, wa
 			w.part = parts[first+i]
 		}
 		err := each(round, func(w *worker) {
+			// Held to its thread (simulating does not block) so that
+			// the thread's clock gives the simulation's and the
+			// parameter columns' CPU, reported beside the floor.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			t0 := threadCPU()
 			w.err = simulatePart(ctx, grid, w.sim, spec.Seed, w.part, w.r, &done, nil)
+			t1 := threadCPU()
 			if w.err == nil {
 				w.r.prepareParams()
 			}
+			w.simCPU, w.prepareCPU = t1-t0, threadCPU()-t1
 		})
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, st, err
 		}
 		for _, w := range round {
+			st.SimCPU += w.simCPU
+			st.PrepareCPU += w.prepareCPU
 			res.Points += w.part.Points()
 			res.Rows += int64(w.r.rows())
 			for k := range w.r.metrics {
@@ -139,18 +150,31 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, wa
 				prebuilt(func(lo, hi int) arrow.RecordBatch { return r.pointsBatch(pointsSchema, lo, hi) }), nil)
 		})
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, st, err
 		}
 		roundWall, roundCPU := time.Since(w0), processCPU()-c0
 		var buildWall time.Duration
 		for _, w := range round {
 			roundCPU -= w.buildCPU
+			st.BuildCPU += w.buildCPU
 			buildWall += w.buildWall
 		}
-		wall += roundWall - buildWall/time.Duration(len(round))
-		cpu += roundCPU
+		st.Wall += roundWall - buildWall/time.Duration(len(round))
+		st.CPU += roundCPU
 	}
-	return res, wall, cpu, nil
+	st.ProcessCPU = processCPU()
+	return res, st, nil
+}
+
+// FloorStats are WriterFloor's measurements. Wall and CPU are the writing's
+// alone (the floor); the rest is what Run adds to it, measured on the
+// threads that did it, and the whole process's CPU at the end.
+type FloorStats struct {
+	Wall, CPU  time.Duration
+	SimCPU     time.Duration // simulating the parts
+	PrepareCPU time.Duration // the parts' parameter columns and labels
+	BuildCPU   time.Duration // building the record batches
+	ProcessCPU time.Duration // everything, start-up included
 }
 
 // processCPU is the process's CPU time so far (CLOCK_PROCESS_CPUTIME_ID).
