@@ -3,22 +3,21 @@ package model
 // RunFast simulates the leading points of ps that one closed form of
 // fast.go answers together: fixed_window or sliding_window points of one
 // window (and phase) whose tables are built, or token_bucket points of one
-// rate, with no other parameter set, on a fluid workload. Point k's client
-// results go to clients[k·stride·nc:][:nc] and its metrics to
-// metrics[k·stride] (nc clients; stride 1 packs the points, stride r
-// interleaves r replicates). It returns the number of points done, 0 when
-// ps[0] needs Run; the results are Run's.
+// rate, with no other parameter set, on a fluid workload. It gives point k's
+// client results and metrics to put, in order (both are valid during the
+// call only), and returns the number of points done, 0 when ps[0] needs
+// Run; the results are Run's.
 //
 // It is Run without the per-point work: one check of the shared
 // parameters, one table lookup per batch, no Outcome in between.
-func (s *Simulator) RunFast(ps []Policy, clients []ClientResult, metrics []Metrics, stride int) int {
+func (s *Simulator) RunFast(ps []Policy, put func(k int, clients []ClientResult, m *Metrics)) int {
 	f, w := s.fast, s.w
 	if f == nil || len(ps) == 0 || s.keyedScenario || w.Scenario.Arrivals.Process != Fluid || w.streamed {
 		return 0
 	}
 	p0 := ps[0]
-	nc := len(w.Scenario.Clients)
-	out := func(k int) []ClientResult { return clients[k*stride*nc:][:nc] }
+	cl := s.fastOut[:len(w.Scenario.Clients)]
+	var m Metrics
 	n := 0
 	switch p0.Algorithm {
 	case FixedWindow, SlidingWindow:
@@ -36,7 +35,6 @@ func (s *Simulator) RunFast(ps []Policy, clients []ClientResult, metrics []Metri
 			if ps[n] != plain || plain.Limit < 0 {
 				break
 			}
-			cl := out(n)
 			if e.fixed != nil {
 				for i := range cl {
 					cl[i] = ClientResult{Offered: w.offered[i], Admitted: e.fixed[i].admitted(min(plain.Limit, w.offered[i]))}
@@ -46,7 +44,8 @@ func (s *Simulator) RunFast(ps []Policy, clients []ClientResult, metrics []Metri
 					cl[i] = ClientResult{Offered: w.offered[i], Admitted: e.hulls[i].admitted(plain.Limit)}
 				}
 			}
-			metrics[n*stride] = w.Metrics(cl)
+			m = w.Metrics(cl)
+			put(n, cl, &m)
 		}
 	case TokenBucket:
 		plain := Policy{Algorithm: TokenBucket, Rate: p0.Rate, Capacity: p0.Capacity}
@@ -61,7 +60,6 @@ func (s *Simulator) RunFast(ps []Policy, clients []ClientResult, metrics []Metri
 			if ps[n] != plain {
 				break
 			}
-			cl := out(n)
 			for i := range cl {
 				adm := w.offered[i] // a bucket holding every request admits them all
 				if plain.Capacity < adm {
@@ -69,7 +67,8 @@ func (s *Simulator) RunFast(ps []Policy, clients []ClientResult, metrics []Metri
 				}
 				cl[i] = ClientResult{Offered: w.offered[i], Admitted: adm}
 			}
-			metrics[n*stride] = w.Metrics(cl)
+			m = w.Metrics(cl)
+			put(n, cl, &m)
 		}
 	}
 	return n

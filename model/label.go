@@ -80,6 +80,11 @@ func (l *LabelAppender) Append(b []byte, a Algorithm, vals []float64) []byte {
 			keep++
 		}
 	}
+	if l.ok && l.alg == a && keep+1 < len(lps) {
+		if b, ok := l.appendOne(b, lps, keep+1, vals); ok {
+			return b
+		}
+	}
 	l.ends = slices.Grow(l.ends[:0], len(lps)+1)[:len(lps)+1]
 	if l.ok && l.alg == a {
 		n := len(labelNames[a])
@@ -102,6 +107,62 @@ func (l *LabelAppender) Append(b []byte, a Algorithm, vals []float64) []byte {
 	}
 	l.vals = append(l.vals[:0], vals...)
 	l.alg, l.start, l.ok = a, start, true
+	return b
+}
+
+// appendOne appends the label that differs from the previous one in
+// parameter lps[m] alone, when that parameter is written in both: the
+// previous label's text before and after it is copied, and only its value
+// is formatted (a grid's innermost axis). It reports false when another
+// parameter differs too or an optional one appears or disappears.
+func (l *LabelAppender) appendOne(b []byte, lps []labelParam, m int, vals []float64) ([]byte, bool) {
+	for k := m + 1; k < len(lps); k++ {
+		if i := lps[k].index; math.Float64bits(vals[i]) != math.Float64bits(l.vals[i]) {
+			return b, false
+		}
+	}
+	lp := lps[m]
+	prm := &Params[lp.index]
+	v := vals[lp.index]
+	if lp.optional && (v == prm.Default || l.vals[lp.index] == prm.Default) {
+		return b, false
+	}
+	start := len(b)
+	prev := b[l.start:] // the previous label (b is the buffer it was appended to)
+	if old := l.vals[lp.index]; v == old+1 && !math.Signbit(old) && old < 1<<52 && old == math.Trunc(old) && prm.Values == nil {
+		// The next whole number: the previous text with its decimal
+		// digits incremented (a grid's step of 1).
+		b = append(b, prev[:l.ends[m+1]]...)
+		b = incrementDecimal(b, start+l.ends[m])
+	} else {
+		b = append(b, prev[:l.ends[m]]...)
+		b = appendParam(b, prm, v)
+	}
+	delta := len(b) - start - l.ends[m+1]
+	b = append(b, prev[l.ends[m+1]:l.ends[len(lps)]]...)
+	for k := m + 1; k <= len(lps); k++ {
+		l.ends[k] += delta
+	}
+	l.vals[lp.index] = v
+	l.start = start
+	return b, true
+}
+
+// incrementDecimal adds 1 to the decimal number that ends b (its digits
+// start after b[from:]'s last non-digit), growing it by a digit on a carry
+// out of the first.
+func incrementDecimal(b []byte, from int) []byte {
+	i := len(b) - 1
+	for ; i >= from && b[i] == '9'; i-- {
+		b[i] = '0'
+	}
+	if i >= from && b[i] >= '0' && b[i] <= '8' {
+		b[i]++
+		return b
+	}
+	// All nines: 99 -> 100.
+	b = append(b, '0')
+	b[i+1] = '1'
 	return b
 }
 

@@ -111,3 +111,39 @@ func TestLabelAppenderEqualsAppendLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelAppenderCounts steps limits and capacities by one across
+// decimal carries (9 to 10, 99 to 100, 999 to 1000 …), the appender's
+// increment path, and compares every label with AppendLabel.
+func TestLabelAppenderCounts(t *testing.T) {
+	vals := make([]float64, len(Params))
+	for _, p := range []Policy{
+		{Algorithm: FixedWindow, WindowS: 60},
+		{Algorithm: TokenBucket, Rate: 2.5, Capacity: 0},
+		{Algorithm: Nginx, Rate: 10, Burst: 5, Delay: 0},
+	} {
+		var l LabelAppender
+		var got, want []byte
+		for range 10_050 {
+			switch p.Algorithm {
+			case TokenBucket:
+				p.Capacity++
+			case Nginx:
+				p.Delay++ // optional parameter: off its default from the first step
+			default:
+				p.Limit++
+			}
+			p.Values(vals)
+			want = AppendLabel(want, p.Algorithm, vals)
+			got = l.Append(got, p.Algorithm, vals)
+			if string(got) != string(want) {
+				t.Fatalf("after %v:\n got  %q\n want %q", p, got[max(0, len(got)-60):], want[max(0, len(want)-60):])
+			}
+		}
+	}
+	for _, c := range []struct{ in, want string }{{"x=0", "x=1"}, {"x=9", "x=10"}, {"x=199", "x=200"}, {"x=9999", "x=10000"}} {
+		if got := string(incrementDecimal([]byte(c.in), 0)); got != c.want {
+			t.Errorf("incrementDecimal(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

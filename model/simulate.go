@@ -9,6 +9,24 @@ type Workload struct {
 	series   [][]int32 // series[client][second] = offered requests; nil when streamed
 	offered  []int64   // offered[client] = total offered requests
 	streamed bool      // series are built per client when needed (NewStreamedWorkload)
+	// kinds[client] is its stage, or kindLegit (Metrics reads them for
+	// every point).
+	kinds []Stage
+}
+
+// kindLegit marks a legitimate client in Workload.kinds.
+const kindLegit Stage = 255
+
+// setKinds fills w.kinds from the scenario.
+func (w *Workload) setKinds() {
+	w.kinds = make([]Stage, len(w.Scenario.Clients))
+	for i, c := range w.Scenario.Clients {
+		if c.Class == Legit {
+			w.kinds[i] = kindLegit
+		} else {
+			w.kinds[i] = c.Stage
+		}
+	}
 }
 
 // NewWorkload validates sc and compiles it.
@@ -26,6 +44,7 @@ func NewWorkload(sc *Scenario) (*Workload, error) {
 		w.series = append(w.series, a)
 		w.offered = append(w.offered, sum)
 	}
+	w.setKinds()
 	return w, nil
 }
 
@@ -47,6 +66,7 @@ func NewStreamedWorkload(sc *Scenario) (*Workload, error) {
 		}
 		w.offered = append(w.offered, sum)
 	}
+	w.setKinds()
 	return w, nil
 }
 
@@ -131,7 +151,8 @@ type Simulator struct {
 	replicate int
 	realised  bool
 
-	fast *fastSim // closed forms for fluid workloads (fast.go)
+	fast    *fastSim       // closed forms for fluid workloads (fast.go)
+	fastOut []ClientResult // RunFast's client results
 
 	counts []int32 // RunLimits scratch (counts.go)
 	hist   []int64
@@ -145,7 +166,8 @@ type Simulator struct {
 
 // NewSimulator returns a simulator for w, on realisation (0, 0).
 func (w *Workload) NewSimulator() *Simulator {
-	s := &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS), keyedScenario: w.Scenario.Keyed()}
+	s := &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS), keyedScenario: w.Scenario.Keyed(),
+		fastOut: make([]ClientResult, len(w.Scenario.Clients))}
 	if w.streamed {
 		s.buf = make([]int32, w.Scenario.DurationS)
 	} else {
@@ -347,14 +369,30 @@ func nthSmallest(xs []int64, k int) int64 {
 // Metrics derives the judged numbers from per-client results (scenario order).
 func (w *Workload) Metrics(clients []ClientResult) Metrics {
 	var m Metrics
+	kinds := w.kinds[:len(clients)]
 	for i, r := range clients {
-		c := &w.Scenario.Clients[i]
-		m.Count(c.Class, c.Stage, r)
-		if c.Class == Legit && r.Offered > 0 {
-			m.LegitAccounts++
-			if r.Cut() > 0 {
-				m.LegitAccountsLocked++
+		cut := r.Offered - r.Admitted
+		if kinds[i] == kindLegit { // Count with Legit
+			m.OfferedLegit += r.Offered
+			m.FalseCut += cut
+			if r.Offered > 0 {
+				m.LegitAccounts++
+				if cut > 0 {
+					m.LegitAccountsLocked++
+				}
 			}
+			continue
+		}
+		m.OfferedAbusive += r.Offered
+		m.Caught += cut
+		m.Missed += r.Admitted
+		switch kinds[i] {
+		case StageDesign:
+			m.CutDesign += cut
+		case StageCode:
+			m.CutCode += cut
+		case StageNone:
+			m.CutNone += cut
 		}
 	}
 	m.Finish()

@@ -143,23 +143,37 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 	n := hi - lo
 	s := &r.scratch
 	s.reset()
-	ids, reps, algs := s.int64s(n), s.int32s(n), s.int8s(n)
+	ids, algs := s.int64s(n), s.int8s(n)
+	var reps []int32
+	if r.reps > 1 {
+		reps = s.int32s(n)
+	}
+	pt, rep := lo/r.reps, lo%r.reps // counters, not a division per row
+	alg := algorithmIndex(r.policies[pt].Algorithm)
 	for i := range n {
-		row := lo + i
-		ids[i] = r.part.From + int64(row/r.reps)
-		reps[i] = int32(row % r.reps)
-		algs[i] = algorithmIndex(r.policies[row/r.reps].Algorithm)
+		ids[i], algs[i] = r.part.From+int64(pt), alg
+		if reps != nil {
+			reps[i] = int32(rep)
+		}
+		if rep++; rep == r.reps {
+			if rep, pt = 0, pt+1; pt < len(r.policies) && r.policies[pt].Algorithm != r.policies[pt-1].Algorithm {
+				alg = algorithmIndex(r.policies[pt].Algorithm)
+			}
+		}
+	}
+	repCol := s.zeroInt32s(n) // one replicate: all 0
+	if reps != nil {
+		repCol = primitive(arrow.PrimitiveTypes.Int32, reps, nil, 0)
 	}
 	cols := []arrow.Array{
 		primitive(arrow.PrimitiveTypes.Int64, ids, nil, 0),
-		primitive(arrow.PrimitiveTypes.Int32, reps, nil, 0),
+		repCol,
 		r.dictArray(dictInt8, primitive(arrow.PrimitiveTypes.Int8, algs, nil, 0), algorithmNames()),
 	}
 	for j := range model.Params {
 		cols = append(cols, r.paramArray(lo, n, j))
 	}
-	met := r.metrics[lo:hi]
-	cols = r.metricArrays(cols, met)
+	cols = r.metricArrays(cols, lo, n)
 	cols = append(cols, r.policyArray(lo, n))
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
@@ -230,58 +244,34 @@ type metricColumn struct {
 	offset uintptr        // of the field in model.Metrics
 }
 
-// metricArrays appends the metric columns of rows met to cols. The values
-// are copied as 8-byte words (no call per value);
-// stateMetrics are null where the state was not measured.
-func (r *partResult) metricArrays(cols []arrow.Array, met []model.Metrics) []arrow.Array {
-	s := &r.scratch
+// metricArrays appends the metric columns of rows [lo, lo+n) to cols:
+// windows of the part's columns; stateMetrics are null where the state was
+// not measured.
+func (r *partResult) metricArrays(cols []arrow.Array, lo, n int) []arrow.Array {
 	mc := metricColumns()
-	words := make([][]uint64, len(mc))
-	for c, m := range mc {
-		if m.typ == arrow.PrimitiveTypes.Int64 {
-			v := s.int64s(len(met))
-			words[c] = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
-		} else {
-			v := s.float64s(len(met))
-			words[c] = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
-		}
-	}
-	// In blocks of rows that stay in cache while every column takes its
-	// words from them.
-	const block = 256
-	size := unsafe.Sizeof(model.Metrics{})
-	for lo := 0; lo < len(met); lo += block {
-		hi := min(lo+block, len(met))
-		base := unsafe.Pointer(&met[lo])
-		for c, m := range mc {
-			p, w := unsafe.Add(base, m.offset), words[c][lo:hi]
-			for i := range w {
-				w[i] = *(*uint64)(unsafe.Add(p, uintptr(i)*size))
-			}
-		}
-	}
-	valid, nulls := s.bitmap(len(met)), 0
-	for i := range met {
-		if met[i].StateMeasured {
-			bitutil.SetBit(valid, i)
-		} else {
-			nulls++
-		}
-	}
 	firstState := len(mc) - len(stateMetrics)
 	for c, m := range mc {
-		raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words[c]))), len(words[c])*8)
-		bufs := []*memory.Buffer{nil, memory.NewBufferBytes(raw)}
-		n := 0
-		if c >= firstState && nulls > 0 {
-			bufs[0], n = memory.NewBufferBytes(valid), nulls
+		var valid []byte
+		nulls := 0
+		if c >= firstState {
+			valid, nulls = r.measured, r.unmeasured
 		}
-		d := array.NewData(m.typ, len(met), bufs, nil, n, 0)
-		cols = append(cols, array.MakeFromData(d))
-		d.Release()
+		cols = append(cols, window(m.typ, uint64Bytes(r.metricWords[c]), valid, nulls, lo, n))
 	}
 	return cols
 }
+
+// falseCutColumn is the index of false_cut in metricColumns.
+var falseCutColumn = sync.OnceValue(func() int {
+	var m model.Metrics
+	off := uintptr(unsafe.Pointer(&m.FalseCut)) - uintptr(unsafe.Pointer(&m))
+	for c, mc := range metricColumns() {
+		if mc.offset == off {
+			return c
+		}
+	}
+	panic("sweep: no false_cut metric column")
+})
 
 // paramColumn is one parameter's values for every point of the part, in
 // the column's Arrow type (int64, float64, or int8 indices of an enumerated
@@ -486,7 +476,7 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 	nc := len(r.names)
 	s := &r.scratch
 	s.reset()
-	ids, offered, admitted, cut := s.int64s(n), s.int64s(n), s.int64s(n), s.int64s(n)
+	ids := s.int64s(n)
 	var reps []int32
 	if r.reps > 1 {
 		reps = s.int32s(n)
@@ -498,8 +488,6 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 		if reps != nil {
 			reps[i] = rep
 		}
-		res := &r.clients[lo+i]
-		offered[i], admitted[i], cut[i] = res.Offered, res.Admitted, res.Cut()
 		if c++; c == nc {
 			c = 0
 			if rep++; int(rep) == r.reps {
@@ -513,31 +501,19 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 		repCol = primitive(arrow.PrimitiveTypes.Int32, reps, nil, 0)
 	}
 	// The client, class and stage columns repeat with period nc: they are
-	// windows of one pattern per worker, starting at lo's phase.
+	// windows of one pattern per worker, starting at lo's phase. The
+	// offered, admitted and cut columns are windows of the part's.
 	pat := r.clientPattern(n)
 	phase := lo % nc
-	window := func(typ arrow.DataType, vals []byte, valid []byte, nulls int) arrow.Array {
-		bufs := []*memory.Buffer{nil, memory.NewBufferBytes(vals)}
-		if valid != nil {
-			bufs[0] = memory.NewBufferBytes(valid)
-		}
-		d := array.NewData(typ, n, bufs, nil, nulls, phase)
-		defer d.Release()
-		return array.MakeFromData(d)
-	}
-	stageNulls := 0
-	if pat.stageNulls > 0 {
-		stageNulls = array.UnknownNullCount
-	}
 	cols := []arrow.Array{
 		primitive(arrow.PrimitiveTypes.Int64, ids, nil, 0),
 		repCol,
-		r.dictArray(dictInt32, window(arrow.PrimitiveTypes.Int32, int32Bytes(pat.client), nil, 0), r.names),
-		r.dictArray(dictInt8, window(arrow.PrimitiveTypes.Int8, int8Bytes(pat.class), nil, 0), []string{"legit", "abusive"}),
-		r.dictArray(dictInt8, window(arrow.PrimitiveTypes.Int8, int8Bytes(pat.stage), pat.stageValid, stageNulls), []string{"design", "code", "none"}),
-		primitive(arrow.PrimitiveTypes.Int64, offered, nil, 0),
-		primitive(arrow.PrimitiveTypes.Int64, admitted, nil, 0),
-		primitive(arrow.PrimitiveTypes.Int64, cut, nil, 0),
+		r.dictArray(dictInt32, window(arrow.PrimitiveTypes.Int32, int32Bytes(pat.client), nil, 0, phase, n), r.names),
+		r.dictArray(dictInt8, window(arrow.PrimitiveTypes.Int8, int8Bytes(pat.class), nil, 0, phase, n), []string{"legit", "abusive"}),
+		r.dictArray(dictInt8, window(arrow.PrimitiveTypes.Int8, int8Bytes(pat.stage), pat.stageValid, pat.stageNulls, phase, n), []string{"design", "code", "none"}),
+		window(arrow.PrimitiveTypes.Int64, int64Bytes(r.offered), nil, 0, lo, n),
+		window(arrow.PrimitiveTypes.Int64, int64Bytes(r.admitted), nil, 0, lo, n),
+		window(arrow.PrimitiveTypes.Int64, int64Bytes(r.cut), nil, 0, lo, n),
 	}
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
@@ -587,6 +563,10 @@ func (r *partResult) clientPattern(n int) *clientColumns {
 
 func int32Bytes(v []int32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*4)
+}
+
+func uint64Bytes(v []uint64) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*8)
 }
 
 func int64Bytes(v []int64) []byte {

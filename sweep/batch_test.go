@@ -4,9 +4,11 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/ratesweep/ratesweep/model"
 )
 
 // The clients batches' identity columns (point_id, replicate, client, class,
@@ -39,13 +41,13 @@ sweep:
 	if err := simulatePart(context.Background(), NewGrid(s), src.newSim(), s.Seed, part, r, &done, nil); err != nil {
 		t.Fatal(err)
 	}
-	if rows := len(r.clients); rows <= 2*batchRows || batchRows%nc == 0 {
+	if rows := r.clientRows(); rows <= 2*batchRows || batchRows%nc == 0 {
 		t.Fatalf("%d clients rows in batches of %d: not a test of batch phases", rows, batchRows)
 	}
 	_, schema := schemas(map[string]string{})
 	want := [nc]struct{ client, class, stage string }{{"a", "legit", ""}, {"c", "abusive", "none"}, {"d", "abusive", "code"}}
-	for lo := 0; lo < len(r.clients); lo += batchRows {
-		rec := r.clientsBatch(schema, lo, min(lo+batchRows, len(r.clients)))
+	for lo := 0; lo < r.clientRows(); lo += batchRows {
+		rec := r.clientsBatch(schema, lo, min(lo+batchRows, r.clientRows()))
 		ids, rp := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Int32)
 		cl, class, stage := rec.Column(2).(*array.Dictionary), rec.Column(3).(*array.Dictionary), rec.Column(4).(*array.Dictionary)
 		name := func(d *array.Dictionary, i int) string {
@@ -63,5 +65,26 @@ sweep:
 			}
 		}
 		rec.Release()
+	}
+}
+
+// TestSetRowFollowsMetricColumns checks that setRow stores each field of
+// model.Metrics in the column metricColumns gives it.
+func TestSetRowFollowsMetricColumns(t *testing.T) {
+	r := &partResult{reps: 1, names: []string{"a"}}
+	r.reset(3)
+	var m model.Metrics
+	base := unsafe.Pointer(&m)
+	for i, mc := range metricColumns() {
+		*(*uint64)(unsafe.Add(base, mc.offset)) = uint64(1000 + i)
+	}
+	r.setRow(1, []model.ClientResult{{Offered: 5, Admitted: 3}}, &m)
+	for i := range metricColumns() {
+		if got := r.metricWords[i][1]; got != uint64(1000+i) {
+			t.Errorf("metric column %d holds %d, want %d", i, got, 1000+i)
+		}
+	}
+	if r.offered[1] != 5 || r.admitted[1] != 3 || r.cut[1] != 2 {
+		t.Errorf("client row: offered %d admitted %d cut %d, want 5 3 2", r.offered[1], r.admitted[1], r.cut[1])
 	}
 }

@@ -70,9 +70,53 @@ func BenchmarkBuildBatches(b *testing.B) {
 		for lo := 0; lo < r.rows(); lo += pointsBatchRows {
 			r.pointsBatch(points, lo, min(lo+pointsBatchRows, r.rows())).Release()
 		}
-		for lo := 0; lo < len(r.clients); lo += batchRows {
-			r.clientsBatch(clients, lo, min(lo+batchRows, len(r.clients))).Release()
+		for lo := 0; lo < r.clientRows(); lo += batchRows {
+			r.clientsBatch(clients, lo, min(lo+batchRows, r.clientRows())).Release()
 		}
 	}
 	b.ReportMetric(float64(part.Points())*float64(b.N)/b.Elapsed().Seconds(), "points/s")
+}
+
+// BenchmarkSimulateLarge simulates every part of the peers' large grid
+// (1,400,000 points) into one part result, as a worker of Run does, and
+// prepares the parameter columns and labels (sim and prepare sub-benchmarks);
+// one op = the whole grid.
+func BenchmarkSimulateLarge(b *testing.B) {
+	spec, err := LoadSpec("../configs/bench-large.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := newSource(context.Background(), spec, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	grid := NewGrid(spec)
+	parts := ShardParts(grid, Shard{0, 1})
+	for _, prepare := range []bool{false, true} {
+		name := "sim"
+		if prepare {
+			name = "prepare"
+		}
+		b.Run(name, func(b *testing.B) {
+			r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
+			r.names, r.classes, r.stages = src.rows()
+			sim := src.newSim()
+			var done atomic.Int64
+			for b.Loop() {
+				for _, p := range parts {
+					if prepare {
+						b.StopTimer()
+					}
+					if err := simulatePart(context.Background(), grid, sim, spec.Seed, p, r, &done, nil); err != nil {
+						b.Fatal(err)
+					}
+					if prepare {
+						b.StartTimer()
+						r.prepareParams()
+					}
+				}
+			}
+			b.ReportMetric(float64(grid.Points())*float64(b.N)/b.Elapsed().Seconds(), "points/s")
+		})
+	}
 }

@@ -244,9 +244,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 				if err := simulatePart(gctx, grid, sim, spec.Seed, st.part, r, &done, opts.Progress); err != nil {
 					return err
 				}
-				for k := range r.metrics {
-					st.falseCut += r.metrics[k].FalseCut
-				}
+				st.falseCut += r.falseCut()
 				if opts.beforePart != nil {
 					if err := opts.beforePart(st.part); err != nil {
 						return err
@@ -325,11 +323,10 @@ func recoverPanic(err *error) {
 // replicate and shared by every point (common random numbers).
 func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, part Part, r *partResult, done *atomic.Int64, progress func(int64)) error {
 	n := int(part.Points())
-	nc := len(r.names)
 	r.part = part
 	r.policies = grow(r.policies, n)
-	r.metrics = grow(r.metrics, n*r.reps)
-	r.clients = grow(r.clients, n*r.reps*nc)
+	r.reset(n)
+	r.scratchClients = grow(r.scratchClients, len(r.names))
 	grid.Policies(r.policies, part.From)
 	const every = 256
 	batch, _ := sim.(batchSim)
@@ -337,10 +334,8 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 	// put stores a batch's results from point first on; made once, not per
 	// point (a closure per point was 30% of the lesson's simulation time).
 	var first, rep int
-	put := func(k int, clients []model.ClientResult, m model.Metrics) {
-		row := (first+k)*r.reps + rep
-		copy(r.clients[row*nc:(row+1)*nc], clients)
-		r.metrics[row] = m
+	put := func(k int, clients []model.ClientResult, m *model.Metrics) {
+		r.setRow((first+k)*r.reps+rep, clients, m)
 	}
 	for rep = range r.reps {
 		sim.setReplicate(seed, rep)
@@ -353,22 +348,22 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 				report(done.Add(int64(i-reported)), progress)
 				reported = i
 			}
-			row := i*r.reps + rep
+			first = i
 			if fast != nil {
 				// Up to the next progress report.
-				if k := fast.runFast(r.policies[i:min(n, reported+every)], r.clients[row*nc:], r.metrics[row:], r.reps); k > 0 {
+				if k := fast.runFast(r.policies[i:min(n, reported+every)], put); k > 0 {
 					i += k
 					continue
 				}
 			}
 			if batch != nil {
-				first = i
 				if k := batch.runBatch(r.policies[i:n], put); k > 0 {
 					i += k
 					continue
 				}
 			}
-			r.metrics[row] = sim.run(r.policies[i], r.clients[row*nc:(row+1)*nc])
+			m := sim.run(r.policies[i], r.scratchClients)
+			r.setRow(i*r.reps+rep, r.scratchClients, &m)
 			i++
 		}
 		report(done.Add(int64(n-reported)), progress)

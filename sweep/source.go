@@ -30,7 +30,7 @@ type batchSim interface {
 	// runBatch simulates a prefix of ps (of the same replicate) in one pass
 	// and returns its length, 0 when the first point needs run. Point k's
 	// client results and metrics go to put, in order.
-	runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int
+	runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m *model.Metrics)) int
 }
 
 // fastSim is a pointSim with closed forms that answer runs of points at
@@ -38,8 +38,8 @@ type batchSim interface {
 type fastSim interface {
 	// runFast simulates a prefix of ps (of the same replicate) and returns
 	// its length, 0 when the first point needs run. Point k's client results
-	// go to clients[k·stride·nc:][:nc] and its metrics to metrics[k·stride].
-	runFast(ps []model.Policy, clients []model.ClientResult, metrics []model.Metrics, stride int) int
+	// and metrics go to put, in order.
+	runFast(ps []model.Policy, put func(k int, clients []model.ClientResult, m *model.Metrics)) int
 }
 
 // maxBatch bounds a batch of count-based points, maxLockstep one of points
@@ -127,7 +127,7 @@ type scenarioSim struct {
 // requests: those that differ only in their limit, when the algorithm is
 // count-based (Simulator.RunLimits), or up to maxLockstep of one
 // state-dependent algorithm (Simulator.RunLockstep); otherwise it declines.
-func (s *scenarioSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int {
+func (s *scenarioSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m *model.Metrics)) int {
 	if noBatch {
 		return 0
 	}
@@ -146,7 +146,7 @@ func (s *scenarioSim) runBatch(ps []model.Policy, put func(k int, clients []mode
 			return 0
 		}
 		for k := range n {
-			put(k, s.outs[k].Clients, s.outs[k].Metrics)
+			put(k, s.outs[k].Clients, &s.outs[k].Metrics)
 		}
 		return n
 	}
@@ -172,16 +172,16 @@ func (s *scenarioSim) runBatch(ps []model.Policy, put func(k int, clients []mode
 		return 0
 	}
 	for k := range n {
-		put(k, s.outs[k].Clients, s.outs[k].Metrics)
+		put(k, s.outs[k].Clients, &s.outs[k].Metrics)
 	}
 	return n
 }
 
-func (s *scenarioSim) runFast(ps []model.Policy, clients []model.ClientResult, metrics []model.Metrics, stride int) int {
+func (s *scenarioSim) runFast(ps []model.Policy, put func(k int, clients []model.ClientResult, m *model.Metrics)) int {
 	if noBatch {
 		return 0
 	}
-	return s.sim.RunFast(ps, clients, metrics, stride)
+	return s.sim.RunFast(ps, put)
 }
 
 func (s *scenarioSim) setReplicate(seed uint64, rep int) { s.sim.SetReplicate(seed, rep) }
@@ -273,7 +273,7 @@ var noBatch = false
 // key over the same requests while they are in cache; both by ReplayMany,
 // in key ranges over every core. Every way the decisions are the per-point
 // replay's.
-func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m model.Metrics)) int {
+func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m *model.Metrics)) int {
 	if noBatch {
 		return 0
 	}
@@ -338,7 +338,7 @@ func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model
 		tr.ReplayMany(s.times, bs, s.ranges, s.grouping, s.rows, s.metrics, &s.counts)
 	}
 	for k := range n {
-		put(k, s.rows[k*nr:(k+1)*nr], s.metrics[k])
+		put(k, s.rows[k*nr:(k+1)*nr], &s.metrics[k])
 	}
 	return n
 }

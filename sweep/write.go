@@ -5,12 +5,14 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -59,19 +61,30 @@ var writerProps = sync.OnceValue(func() *parquet.WriterProperties {
 type partResult struct {
 	part       Part
 	reps       int
-	policies   []model.Policy       // per point
-	params     []paramColumn        // per parameter some point takes (prepareParams)
-	paramCol   []int                // per parameter: its index in params, or -1
-	paramValid [][]byte             // the validity bitmaps of params, kept between parts
-	metrics    []model.Metrics      // per row = point × replicate
-	clients    []model.ClientResult // per row × client
-	names      []string             // client names (dictionary)
-	classes    []model.Class        // per client
-	stages     []model.Stage        // per client
-	scratch    columnScratch        // reused between batches
+	policies   []model.Policy // per point
+	params     []paramColumn  // per parameter some point takes (prepareParams)
+	paramCol   []int          // per parameter: its index in params, or -1
+	paramValid [][]byte       // the validity bitmaps of params, kept between parts
+	names      []string       // client names (dictionary)
+	classes    []model.Class  // per client
+	stages     []model.Stage  // per client
+	scratch    columnScratch  // reused between batches
 	// clientCols are the clients file's periodic columns, built once per
 	// worker (names, classes and stages do not change between parts).
 	clientCols clientColumns
+
+	// The results, column-wise as the files lay them out (the batches take
+	// windows of them, no copy). A row is a point × replicate; a client row
+	// is a row × client.
+	nrows       int
+	metricWords [][]uint64 // per metric column (metricColumns): each row's value, its 8 bytes
+	measured    []byte     // per row: its state was measured (the state columns are valid)
+	unmeasured  int        // rows whose state was not measured
+	offered     []int64    // per client row
+	admitted    []int64
+	cut         []int64
+
+	scratchClients []model.ClientResult // one point's, for pointSim.run
 
 	// The points' policy labels in Arrow string layout, built on first use
 	// for part labelsOf.
@@ -82,7 +95,56 @@ type partResult struct {
 	mem          memory.Allocator
 }
 
-func (r *partResult) rows() int { return len(r.metrics) }
+func (r *partResult) rows() int { return r.nrows }
+
+// clientRows is the number of clients rows.
+func (r *partResult) clientRows() int { return len(r.offered) }
+
+// reset sizes the columns for n points (of r.reps replicates each).
+func (r *partResult) reset(n int) {
+	r.nrows = n * r.reps
+	mc := metricColumns()
+	r.metricWords = grow(r.metricWords, len(mc))
+	for c := range mc {
+		r.metricWords[c] = grow(r.metricWords[c], r.nrows)
+	}
+	r.measured = grow(r.measured, int(bitutil.BytesForBits(int64(r.nrows))))
+	clear(r.measured)
+	r.unmeasured = 0
+	nc := r.nrows * len(r.names)
+	r.offered, r.admitted, r.cut = grow(r.offered, nc), grow(r.admitted, nc), grow(r.cut, nc)
+}
+
+// setRow stores row's results: its clients' and its metrics.
+func (r *partResult) setRow(row int, clients []model.ClientResult, m *model.Metrics) {
+	// In metricColumns' order (TestSetRowFollowsMetricColumns): one store
+	// per column, no loop over field offsets.
+	w := r.metricWords[:17]
+	w[0][row], w[1][row], w[2][row], w[3][row], w[4][row] = uint64(m.OfferedLegit), uint64(m.OfferedAbusive), uint64(m.Caught), uint64(m.Missed), uint64(m.FalseCut)
+	w[5][row], w[6][row] = math.Float64bits(m.LegitCutPct), math.Float64bits(m.MissedPct)
+	w[7][row], w[8][row], w[9][row] = uint64(m.CutDesign), uint64(m.CutCode), uint64(m.CutNone)
+	w[10][row], w[11][row], w[12][row] = math.Float64bits(m.OnlyHerePct), math.Float64bits(m.MeanDelayS), math.Float64bits(m.P99DelayS)
+	w[13][row], w[14][row] = uint64(m.LegitAccounts), uint64(m.LegitAccountsLocked)
+	w[15][row], w[16][row] = uint64(m.StateKeysPeak), uint64(m.StateBytesPeak)
+	if m.StateMeasured {
+		bitutil.SetBit(r.measured, row)
+	} else {
+		r.unmeasured++
+	}
+	k := row * len(clients)
+	offered, admitted, cut := r.offered[k:k+len(clients)], r.admitted[k:k+len(clients)], r.cut[k:k+len(clients)]
+	for i, c := range clients {
+		offered[i], admitted[i], cut[i] = c.Offered, c.Admitted, c.Offered-c.Admitted
+	}
+}
+
+// falseCut is Σ false_cut over the part's rows.
+func (r *partResult) falseCut() (sum int64) {
+	for _, w := range r.metricWords[falseCutColumn()][:r.nrows] {
+		sum += int64(w)
+	}
+	return sum
+}
 
 // fileMeta is what the writer reports for one finished file.
 type fileMeta struct {
@@ -212,7 +274,7 @@ func schemas(meta map[string]string) (points, clients *arrow.Schema) {
 func writePart(dir string, r *partResult, points, clients *arrow.Schema, hook func(path string) error) (pm, cm fileMeta, err error) {
 	name := r.part.Name()
 	r.prepareParams()
-	cm, err = writeParquet(filepath.Join(dir, "clients"), name, clients, len(r.clients), batchRows,
+	cm, err = writeParquet(filepath.Join(dir, "clients"), name, clients, r.clientRows(), batchRows,
 		func(lo, hi int) arrow.RecordBatch { return r.clientsBatch(clients, lo, hi) }, hook)
 	if err != nil {
 		return pm, cm, fmt.Errorf("writing clients/%s: %w", name, err)

@@ -120,9 +120,7 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, st
 			st.PrepareCPU += w.prepareCPU
 			res.Points += w.part.Points()
 			res.Rows += int64(w.r.rows())
-			for k := range w.r.metrics {
-				res.FalseCutSum += w.r.metrics[k].FalseCut
-			}
+			res.FalseCutSum += w.r.falseCut()
 		}
 		w0, c0 := time.Now(), processCPU()
 		err = each(round, func(w *worker) {
@@ -142,7 +140,7 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, st
 				}
 			}
 			r := w.r
-			if _, w.err = writeParquet(filepath.Join(opts.OutDir, "clients"), w.part.Name(), clientsSchema, len(r.clients), batchRows,
+			if _, w.err = writeParquet(filepath.Join(opts.OutDir, "clients"), w.part.Name(), clientsSchema, r.clientRows(), batchRows,
 				prebuilt(func(lo, hi int) arrow.RecordBatch { return r.clientsBatch(clientsSchema, lo, hi) }), nil); w.err != nil {
 				return
 			}
