@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,11 @@ func main() {
 	var err error
 	switch {
 	case len(os.Args) > 1 && os.Args[1] == "writer":
+		if path := os.Getenv("RATESWEEP_CPUPROFILE"); path != "" { // as ratesweep's own hook
+			if f, perr := os.Create(path); perr == nil && pprof.StartCPUProfile(f) == nil {
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		}
 		err = writerMain(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "genlog":
 		err = genlogMain(os.Args[2:])

@@ -354,32 +354,39 @@ var paramDefaults = func() (d [13]float64) {
 // Set sets parameter name to v; it reports false for an unknown name.
 // Whole-number parameters are truncated; range checks are Validate's job.
 func (p *Policy) Set(name string, v float64) bool {
-	switch name {
-	case "window_s":
+	j := slices.IndexFunc(Params, func(prm Param) bool { return prm.Name == name })
+	return j >= 0 && p.SetParam(j, v)
+}
+
+// SetParam is Set of Params[j] (a switch on an index, not on a name: a
+// grid sets one parameter per point).
+func (p *Policy) SetParam(j int, v float64) bool {
+	switch j {
+	case 0:
 		p.WindowS = int(v)
-	case "limit":
+	case 1:
 		p.Limit = int64(v)
-	case "rate":
+	case 2:
 		p.Rate = v
-	case "capacity":
+	case 3:
 		p.Capacity = int64(v)
-	case "phase_s":
+	case 4:
 		p.PhaseS = int(v)
-	case "burst":
+	case 5:
 		p.Burst = int64(v)
-	case "delay":
+	case 6:
 		p.Delay = int64(v)
-	case "service_s":
+	case 7:
 		p.ServiceS = v
-	case "key":
+	case 8:
 		p.Key = Key(v)
-	case "nodes":
+	case 9:
 		p.Nodes = int(v)
-	case "lb":
+	case 10:
 		p.LB = LB(v)
-	case "state":
+	case 11:
 		p.State = State(v)
-	case "sync_ms":
+	case 12:
 		p.SyncMs = v
 	default:
 		return false

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -51,6 +52,7 @@ func (g *Grid) Policy(id int64) model.Policy {
 // decomposing every id: a part's policies cost one Set per point.
 func (g *Grid) Policies(dst []model.Policy, from int64) {
 	var idx []int // per axis of entry e, the value index of dst[i-1]
+	var prm []int // per axis of entry e, its parameter's index in model.Params
 	e, end := -1, int64(0)
 	for i := range dst {
 		id := from + int64(i)
@@ -64,6 +66,10 @@ func (g *Grid) Policies(dst []model.Policy, from int64) {
 			}
 			axes := g.spec.Entries[e].Axes
 			idx = append(idx[:0], make([]int, len(axes))...)
+			prm = prm[:0]
+			for _, ax := range axes {
+				prm = append(prm, slices.IndexFunc(model.Params, func(p model.Param) bool { return p.Name == ax.Param }))
+			}
 			rest := id - g.offsets[e]
 			for a := len(axes) - 1; a >= 0; a-- {
 				n := int64(len(axes[a].Values))
@@ -77,11 +83,11 @@ func (g *Grid) Policies(dst []model.Policy, from int64) {
 		for a := len(axes) - 1; a >= 0; a-- {
 			ax := &axes[a]
 			if idx[a]++; idx[a] < len(ax.Values) {
-				p.Set(ax.Param, ax.Values[idx[a]])
+				p.SetParam(prm[a], ax.Values[idx[a]])
 				break
 			}
 			idx[a] = 0
-			p.Set(ax.Param, ax.Values[0])
+			p.SetParam(prm[a], ax.Values[0])
 		}
 		dst[i] = p
 	}

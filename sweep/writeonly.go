@@ -49,6 +49,12 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, st
 	grid := NewGrid(spec)
 	parts := ShardParts(grid, opts.Shard)
 	res = &Result{Dir: opts.OutDir, Parts: len(parts)}
+	// The previous floor's files go first, as run --force removes the
+	// previous run: the file system then allocates the new files' inodes
+	// as it does for Run (ext4 skips recently deleted ones).
+	if err := clearRun(opts.OutDir); err != nil {
+		return nil, st, err
+	}
 	for _, sub := range []string{"points", "clients"} {
 		if err := os.MkdirAll(filepath.Join(opts.OutDir, sub), 0o755); err != nil {
 			return nil, st, err
