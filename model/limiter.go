@@ -333,15 +333,26 @@ func (p *Policy) Values(dst []float64) {
 	dst[0], dst[1], dst[2], dst[3] = float64(p.WindowS), float64(p.Limit), p.Rate, float64(p.Capacity)
 	dst[4], dst[5], dst[6], dst[7] = float64(p.PhaseS), float64(p.Burst), float64(p.Delay), p.ServiceS
 	dst[8], dst[9], dst[10], dst[11], dst[12] = float64(p.Key), float64(p.Nodes), float64(p.LB), float64(p.State), p.SyncMs
-	for i, d := range &paramDefaults {
+	for _, i := range paramsWithDefault {
 		if dst[i] == 0 {
-			dst[i] = d
+			dst[i] = paramDefaults[i]
 		}
 	}
 	for i := 13; i < len(Params); i++ { // parameters added later
 		dst[i] = p.Value(Params[i].Name)
 	}
 }
+
+// paramsWithDefault are the indices of the first 13 Params whose Default is
+// not 0 (nodes).
+var paramsWithDefault = func() (out []int) {
+	for i, d := range paramDefaults {
+		if d != 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}()
 
 // paramDefaults are the Default of the first 13 Params (Values' fields).
 var paramDefaults = func() (d [13]float64) {

@@ -358,23 +358,45 @@ func (r *partResult) prepareParams() {
 			c.valid = r.paramValid[k]
 		}
 	}
+	// The columns every point takes, by type, then the others: no branch
+	// per column and point for the common ones.
+	var ints, floats, enums, partial []*paramColumn
+	for k := range r.params {
+		c := &r.params[k]
+		switch {
+		case c.partial:
+			partial = append(partial, c)
+		case c.kind == paramInt:
+			ints = append(ints, c)
+		case c.kind == paramFloat:
+			floats = append(floats, c)
+		default:
+			enums = append(enums, c)
+		}
+	}
 	r.labelOffsets, r.labelData = append(r.labelOffsets[:0], 0), r.labelData[:0]
 	row := make([]float64, np)
 	var labels model.LabelAppender
 	for i := range r.policies {
 		p := &r.policies[i]
 		p.Values(row)
+		for _, c := range ints {
+			c.i64[i] = int64(row[c.param])
+		}
+		for _, c := range floats {
+			c.f64[i] = row[c.param]
+		}
+		for _, c := range enums {
+			c.i8[i] = int8(row[c.param])
+		}
 		t := takes[p.Algorithm]
-		for k := range r.params {
-			c := &r.params[k]
+		for _, c := range partial {
 			v := row[c.param]
-			if c.valid != nil {
-				if !t[c.param] {
-					v = 0
-					c.nulls++
-				} else {
-					bitutil.SetBit(c.valid, i)
-				}
+			if !t[c.param] {
+				v = 0
+				c.nulls++
+			} else {
+				bitutil.SetBit(c.valid, i)
 			}
 			switch c.kind {
 			case paramInt:
