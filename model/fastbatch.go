@@ -44,7 +44,7 @@ func (s *Simulator) RunFast(ps []Policy, put func(k int, clients []ClientResult,
 					cl[i] = ClientResult{Offered: w.offered[i], Admitted: e.hulls[i].admitted(plain.Limit)}
 				}
 			}
-			m = w.Metrics(cl)
+			w.metricsInto(cl, &m)
 			put(n, cl, &m)
 		}
 	case TokenBucket:
@@ -67,7 +67,7 @@ func (s *Simulator) RunFast(ps []Policy, put func(k int, clients []ClientResult,
 				}
 				cl[i] = ClientResult{Offered: w.offered[i], Admitted: adm}
 			}
-			m = w.Metrics(cl)
+			w.metricsInto(cl, &m)
 			put(n, cl, &m)
 		}
 	}

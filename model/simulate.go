@@ -369,6 +369,13 @@ func nthSmallest(xs []int64, k int) int64 {
 // Metrics derives the judged numbers from per-client results (scenario order).
 func (w *Workload) Metrics(clients []ClientResult) Metrics {
 	var m Metrics
+	w.metricsInto(clients, &m)
+	return m
+}
+
+// metricsInto is Metrics into *m (zeroed first): no 144-byte copy out.
+func (w *Workload) metricsInto(clients []ClientResult, m *Metrics) {
+	*m = Metrics{}
 	kinds := w.kinds[:len(clients)]
 	for i, r := range clients {
 		cut := r.Offered - r.Admitted
@@ -396,7 +403,6 @@ func (w *Workload) Metrics(clients []ClientResult) Metrics {
 		}
 	}
 	m.Finish()
-	return m
 }
 
 // Count adds requests of one class and stage (NoStage for legitimate ones)

@@ -78,7 +78,8 @@ func (g *Grid) Policies(dst []model.Policy, from int64) {
 			}
 			continue
 		}
-		p := dst[i-1]
+		dst[i] = dst[i-1]
+		p := &dst[i]
 		axes := g.spec.Entries[e].Axes
 		for a := len(axes) - 1; a >= 0; a-- {
 			ax := &axes[a]
@@ -89,7 +90,6 @@ func (g *Grid) Policies(dst []model.Policy, from int64) {
 			idx[a] = 0
 			p.SetParam(prm[a], ax.Values[0])
 		}
-		dst[i] = p
 	}
 }
 
