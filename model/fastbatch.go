@@ -55,15 +55,22 @@ func (s *Simulator) RunFast(ps []Policy, put func(k int, clients []ClientResult,
 		if p0.Rate != f.rate {
 			f.rate, f.ratio = p0.Rate, ratioOf(p0.Rate)
 		}
+		// full[i] is a capacity at which client i's every request is
+		// admitted; a larger bucket admits no fewer (it holds at least as
+		// many tokens at every moment), so every larger one admits all too.
+		full := s.fastFull[:len(cl)]
+		copy(full, w.offered) // a bucket holding every request admits them all
 		for ; n < len(ps); n++ {
 			plain.Capacity = ps[n].Capacity
 			if ps[n] != plain {
 				break
 			}
 			for i := range cl {
-				adm := w.offered[i] // a bucket holding every request admits them all
-				if plain.Capacity < adm {
-					adm = bucketRuns(f.runs[i], plain.Capacity, f.ratio)
+				adm := w.offered[i]
+				if plain.Capacity < full[i] {
+					if adm = bucketRuns(f.runs[i], plain.Capacity, f.ratio); adm == w.offered[i] {
+						full[i] = plain.Capacity
+					}
 				}
 				cl[i] = ClientResult{Offered: w.offered[i], Admitted: adm}
 			}

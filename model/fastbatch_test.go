@@ -77,3 +77,38 @@ func TestRunFastEqualsRun(t *testing.T) {
 	}
 	t.Logf("%d points by RunFast", fast)
 }
+
+// TestRunFastBucketCapacities runs token_bucket capacities 1, 2, … and
+// back down, one by one, through RunFast and Run on 300 random fluid
+// workloads, so that every client's smallest capacity admitting all its
+// requests is stepped over in both directions.
+func TestRunFastBucketCapacities(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 2026))
+	for n := range 300 {
+		w := randomWorkload(t, rng)
+		nc := len(w.Scenario.Clients)
+		rate := randomFastPolicy(rng, TokenBucket).Rate
+		var ps []Policy
+		top := 1 + rng.IntN(300)
+		for c := 1; c <= top; c++ {
+			ps = append(ps, Policy{Algorithm: TokenBucket, Rate: rate, Capacity: int64(c)})
+		}
+		for c := top; c >= 1; c-- {
+			ps = append(ps, Policy{Algorithm: TokenBucket, Rate: rate, Capacity: int64(c)})
+		}
+		sim, ref := w.NewSimulator(), w.NewSimulator()
+		got := make([]ClientResult, len(ps)*nc)
+		if k := sim.RunFast(ps, func(k int, cl []ClientResult, m *Metrics) { copy(got[k*nc:], cl) }); k != len(ps) {
+			t.Fatalf("workload %d: RunFast did %d of %d points", n, k, len(ps))
+		}
+		for i, p := range ps {
+			var want Outcome
+			ref.Run(p, &want)
+			for c := range nc {
+				if got[i*nc+c] != want.Clients[c] {
+					t.Fatalf("workload %d %+v client %d: %+v, Run %+v", n, p, c, got[i*nc+c], want.Clients[c])
+				}
+			}
+		}
+	}
+}

@@ -151,8 +151,9 @@ type Simulator struct {
 	replicate int
 	realised  bool
 
-	fast    *fastSim       // closed forms for fluid workloads (fast.go)
-	fastOut []ClientResult // RunFast's client results
+	fast     *fastSim       // closed forms for fluid workloads (fast.go)
+	fastOut  []ClientResult // RunFast's client results
+	fastFull []int64        // RunFast: per client, a bucket that admits its every request
 
 	counts []int32 // RunLimits scratch (counts.go)
 	hist   []int64
@@ -167,7 +168,7 @@ type Simulator struct {
 // NewSimulator returns a simulator for w, on realisation (0, 0).
 func (w *Workload) NewSimulator() *Simulator {
 	s := &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS), keyedScenario: w.Scenario.Keyed(),
-		fastOut: make([]ClientResult, len(w.Scenario.Clients))}
+		fastOut: make([]ClientResult, len(w.Scenario.Clients)), fastFull: make([]int64, len(w.Scenario.Clients))}
 	if w.streamed {
 		s.buf = make([]int32, w.Scenario.DurationS)
 	} else {
