@@ -81,12 +81,7 @@ func writerMain(args []string) error {
 	if err != nil {
 		return err
 	}
-	return json.NewEncoder(os.Stdout).Encode(map[string]any{
-		"peer": "writer floor", "points": res.Points, "seconds": st.Wall.Seconds(), "cpu_s": st.CPU.Seconds(),
-		"points_per_s": float64(res.Points) / st.Wall.Seconds(), "checksum": res.FalseCutSum,
-		"sim_cpu_s": st.SimCPU.Seconds(), "prepare_cpu_s": st.PrepareCPU.Seconds(), "build_cpu_s": st.BuildCPU.Seconds(),
-		"process_cpu_s": st.ProcessCPU.Seconds(),
-	})
+	return json.NewEncoder(os.Stdout).Encode(st.Report(res))
 }
 
 // genlogMain writes the synthetic log of the replay row: CSV "t,key" with
@@ -179,6 +174,7 @@ type step struct {
 	row, tool string
 	cmd       []string
 	unset     []string
+	env       []string // added to the environment
 	note      string
 	work      float64
 	m         *measure
@@ -229,10 +225,6 @@ func benchMain(args []string) error {
 			*python = "python3"
 		}
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	tmp, err := os.MkdirTemp("", "ratesweep-bench-")
 	if err != nil {
 		return err
@@ -259,14 +251,27 @@ func benchMain(args []string) error {
 		if !ok {
 			return fmt.Errorf("unknown grid %q (bench, large)", g)
 		}
-		out := filepath.Join(tmp, g)
+		// Every writing run gets a directory of its own, and none is
+		// removed before the end: on ext4 without a journal, inodes deleted
+		// in the last minute are skipped one by one when a file is created,
+		// so removing the previous round's files would make file creation
+		// cost what the deletions before it happened to be.
+		out := func(tool string) string { return filepath.Join(tmp, g, "round-{round}", tool) }
 		add(g, "node (lesson model)", "node", "1 core", []string{"node", filepath.Join(*peers, "seed_grid.mjs"), g})
 		add(g, "numpy", "numpy", "1 core", []string{*python, filepath.Join(*peers, "numpy_grid.py"), g}, "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 		add(g, "ratesweep sim", "sim", "--no-output, 2 workers", []string{*bin, "run", spec, "--no-output"})
-		add(g, "ratesweep e2e", "e2e", "Parquet, 2 workers", []string{*bin, "run", spec, "--out", out, "--force", "--workers", "2"})
-		add(g, "ratesweep e2e 1w", "e2e-1w", "Parquet, --workers 1", []string{*bin, "run", spec, "--out", out, "--force", "--workers", "1"})
-		add(g, "pqarrow floor", "floor", "pre-built records, same settings, 2 workers; CPU = writing only", []string{self, "writer", "-workers", "2", spec, out + "-floor"})
-		add(g, "pqarrow floor 1w", "floor-1w", "as the floor, 1 worker", []string{self, "writer", "-workers", "1", spec, out + "-floor"})
+		add(g, "ratesweep e2e", "e2e", "Parquet, 2 workers", []string{*bin, "run", spec, "--out", out("e2e"), "--workers", "2"})
+		add(g, "ratesweep e2e 1w", "e2e-1w", "Parquet, --workers 1", []string{*bin, "run", spec, "--out", out("e2e-1w"), "--workers", "1"})
+		// The floor runs in the ratesweep binary itself: the same build of
+		// pqarrow at the same addresses (a build of the same code elsewhere
+		// differed by 5% in its encoders alone).
+		floor := add(g, "pqarrow floor", "floor", "pre-built records, same settings, 2 workers; CPU = writing only", []string{*bin, "run", spec, "--out", out("floor"), "--workers", "2"})
+		floor1 := add(g, "pqarrow floor 1w", "floor-1w", "as the floor, 1 worker", []string{*bin, "run", spec, "--out", out("floor-1w"), "--workers", "1"})
+		for _, f := range []*step{floor, floor1} {
+			if f != nil {
+				f.env = []string{"RATESWEEP_WRITER_FLOOR=1"}
+			}
+		}
 	}
 	// Log replay: a synthetic log over a grid of count-based and state-based
 	// algorithms; decisions = points × requests.
@@ -305,8 +310,12 @@ func benchMain(args []string) error {
 	}
 	for r := range *rounds {
 		for _, s := range steps {
-			fmt.Fprintf(os.Stderr, "bench: round %d/%d: %s on %s: %s\n", r+1, *rounds, s.tool, s.row, strings.Join(s.cmd, " "))
-			if err := runOnce(s.m, s.cmd, s.unset); err != nil {
+			cmd := make([]string, len(s.cmd))
+			for i, a := range s.cmd {
+				cmd[i] = strings.ReplaceAll(a, "{round}", strconv.Itoa(r+1))
+			}
+			fmt.Fprintf(os.Stderr, "bench: round %d/%d: %s on %s: %s\n", r+1, *rounds, s.tool, s.row, strings.Join(cmd, " "))
+			if err := runOnce(s.m, cmd, s.unset, s.env...); err != nil {
 				return fmt.Errorf("%s on %s: %w", s.tool, s.row, err)
 			}
 		}
@@ -385,7 +394,7 @@ sweep:
 
 // runOnce runs cmd once under /usr/bin/time -v (with the variables in
 // unset removed from its environment) and adds its figures to m.
-func runOnce(m *measure, cmd, unset []string) error {
+func runOnce(m *measure, cmd, unset []string, env ...string) error {
 	rssFile, err := os.CreateTemp("", "bench-rss-")
 	if err != nil {
 		return err
@@ -398,6 +407,7 @@ func runOnce(m *measure, cmd, unset []string) error {
 			c.Env = append(c.Env, kv)
 		}
 	}
+	c.Env = append(c.Env, env...)
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
 	if err := c.Run(); err != nil {

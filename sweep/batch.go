@@ -300,19 +300,40 @@ const (
 // parameter some point takes; r.paramCol[j] is parameter j's, or -1 when
 // its column is all null) and the points' labels (policy column), once per
 // part, reading each point's values once: the batches take windows of them
-// (no copy) when there is one replicate.
+// (no copy) when there is one replicate. simulatePart does it as it goes
+// (r.prepare); this is for a part result simulated without.
 func (r *partResult) prepareParams() {
-	np, n := len(model.Params), len(r.policies)
+	if r.prepared {
+		return
+	}
 	var seen [256]bool
+	var algs []model.Algorithm
 	for i := range r.policies {
-		seen[r.policies[i].Algorithm] = true
+		if a := r.policies[i].Algorithm; !seen[a] {
+			seen[a] = true
+			algs = append(algs, a)
+		}
+	}
+	r.beginParams(algs, len(r.policies))
+	r.fillParams(0, len(r.policies))
+}
+
+// beginParams sets up the parameter columns and labels of a part of n points
+// whose algorithms are algs (at least); fillParams fills them.
+func (r *partResult) beginParams(algs []model.Algorithm, n int) {
+	np := len(model.Params)
+	var seen [256]bool
+	for _, a := range algs {
+		seen[a] = true
 	}
 	r.paramCol = grow(r.paramCol, np)
 	r.params = r.params[:0]
-	var takes [256][]bool // per algorithm seen, per parameter
+	for i := range r.takes {
+		r.takes[i] = nil
+	}
 	for _, a := range model.Algorithms {
 		if seen[a] {
-			takes[a] = make([]bool, np)
+			r.takes[a] = make([]bool, np)
 		}
 	}
 	for j, prm := range model.Params {
@@ -321,7 +342,7 @@ func (r *partResult) prepareParams() {
 		for _, a := range model.Algorithms {
 			if seen[a] {
 				t := a.Takes(prm.Name)
-				takes[a][j] = t
+				r.takes[a][j] = t
 				all, some = all && t, some || t
 			}
 		}
@@ -360,37 +381,44 @@ func (r *partResult) prepareParams() {
 	}
 	// The columns every point takes, by type, then the others: no branch
 	// per column and point for the common ones.
-	var ints, floats, enums, partial []*paramColumn
+	r.ints, r.floats, r.enums, r.partial = r.ints[:0], r.floats[:0], r.enums[:0], r.partial[:0]
 	for k := range r.params {
 		c := &r.params[k]
 		switch {
 		case c.partial:
-			partial = append(partial, c)
+			r.partial = append(r.partial, c)
 		case c.kind == paramInt:
-			ints = append(ints, c)
+			r.ints = append(r.ints, c)
 		case c.kind == paramFloat:
-			floats = append(floats, c)
+			r.floats = append(r.floats, c)
 		default:
-			enums = append(enums, c)
+			r.enums = append(r.enums, c)
 		}
 	}
 	r.labelOffsets, r.labelData = append(r.labelOffsets[:0], 0), r.labelData[:0]
-	row := make([]float64, np)
-	var labels model.LabelAppender
-	for i := range r.policies {
+	r.labels.Reset()
+	r.row = grow(r.row, np)
+	r.labelsOf, r.labelsValid, r.prepared = r.part, false, false
+}
+
+// fillParams fills the parameter columns and labels of points [lo, hi),
+// after those of the points before lo.
+func (r *partResult) fillParams(lo, hi int) {
+	row := r.row
+	for i := lo; i < hi; i++ {
 		p := &r.policies[i]
 		p.Values(row)
-		for _, c := range ints {
+		for _, c := range r.ints {
 			c.i64[i] = int64(row[c.param])
 		}
-		for _, c := range floats {
+		for _, c := range r.floats {
 			c.f64[i] = row[c.param]
 		}
-		for _, c := range enums {
+		for _, c := range r.enums {
 			c.i8[i] = int8(row[c.param])
 		}
-		t := takes[p.Algorithm]
-		for _, c := range partial {
+		t := r.takes[p.Algorithm]
+		for _, c := range r.partial {
 			v := row[c.param]
 			if !t[c.param] {
 				v = 0
@@ -407,10 +435,12 @@ func (r *partResult) prepareParams() {
 				c.i8[i] = int8(v)
 			}
 		}
-		r.labelData = labels.Append(r.labelData, p.Algorithm, row)
+		r.labelData = r.labels.Append(r.labelData, p.Algorithm, row)
 		r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
 	}
-	r.labelsOf, r.labelsValid = r.part, true
+	if hi == len(r.policies) {
+		r.labelsOf, r.labelsValid, r.prepared = r.part, true, true
+	}
 }
 
 // paramArray is parameter j of model.Params for rows [lo, lo+n), null where

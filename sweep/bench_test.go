@@ -65,7 +65,7 @@ func BenchmarkBuildBatches(b *testing.B) {
 	points, clients := schemas(map[string]string{MetaVersion: Version})
 	b.ReportAllocs()
 	for b.Loop() {
-		r.labelsValid = false
+		r.labelsValid, r.prepared = false, false
 		r.prepareParams()
 		for lo := 0; lo < r.rows(); lo += pointsBatchRows {
 			r.pointsBatch(points, lo, min(lo+pointsBatchRows, r.rows())).Release()

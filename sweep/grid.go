@@ -47,6 +47,21 @@ func (g *Grid) Policy(id int64) model.Policy {
 	return p
 }
 
+// Algorithms lists the algorithms of points [from, to), each once.
+func (g *Grid) Algorithms(from, to int64) []model.Algorithm {
+	var out []model.Algorithm
+	for e := range g.offsets {
+		end := g.total
+		if e+1 < len(g.offsets) {
+			end = g.offsets[e+1]
+		}
+		if a := g.spec.Entries[e].Algorithm; g.offsets[e] < to && end > from && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // Policies fills dst with the policies of points from, from+1, … (as Policy
 // gives them), stepping each entry's axes like an odometer instead of
 // decomposing every id: a part's policies cost one Set per point.

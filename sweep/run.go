@@ -237,7 +237,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		g.Go(func() (err error) {
 			defer recoverPanic(&err)
 			sim := src.newSim()
-			r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
+			r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator, prepare: !opts.NoOutput}
 			r.names, r.classes, r.stages = src.rows()
 			for i := range todo {
 				st := &states[i]
@@ -327,8 +327,13 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 	r.policies = grow(r.policies, n)
 	r.reset(n)
 	r.scratchClients = grow(r.scratchClients, len(r.names))
-	grid.Policies(r.policies, part.From)
-	const every = 256
+	if r.prepare {
+		r.beginParams(grid.Algorithms(part.From, part.To), n)
+	}
+	// Points are made, simulated (first replicate) and their parameter
+	// columns and labels filled chunk by chunk, while their policies are
+	// in the cache; progress and cancellation are checked every 256.
+	const chunk, every = 4096, 256
 	batch, _ := sim.(batchSim)
 	fast, _ := sim.(fastSim)
 	// put stores a batch's results from point first on; made once, not per
@@ -340,31 +345,40 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 	for rep = range r.reps {
 		sim.setReplicate(seed, rep)
 		reported := 0
-		for i := 0; i < n; {
-			if i-reported >= every || i == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				report(done.Add(int64(i-reported)), progress)
-				reported = i
+		for lo := 0; lo < n; lo += chunk {
+			hi := min(lo+chunk, n)
+			if rep == 0 {
+				grid.Policies(r.policies[lo:hi], part.From+int64(lo))
 			}
-			first = i
-			if fast != nil {
-				// Up to the next progress report.
-				if k := fast.runFast(r.policies[i:min(n, reported+every)], put); k > 0 {
-					i += k
-					continue
+			for i := lo; i < hi; {
+				if i-reported >= every || i == 0 {
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+					report(done.Add(int64(i-reported)), progress)
+					reported = i
 				}
-			}
-			if batch != nil {
-				if k := batch.runBatch(r.policies[i:n], put); k > 0 {
-					i += k
-					continue
+				first = i
+				if fast != nil {
+					// Up to the next progress report.
+					if k := fast.runFast(r.policies[i:min(hi, reported+every)], put); k > 0 {
+						i += k
+						continue
+					}
 				}
+				if batch != nil {
+					if k := batch.runBatch(r.policies[i:hi], put); k > 0 {
+						i += k
+						continue
+					}
+				}
+				m := sim.run(r.policies[i], r.scratchClients)
+				r.setRow(i*r.reps+rep, r.scratchClients, &m)
+				i++
 			}
-			m := sim.run(r.policies[i], r.scratchClients)
-			r.setRow(i*r.reps+rep, r.scratchClients, &m)
-			i++
+			if rep == 0 && r.prepare {
+				r.fillParams(lo, hi)
+			}
 		}
 		report(done.Add(int64(n-reported)), progress)
 	}

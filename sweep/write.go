@@ -65,10 +65,19 @@ type partResult struct {
 	params     []paramColumn  // per parameter some point takes (prepareParams)
 	paramCol   []int          // per parameter: its index in params, or -1
 	paramValid [][]byte       // the validity bitmaps of params, kept between parts
-	names      []string       // client names (dictionary)
-	classes    []model.Class  // per client
-	stages     []model.Stage  // per client
-	scratch    columnScratch  // reused between batches
+	// beginParams' plan for fillParams: the columns by kind, which
+	// parameters each algorithm takes, one point's values.
+	ints, floats, enums, partial []*paramColumn
+	takes                        [256][]bool
+	row                          []float64
+	labels                       model.LabelAppender
+	// prepare asks simulatePart to fill the parameter columns and labels
+	// as it simulates (when the part is written); prepared says they are.
+	prepare, prepared bool
+	names             []string      // client names (dictionary)
+	classes           []model.Class // per client
+	stages            []model.Stage // per client
+	scratch           columnScratch // reused between batches
 	// clientCols are the clients file's periodic columns, built once per
 	// worker (names, classes and stages do not change between parts).
 	clientCols clientColumns
@@ -111,6 +120,7 @@ func (r *partResult) reset(n int) {
 	r.measured = grow(r.measured, int(bitutil.BytesForBits(int64(r.nrows))))
 	clear(r.measured)
 	r.unmeasured = 0
+	r.prepared = false
 	nc := r.nrows * len(r.names)
 	r.offered, r.admitted, r.cut = grow(r.offered, nc), grow(r.admitted, nc), grow(r.cut, nc)
 }

@@ -70,17 +70,17 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, st
 	// One simulator and one part result per worker, kept for every part, as
 	// a worker of Run keeps them (buffers and dictionaries are reused).
 	type worker struct {
-		sim                pointSim
-		r                  *partResult
-		part               Part
-		err                error
-		buildCPU           time.Duration // this round's builds, on the worker's thread
-		simCPU, prepareCPU time.Duration
-		buildWall          time.Duration
+		sim       pointSim
+		r         *partResult
+		part      Part
+		err       error
+		buildCPU  time.Duration // this round's builds, on the worker's thread
+		simCPU    time.Duration
+		buildWall time.Duration
 	}
 	workers := make([]*worker, min(opts.Workers, max(len(parts), 1)))
 	for i := range workers {
-		r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
+		r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator, prepare: true}
 		r.names, r.classes, r.stages = src.rows()
 		workers[i] = &worker{sim: src.newSim(), r: r}
 	}
@@ -106,24 +106,19 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, st
 		}
 		err := each(round, func(w *worker) {
 			// Held to its thread (simulating does not block) so that
-			// the thread's clock gives the simulation's and the
-			// parameter columns' CPU, reported beside the floor.
+			// the thread's clock gives the simulation's CPU (with the
+			// parameter columns and labels), reported beside the floor.
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			t0 := threadCPU()
 			w.err = simulatePart(ctx, grid, w.sim, spec.Seed, w.part, w.r, &done, nil)
-			t1 := threadCPU()
-			if w.err == nil {
-				w.r.prepareParams()
-			}
-			w.simCPU, w.prepareCPU = t1-t0, threadCPU()-t1
+			w.simCPU = threadCPU() - t0
 		})
 		if err != nil {
 			return nil, st, err
 		}
 		for _, w := range round {
 			st.SimCPU += w.simCPU
-			st.PrepareCPU += w.prepareCPU
 			res.Points += w.part.Points()
 			res.Rows += int64(w.r.rows())
 			res.FalseCutSum += w.r.falseCut()
@@ -170,13 +165,23 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, st
 	return res, st, nil
 }
 
+// Report is the floor's JSON line (as the peers print theirs): points,
+// checksum, the writing's wall and CPU seconds, and the CPU of the rest.
+func (st FloorStats) Report(res *Result) map[string]any {
+	return map[string]any{
+		"peer": "writer floor", "points": res.Points, "seconds": st.Wall.Seconds(), "cpu_s": st.CPU.Seconds(),
+		"points_per_s": float64(res.Points) / st.Wall.Seconds(), "checksum": res.FalseCutSum,
+		"sim_cpu_s": st.SimCPU.Seconds(), "build_cpu_s": st.BuildCPU.Seconds(),
+		"process_cpu_s": st.ProcessCPU.Seconds(),
+	}
+}
+
 // FloorStats are WriterFloor's measurements. Wall and CPU are the writing's
 // alone (the floor); the rest is what Run adds to it, measured on the
 // threads that did it, and the whole process's CPU at the end.
 type FloorStats struct {
 	Wall, CPU  time.Duration
-	SimCPU     time.Duration // simulating the parts
-	PrepareCPU time.Duration // the parts' parameter columns and labels
+	SimCPU     time.Duration // simulating the parts, with their parameter columns and labels
 	BuildCPU   time.Duration // building the record batches
 	ProcessCPU time.Duration // everything, start-up included
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/pprof"
+
+	"github.com/ratesweep/ratesweep/sweep"
 )
 
 // startProfiles starts the profiles asked for by RATESWEEP_CPUPROFILE and
@@ -42,4 +45,20 @@ func startProfiles(getenv func(string) string) (stop func()) {
 			s()
 		}
 	}
+}
+
+// writerFloor is run with RATESWEEP_WRITER_FLOOR set, for `make bench`:
+// instead of the run, it measures the Parquet writer's floor on the same
+// spec, directory and workers (sweep.WriterFloor: pqarrow writing the same
+// records, the time spent building them taken out) and prints its JSON
+// line. It lives in this binary so that the floor and the run it is
+// compared with execute the same build of pqarrow: builds of the same code
+// into other binaries differed by 5% in its encoders alone. The directory
+// is not a complete run (no manifest).
+func writerFloor(e *env, spec *sweep.Spec, opts sweep.Options) error {
+	res, st, err := sweep.WriterFloor(e.ctx, spec, opts)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(e.stdout).Encode(st.Report(res))
 }

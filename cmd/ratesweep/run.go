@@ -140,6 +140,9 @@ func cmdRun(e *env, args []string) error {
 	for _, p := range sweep.ShardParts(sweep.NewGrid(spec), shard) {
 		mine += p.Points()
 	}
+	if e.getenv("RATESWEEP_WRITER_FLOOR") != "" {
+		return writerFloor(e, spec, opts)
+	}
 	prog := newProgress(e.stderr, mine*int64(spec.Replicates), *quiet)
 	opts.Progress = prog.set
 	start := time.Now()
