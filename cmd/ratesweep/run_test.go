@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -106,5 +108,43 @@ func TestShardFromEnv(t *testing.T) {
 	}
 	if s, err := shardFromEnv("1/2", 0, env(map[string]string{"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "4"})); err != nil || s.String() != "1/2" {
 		t.Errorf("--shard must win over the environment: %v %v", s, err)
+	}
+}
+
+// TestRunWriterFloor: with RATESWEEP_WRITER_FLOOR set, run measures the
+// writer's floor instead (make bench): one JSON line whose points and Σ
+// false cut are the run's, with positive CPU figures, and the same part
+// files as the run (no manifest).
+func TestRunWriterFloor(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := runCLI(t, "run", "../../configs/lesson-sweep.yaml", "--out", filepath.Join(dir, "run"))
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	code, floorOut, stderr := runCLIEnv(t, map[string]string{"RATESWEEP_WRITER_FLOOR": "1"},
+		"run", "../../configs/lesson-sweep.yaml", "--out", filepath.Join(dir, "floor"), "--workers", "2")
+	if code != 0 {
+		t.Fatalf("floor: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Points   int64   `json:"points"`
+		Checksum float64 `json:"checksum"`
+		CPU      float64 `json:"cpu_s"`
+		Process  float64 `json:"process_cpu_s"`
+	}
+	if err := json.Unmarshal([]byte(floorOut), &rep); err != nil {
+		t.Fatalf("floor output %q: %v", floorOut, err)
+	}
+	m := regexp.MustCompile(`Σ false cut = (\d+)`).FindStringSubmatch(out)
+	if m == nil || rep.Points != 14 || fmt.Sprint(int64(rep.Checksum)) != m[1] || rep.CPU <= 0 || rep.Process < rep.CPU {
+		t.Errorf("floor %+v, run output %q", rep, out)
+	}
+	for _, sub := range []string{"points", "clients"} {
+		if _, err := os.Stat(filepath.Join(dir, "floor", sub, "part-000000.parquet")); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "floor", "manifest.json")); err == nil {
+		t.Error("the floor wrote a manifest")
 	}
 }
