@@ -256,9 +256,36 @@ func (r *partResult) metricArrays(cols []arrow.Array, lo, n int) []arrow.Array {
 		if c >= firstState {
 			valid, nulls = r.measured, r.unmeasured
 		}
-		cols = append(cols, window(m.typ, uint64Bytes(r.metricWords[c]), valid, nulls, lo, n))
+		words := r.metricWords[c]
+		from := lo
+		if r.metricSame[c] { // one value in every row: a buffer of it
+			words, from = r.constColumn(c, n), 0
+		}
+		if valid != nil && from != lo { // the bitmap stays the part's: a copy at offset 0
+			v := r.scratch.bitmap(n)
+			bitutil.CopyBitmap(valid, lo, n, v, 0)
+			valid = v
+		}
+		cols = append(cols, window(m.typ, uint64Bytes(words), valid, nulls, from, n))
 	}
 	return cols
+}
+
+// constColumn is a buffer of at least n copies of metric column c's one
+// value, kept between batches.
+func (r *partResult) constColumn(c, n int) []uint64 {
+	for len(r.constWords) <= c {
+		r.constWords = append(r.constWords, nil)
+	}
+	b := r.constWords[c]
+	if len(b) < n || b[0] != r.metricFirst[c] {
+		b = grow(b, max(n, pointsBatchRows))
+		for i := range b {
+			b[i] = r.metricFirst[c]
+		}
+		r.constWords[c] = b
+	}
+	return b
 }
 
 // falseCutColumn is the index of false_cut in metricColumns.
@@ -563,11 +590,28 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 		r.dictArray(dictInt32, window(arrow.PrimitiveTypes.Int32, int32Bytes(pat.client), nil, 0, phase, n), r.names),
 		r.dictArray(dictInt8, window(arrow.PrimitiveTypes.Int8, int8Bytes(pat.class), nil, 0, phase, n), []string{"legit", "abusive"}),
 		r.dictArray(dictInt8, window(arrow.PrimitiveTypes.Int8, int8Bytes(pat.stage), pat.stageValid, pat.stageNulls, phase, n), []string{"design", "code", "none"}),
-		window(arrow.PrimitiveTypes.Int64, int64Bytes(r.offered), nil, 0, lo, n),
+		r.offeredArray(lo, n),
 		window(arrow.PrimitiveTypes.Int64, int64Bytes(r.admitted), nil, 0, lo, n),
 		window(arrow.PrimitiveTypes.Int64, int64Bytes(r.cut), nil, 0, lo, n),
 	}
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
+}
+
+// offeredArray is the offered column of clients rows [lo, lo+n): a window
+// of the part's, or of offeredFirst repeated while it held one value per
+// client.
+func (r *partResult) offeredArray(lo, n int) arrow.Array {
+	if !r.offeredSame {
+		return window(arrow.PrimitiveTypes.Int64, int64Bytes(r.offered), nil, 0, lo, n)
+	}
+	nc := len(r.offeredFirst)
+	if len(r.offeredRun) < n+nc || !slices.Equal(r.offeredRun[:nc], r.offeredFirst) {
+		r.offeredRun = grow(r.offeredRun, max(n, batchRows)+nc)
+		for k := range r.offeredRun {
+			r.offeredRun[k] = r.offeredFirst[k%nc]
+		}
+	}
+	return window(arrow.PrimitiveTypes.Int64, int64Bytes(r.offeredRun), nil, 0, lo%nc, n)
 }
 
 // clientColumns are the client, class and stage columns of clients rows

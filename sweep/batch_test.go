@@ -2,6 +2,8 @@ package sweep
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"unsafe"
@@ -79,12 +81,103 @@ func TestSetRowFollowsMetricColumns(t *testing.T) {
 		*(*uint64)(unsafe.Add(base, mc.offset)) = uint64(1000 + i)
 	}
 	r.setRow(1, []model.ClientResult{{Offered: 5, Admitted: 3}}, &m)
+	if len(metricColumns()) != metricWordCount {
+		t.Fatalf("%d metric columns, metricWordCount %d", len(metricColumns()), metricWordCount)
+	}
 	for i := range metricColumns() {
-		if got := r.metricWords[i][1]; got != uint64(1000+i) {
+		if got := r.metricWord(i, 1); got != uint64(1000+i) {
 			t.Errorf("metric column %d holds %d, want %d", i, got, 1000+i)
 		}
 	}
-	if r.offered[1] != 5 || r.admitted[1] != 3 || r.cut[1] != 2 {
-		t.Errorf("client row: offered %d admitted %d cut %d, want 5 3 2", r.offered[1], r.admitted[1], r.cut[1])
+	if r.offeredAt(1) != 5 || r.admitted[1] != 3 || r.cut[1] != 2 {
+		t.Errorf("client row: offered %d admitted %d cut %d, want 5 3 2", r.offeredAt(1), r.admitted[1], r.cut[1])
+	}
+}
+
+// TestSetRowColumnsKeptAsOneValue stores rows whose metrics and offered
+// counts hold one value for a while and then differ, in the order the
+// replicates interleave them, and reads every row back (metricWord,
+// offeredAt, the batches' arrays).
+func TestSetRowColumnsKeptAsOneValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 17))
+	for range 200 {
+		reps, nc, n := 1+rng.IntN(3), 1+rng.IntN(4), 1+rng.IntN(300)
+		r := &partResult{reps: reps, names: make([]string, nc)}
+		r.reset(n)
+		nrows := n * reps
+		wantM := make([][metricWordCount]uint64, nrows)
+		wantO := make([]int64, nrows*nc)
+		switchAt := [metricWordCount]int{}
+		for c := range switchAt {
+			switchAt[c] = rng.IntN(2 * nrows) // past the end: never varies
+		}
+		offeredAt := rng.IntN(2 * nrows)
+		k := 0
+		for rep := range reps {
+			for pt := range n {
+				row := pt*reps + rep
+				var m model.Metrics
+				base := unsafe.Pointer(&m)
+				for c, mc := range metricColumns() {
+					v := uint64(7)
+					if k >= switchAt[c] {
+						v = rng.Uint64N(3)
+					}
+					*(*uint64)(unsafe.Add(base, mc.offset)) = v
+					wantM[row][c] = v
+				}
+				cl := make([]model.ClientResult, nc)
+				for i := range cl {
+					cl[i].Offered = int64(10 + i)
+					if k >= offeredAt {
+						cl[i].Offered = int64(rng.IntN(3))
+					}
+					wantO[row*nc+i] = cl[i].Offered
+				}
+				r.setRow(row, cl, &m)
+				k++
+			}
+		}
+		for row := range nrows {
+			for c := range metricWordCount {
+				if got := r.metricWord(c, row); got != wantM[row][c] {
+					t.Fatalf("row %d column %d: %d, want %d", row, c, got, wantM[row][c])
+				}
+			}
+			for i := range nc {
+				if got := r.offeredAt(row*nc + i); got != wantO[row*nc+i] {
+					t.Fatalf("client row %d: offered %d, want %d", row*nc+i, got, wantO[row*nc+i])
+				}
+			}
+		}
+		lo := rng.IntN(nrows*nc + 1)
+		hi := lo + rng.IntN(nrows*nc-lo+1)
+		if hi > lo {
+			arr := r.offeredArray(lo, hi-lo).(*array.Int64)
+			for i := range hi - lo {
+				if arr.Value(i) != wantO[lo+i] {
+					t.Fatalf("offered array [%d, %d) row %d: %d, want %d", lo, hi, i, arr.Value(i), wantO[lo+i])
+				}
+			}
+			arr.Release()
+		}
+		lo = rng.IntN(nrows)
+		hi = lo + 1 + rng.IntN(nrows-lo)
+		cols := r.metricArrays(nil, lo, hi-lo)
+		for c, col := range cols {
+			for i := range hi - lo {
+				var got uint64
+				switch a := col.(type) {
+				case *array.Int64:
+					got = uint64(a.Value(i))
+				case *array.Float64:
+					got = math.Float64bits(a.Value(i))
+				}
+				if got != wantM[lo+i][c] {
+					t.Fatalf("metric array %d [%d, %d) row %d: %d, want %d", c, lo, hi, i, got, wantM[lo+i][c])
+				}
+			}
+			col.Release()
+		}
 	}
 }

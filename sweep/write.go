@@ -95,6 +95,15 @@ type partResult struct {
 
 	scratchClients []model.ClientResult // one point's, for pointSim.run
 
+	// Columns kept as one value (setRow): seen says a row was stored.
+	seen         bool
+	metricSame   [metricWordCount]bool
+	metricFirst  [metricWordCount]uint64
+	offeredSame  bool
+	offeredFirst []int64    // per client
+	constWords   [][]uint64 // per metric column: a buffer of its one value (batches)
+	offeredRun   []int64    // offeredFirst repeated (batches)
+
 	// The points' policy labels in Arrow string layout, built on first use
 	// for part labelsOf.
 	labelOffsets []int32
@@ -105,6 +114,9 @@ type partResult struct {
 }
 
 func (r *partResult) rows() int { return r.nrows }
+
+// metricWordCount is the number of metric columns (metricColumns).
+const metricWordCount = 17
 
 // clientRows is the number of clients rows.
 func (r *partResult) clientRows() int { return len(r.offered) }
@@ -123,34 +135,115 @@ func (r *partResult) reset(n int) {
 	r.prepared = false
 	nc := r.nrows * len(r.names)
 	r.offered, r.admitted, r.cut = grow(r.offered, nc), grow(r.admitted, nc), grow(r.cut, nc)
+	r.seen = false
+	r.offeredSame = true
+	r.offeredFirst = grow(r.offeredFirst, len(r.names))
 }
 
-// setRow stores row's results: its clients' and its metrics.
+// setRow stores row's results: its clients' and its metrics. A metric
+// column that holds one value in every row so far, and the offered column
+// while it repeats one value per client, are not stored but kept as that
+// value (many metrics are fixed for a part: offered totals, the delays of
+// a limiter that does not shape, unmeasured state); a column is written out
+// the first time a row differs.
 func (r *partResult) setRow(row int, clients []model.ClientResult, m *model.Metrics) {
-	// In metricColumns' order (TestSetRowFollowsMetricColumns): one store
-	// per column, no loop over field offsets.
-	w := r.metricWords[:17]
-	w[0][row], w[1][row], w[2][row], w[3][row], w[4][row] = uint64(m.OfferedLegit), uint64(m.OfferedAbusive), uint64(m.Caught), uint64(m.Missed), uint64(m.FalseCut)
-	w[5][row], w[6][row] = math.Float64bits(m.LegitCutPct), math.Float64bits(m.MissedPct)
-	w[7][row], w[8][row], w[9][row] = uint64(m.CutDesign), uint64(m.CutCode), uint64(m.CutNone)
-	w[10][row], w[11][row], w[12][row] = math.Float64bits(m.OnlyHerePct), math.Float64bits(m.MeanDelayS), math.Float64bits(m.P99DelayS)
-	w[13][row], w[14][row] = uint64(m.LegitAccounts), uint64(m.LegitAccountsLocked)
-	w[15][row], w[16][row] = uint64(m.StateKeysPeak), uint64(m.StateBytesPeak)
+	// In metricColumns' order (TestSetRowFollowsMetricColumns).
+	vals := [metricWordCount]uint64{
+		uint64(m.OfferedLegit), uint64(m.OfferedAbusive), uint64(m.Caught), uint64(m.Missed), uint64(m.FalseCut),
+		math.Float64bits(m.LegitCutPct), math.Float64bits(m.MissedPct),
+		uint64(m.CutDesign), uint64(m.CutCode), uint64(m.CutNone),
+		math.Float64bits(m.OnlyHerePct), math.Float64bits(m.MeanDelayS), math.Float64bits(m.P99DelayS),
+		uint64(m.LegitAccounts), uint64(m.LegitAccountsLocked),
+		uint64(m.StateKeysPeak), uint64(m.StateBytesPeak),
+	}
+	if !r.seen {
+		r.seen, r.metricFirst = true, vals
+		for c := range r.metricSame {
+			r.metricSame[c] = true
+		}
+		for i, c := range clients {
+			r.offeredFirst[i] = c.Offered
+		}
+	}
+	w := r.metricWords[:metricWordCount]
+	for c, v := range vals {
+		if r.metricSame[c] {
+			if v == r.metricFirst[c] {
+				continue
+			}
+			r.metricVaries(c)
+		}
+		w[c][row] = v
+	}
 	if m.StateMeasured {
 		bitutil.SetBit(r.measured, row)
 	} else {
 		r.unmeasured++
 	}
 	k := row * len(clients)
-	offered, admitted, cut := r.offered[k:k+len(clients)], r.admitted[k:k+len(clients)], r.cut[k:k+len(clients)]
-	for i, c := range clients {
-		offered[i], admitted[i], cut[i] = c.Offered, c.Admitted, c.Offered-c.Admitted
+	if r.offeredSame {
+		for i, c := range clients {
+			if c.Offered != r.offeredFirst[i] {
+				r.offeredVaries()
+				break
+			}
+		}
 	}
+	if !r.offeredSame {
+		offered := r.offered[k : k+len(clients)]
+		for i, c := range clients {
+			offered[i] = c.Offered
+		}
+	}
+	admitted, cut := r.admitted[k:k+len(clients)], r.cut[k:k+len(clients)]
+	for i, c := range clients {
+		admitted[i], cut[i] = c.Admitted, c.Offered-c.Admitted
+	}
+}
+
+// metricVaries writes metric column c out: every row so far held
+// metricFirst[c] (rows not yet set are written later).
+func (r *partResult) metricVaries(c int) {
+	col := r.metricWords[c][:r.nrows]
+	for i := range col {
+		col[i] = r.metricFirst[c]
+	}
+	r.metricSame[c] = false
+}
+
+// offeredVaries writes the offered column out: every row so far repeated
+// offeredFirst.
+func (r *partResult) offeredVaries() {
+	nc := len(r.offeredFirst)
+	for k := 0; k < len(r.offered); k += nc {
+		copy(r.offered[k:k+nc], r.offeredFirst)
+	}
+	r.offeredSame = false
+}
+
+// metricWord is metric column c of row.
+func (r *partResult) metricWord(c, row int) uint64 {
+	if r.metricSame[c] {
+		return r.metricFirst[c]
+	}
+	return r.metricWords[c][row]
+}
+
+// offeredAt is the offered column at client row k.
+func (r *partResult) offeredAt(k int) int64 {
+	if r.offeredSame {
+		return r.offeredFirst[k%len(r.offeredFirst)]
+	}
+	return r.offered[k]
 }
 
 // falseCut is Σ false_cut over the part's rows.
 func (r *partResult) falseCut() (sum int64) {
-	for _, w := range r.metricWords[falseCutColumn()][:r.nrows] {
+	c := falseCutColumn()
+	if r.metricSame[c] {
+		return int64(r.metricFirst[c]) * int64(r.nrows)
+	}
+	for _, w := range r.metricWords[c][:r.nrows] {
 		sum += int64(w)
 	}
 	return sum
