@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -313,6 +314,80 @@ type paramColumn struct {
 
 	kind    paramKind
 	partial bool // some point does not take it
+
+	// same says every point so far has the value first (Float64bits), so
+	// the column is not stored (fillParams) but written as a buffer of it
+	// (constBuf, kept between batches) until a point differs.
+	same     bool
+	first    uint64
+	constBuf []byte
+}
+
+// varies writes the column out: points [0, i) all have c.first.
+func (c *paramColumn) varies(i int) {
+	v := math.Float64frombits(c.first)
+	switch c.kind {
+	case paramInt:
+		for k := range c.i64[:i] {
+			c.i64[k] = int64(v)
+		}
+	case paramFloat:
+		for k := range c.f64[:i] {
+			c.f64[k] = v
+		}
+	default:
+		for k := range c.i8[:i] {
+			c.i8[k] = int8(v)
+		}
+	}
+	c.same = false
+}
+
+// constant is an array of n rows of the column's one value.
+func (c *paramColumn) constant(n int) arrow.Array {
+	v := math.Float64frombits(c.first)
+	width := 8
+	if c.kind == paramEnum {
+		width = 1
+	}
+	if len(c.constBuf) < n*width || !c.constMatches(v) {
+		c.constBuf = grow(c.constBuf, max(n, pointsBatchRows)*width)
+		switch c.kind {
+		case paramInt:
+			b := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(c.constBuf))), len(c.constBuf)/8)
+			for k := range b {
+				b[k] = int64(v)
+			}
+		case paramFloat:
+			b := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(c.constBuf))), len(c.constBuf)/8)
+			for k := range b {
+				b[k] = v
+			}
+		default:
+			for k := range c.constBuf {
+				c.constBuf[k] = byte(int8(v))
+			}
+		}
+	}
+	typ := arrow.DataType(arrow.PrimitiveTypes.Int64)
+	switch c.kind {
+	case paramFloat:
+		typ = arrow.PrimitiveTypes.Float64
+	case paramEnum:
+		typ = arrow.PrimitiveTypes.Int8
+	}
+	return window(typ, c.constBuf, nil, 0, 0, n)
+}
+
+// constMatches reports whether constBuf holds v.
+func (c *paramColumn) constMatches(v float64) bool {
+	switch c.kind {
+	case paramInt:
+		return *(*int64)(unsafe.Pointer(&c.constBuf[0])) == int64(v)
+	case paramFloat:
+		return math.Float64bits(*(*float64)(unsafe.Pointer(&c.constBuf[0]))) == math.Float64bits(v)
+	}
+	return int8(c.constBuf[0]) == int8(v)
 }
 
 type paramKind uint8
@@ -409,8 +484,13 @@ func (r *partResult) beginParams(algs []model.Algorithm, n int) {
 	// The columns every point takes, by type, then the others: no branch
 	// per column and point for the common ones.
 	r.ints, r.floats, r.enums, r.partial = r.ints[:0], r.floats[:0], r.enums[:0], r.partial[:0]
+	r.common = r.common[:0]
 	for k := range r.params {
 		c := &r.params[k]
+		c.same = false
+		if !c.partial {
+			r.common = append(r.common, c)
+		}
 		switch {
 		case c.partial:
 			r.partial = append(r.partial, c)
@@ -435,14 +515,34 @@ func (r *partResult) fillParams(lo, hi int) {
 	for i := lo; i < hi; i++ {
 		p := &r.policies[i]
 		p.Values(row)
+		if i == 0 {
+			for _, c := range r.common {
+				c.same, c.first = true, math.Float64bits(row[c.param])
+			}
+		}
 		for _, c := range r.ints {
-			c.i64[i] = int64(row[c.param])
+			if v := row[c.param]; !c.same || math.Float64bits(v) != c.first {
+				if c.same {
+					c.varies(i)
+				}
+				c.i64[i] = int64(v)
+			}
 		}
 		for _, c := range r.floats {
-			c.f64[i] = row[c.param]
+			if v := row[c.param]; !c.same || math.Float64bits(v) != c.first {
+				if c.same {
+					c.varies(i)
+				}
+				c.f64[i] = v
+			}
 		}
 		for _, c := range r.enums {
-			c.i8[i] = int8(row[c.param])
+			if v := row[c.param]; !c.same || math.Float64bits(v) != c.first {
+				if c.same {
+					c.varies(i)
+				}
+				c.i8[i] = int8(v)
+			}
 		}
 		t := r.takes[p.Algorithm]
 		for _, c := range r.partial {
@@ -488,6 +588,12 @@ func (r *partResult) paramArray(lo, n, j int) arrow.Array {
 		return s.nulls(arrow.PrimitiveTypes.Float64, n, 8)
 	}
 	c := &r.params[k]
+	if c.same { // one value in every row
+		if c.kind == paramEnum {
+			return r.dictArray(dictInt8, c.constant(n), prm.Values)
+		}
+		return c.constant(n)
+	}
 	if r.reps == 1 {
 		switch c.kind {
 		case paramEnum:

@@ -181,3 +181,61 @@ func TestSetRowColumnsKeptAsOneValue(t *testing.T) {
 		}
 	}
 }
+
+// TestParamColumnsKeptAsOneValue fills parameter columns whose values hold
+// for a while and then change (and some that never change), with one and
+// with several replicates, and reads every row back from the batches'
+// arrays against Policy.Values.
+func TestParamColumnsKeptAsOneValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 3))
+	vals := make([]float64, len(model.Params))
+	for range 100 {
+		n, reps := 1+rng.IntN(200), 1+rng.IntN(3)
+		r := &partResult{reps: reps, names: []string{"a"}, mem: memory.DefaultAllocator}
+		r.policies = make([]model.Policy, n)
+		at := [3]int{rng.IntN(2 * n), rng.IntN(2 * n), rng.IntN(2 * n)}
+		for i := range r.policies {
+			p := model.Policy{Algorithm: model.TokenBucket, Rate: 2, Capacity: 10, Nodes: 1}
+			if i >= at[0] {
+				p.Capacity = int64(rng.IntN(5))
+			}
+			if i >= at[1] {
+				p.Rate = float64(rng.IntN(5)) / 2
+			}
+			if i >= at[2] {
+				p.Key = model.Key(rng.IntN(2))
+			}
+			r.policies[i] = p
+		}
+		r.reset(n)
+		r.prepareParams()
+		lo := rng.IntN(n * reps)
+		cnt := 1 + rng.IntN(n*reps-lo)
+		for j, prm := range model.Params {
+			arr := r.paramArray(lo, cnt, j)
+			for i := range cnt {
+				p := r.policies[(lo+i)/reps]
+				p.Values(vals)
+				if !p.Algorithm.Takes(prm.Name) {
+					if !arr.IsNull(i) {
+						t.Fatalf("%s row %d: not null", prm.Name, lo+i)
+					}
+					continue
+				}
+				var got float64
+				switch a := arr.(type) {
+				case *array.Int64:
+					got = float64(a.Value(i))
+				case *array.Float64:
+					got = a.Value(i)
+				case *array.Dictionary:
+					got = float64(a.GetValueIndex(i))
+				}
+				if got != vals[j] {
+					t.Fatalf("%s row %d (of %d, %d replicates): %v, want %v", prm.Name, lo+i, n, reps, got, vals[j])
+				}
+			}
+			arr.Release()
+		}
+	}
+}

@@ -68,6 +68,7 @@ type partResult struct {
 	// beginParams' plan for fillParams: the columns by kind, which
 	// parameters each algorithm takes, one point's values.
 	ints, floats, enums, partial []*paramColumn
+	common                       []*paramColumn // ints, floats and enums
 	takes                        [256][]bool
 	row                          []float64
 	labels                       model.LabelAppender
