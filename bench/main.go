@@ -4,7 +4,6 @@
 // one table. `make bench` runs it from the repository root.
 //
 //	go run ./bench [-rounds 5] [-grids bench,large] [-quick] ...
-//	go run ./bench writer SPEC.yaml OUT_DIR   (the writer's floor alone)
 //	go run ./bench genlog [-requests N] [-keys K] [-span S] OUT.csv
 //
 // Honest by construction: every tool runs once per round, interleaved
@@ -19,7 +18,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -32,24 +30,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/ratesweep/ratesweep/sweep"
 )
 
 func main() {
 	var err error
 	switch {
-	case len(os.Args) > 1 && os.Args[1] == "writer":
-		if path := os.Getenv("RATESWEEP_CPUPROFILE"); path != "" { // as ratesweep's own hook
-			if f, perr := os.Create(path); perr == nil && pprof.StartCPUProfile(f) == nil {
-				defer func() { pprof.StopCPUProfile(); f.Close() }()
-			}
-		}
-		err = writerMain(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "genlog":
 		err = genlogMain(os.Args[2:])
 	default:
@@ -59,29 +47,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
-}
-
-// writerMain measures the writer's floor (sweep.WriterFloor: pqarrow writing
-// pre-built records of a spec's rows) and prints one JSON line like the
-// peers do, with the writing's own CPU seconds.
-func writerMain(args []string) error {
-	fs := flag.NewFlagSet("writer", flag.ContinueOnError)
-	workers := fs.Int("workers", 0, "parts written at once, as run --workers (0 = all cores)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 2 {
-		return errors.New("usage: bench writer [-workers N] SPEC.yaml OUT_DIR")
-	}
-	spec, err := sweep.LoadSpec(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	res, st, err := sweep.WriterFloor(context.Background(), spec, sweep.Options{OutDir: fs.Arg(1), Workers: *workers})
-	if err != nil {
-		return err
-	}
-	return json.NewEncoder(os.Stdout).Encode(st.Report(res))
 }
 
 // genlogMain writes the synthetic log of the replay row: CSV "t,key" with

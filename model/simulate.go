@@ -379,28 +379,16 @@ func (w *Workload) metricsInto(clients []ClientResult, m *Metrics) {
 	*m = Metrics{}
 	kinds := w.kinds[:len(clients)]
 	for i, r := range clients {
-		cut := r.Offered - r.Admitted
-		if kinds[i] == kindLegit { // Count with Legit
-			m.OfferedLegit += r.Offered
-			m.FalseCut += cut
-			if r.Offered > 0 {
-				m.LegitAccounts++
-				if cut > 0 {
-					m.LegitAccountsLocked++
-				}
-			}
+		if kinds[i] != kindLegit {
+			m.Count(Abusive, kinds[i], r)
 			continue
 		}
-		m.OfferedAbusive += r.Offered
-		m.Caught += cut
-		m.Missed += r.Admitted
-		switch kinds[i] {
-		case StageDesign:
-			m.CutDesign += cut
-		case StageCode:
-			m.CutCode += cut
-		case StageNone:
-			m.CutNone += cut
+		m.Count(Legit, NoStage, r)
+		if r.Offered > 0 {
+			m.LegitAccounts++
+			if r.Cut() > 0 {
+				m.LegitAccountsLocked++
+			}
 		}
 	}
 	m.Finish()

@@ -46,15 +46,7 @@ func BenchmarkRunBench(b *testing.B) {
 // peers' large grid (65,536 points of fixed_window; points and clients, as
 // writePart hands them to pqarrow) without writing them; one op = one part.
 func BenchmarkBuildBatches(b *testing.B) {
-	spec, err := LoadSpec("../configs/bench-large.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	src, err := newSource(context.Background(), spec, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	grid := NewGrid(spec)
+	spec, src, grid := benchLarge(b)
 	part := ShardParts(grid, Shard{0, 1})[0]
 	r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
 	r.names, r.classes, r.stages = src.rows()
@@ -82,15 +74,7 @@ func BenchmarkBuildBatches(b *testing.B) {
 // prepares the parameter columns and labels (sim and prepare sub-benchmarks);
 // one op = the whole grid.
 func BenchmarkSimulateLarge(b *testing.B) {
-	spec, err := LoadSpec("../configs/bench-large.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	src, err := newSource(context.Background(), spec, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	grid := NewGrid(spec)
+	spec, src, grid := benchLarge(b)
 	parts := ShardParts(grid, Shard{0, 1})
 	for _, prepare := range []bool{false, true} {
 		name := "sim"
@@ -119,4 +103,17 @@ func BenchmarkSimulateLarge(b *testing.B) {
 			b.ReportMetric(float64(grid.Points())*float64(b.N)/b.Elapsed().Seconds(), "points/s")
 		})
 	}
+}
+
+// benchLarge loads the peers' large grid with its source.
+func benchLarge(b *testing.B) (*Spec, source, *Grid) {
+	spec, err := LoadSpec("../configs/bench-large.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := newSource(context.Background(), spec, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return spec, src, NewGrid(spec)
 }
