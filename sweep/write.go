@@ -33,8 +33,12 @@ const (
 	writerZstdLevel = 1 // zstd.go
 )
 
-// writerProps are the Parquet writer's settings, built once (they are read-only).
-var writerProps = sync.OnceValue(func() *parquet.WriterProperties {
+// writerProps are the Parquet writer's settings, built once (they are
+// read-only), with its buffers from writerPool (pool.go).
+var writerProps = sync.OnceValue(func() *parquet.WriterProperties { return newWriterProps(writerPool) })
+
+// newWriterProps are the writer's settings with buffers from mem.
+func newWriterProps(mem memory.Allocator) *parquet.WriterProperties {
 	opts := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(writerZstdLevel),
@@ -42,6 +46,7 @@ var writerProps = sync.OnceValue(func() *parquet.WriterProperties {
 		parquet.WithDictionaryDefault(false),
 		parquet.WithStats(true),
 		parquet.WithCreatedBy("ratesweep " + Version),
+		parquet.WithAllocator(mem),
 	}
 	for _, c := range dictionaryColumns() {
 		opts = append(opts, parquet.WithDictionaryFor(c, true))
@@ -55,7 +60,7 @@ var writerProps = sync.OnceValue(func() *parquet.WriterProperties {
 	// Labels of neighbouring points share long prefixes.
 	opts = append(opts, parquet.WithEncodingFor(PolicyColumn, parquet.Encodings.DeltaByteArray))
 	return parquet.NewWriterProperties(opts...)
-})
+}
 
 // partResult holds one part's outcomes, rows ordered by (point_id, replicate).
 type partResult struct {
