@@ -80,6 +80,25 @@ func (f *fixedTable) admitted(limit int64) int64 {
 	return f.preSum[lo] + limit*(f.n-f.preCnt[lo])
 }
 
+// admittedFrom is admitted(limit) for a caller that knows that every
+// vals[j] with j < lo is <= limit (0 always is; the lo it returned for a
+// smaller limit is): it returns the sum and the first index with vals >
+// limit, found in one comparison when the limits step past few sums.
+func (f *fixedTable) admittedFrom(limit int64, lo int) (int64, int) {
+	if lo < len(f.vals) && f.vals[lo] <= limit {
+		hi := len(f.vals)
+		for lo++; lo < hi; {
+			m := int(uint(lo+hi) >> 1)
+			if f.vals[m] <= limit {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+	}
+	return f.preSum[lo] + limit*(f.n-f.preCnt[lo]), lo
+}
+
 // slideHull is the upper concave hull of g(k) for one client and window.
 type slideHull struct {
 	k, g    []int64 // hull vertices, k ascending

@@ -112,3 +112,40 @@ func TestRunFastBucketCapacities(t *testing.T) {
 		}
 	}
 }
+
+// TestFixedTableAdmittedFrom walks limits up in random steps (small and
+// past many window sums at once), restarting at 0 when a limit goes down,
+// and compares admittedFrom with admitted and its cursor with the first
+// sum above the limit.
+func TestFixedTableAdmittedFrom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 2026))
+	for n := range 500 {
+		sums := make([]int64, 1+rng.IntN(60))
+		for i := range sums {
+			sums[i] = rng.Int64N(1 + int64(rng.IntN(500)))
+		}
+		tab := newFixedTable(sums)
+		lo, last := 0, int64(-1)
+		for range 200 {
+			limit := last + rng.Int64N(4)
+			if rng.IntN(5) == 0 {
+				limit = last + rng.Int64N(300)
+			}
+			if rng.IntN(20) == 0 {
+				limit = rng.Int64N(100)
+			}
+			if limit < last {
+				lo = 0
+			}
+			last = limit
+			var got int64
+			got, lo = tab.admittedFrom(limit, lo)
+			if want := tab.admitted(limit); got != want {
+				t.Fatalf("table %d %v limit %d: %d, want %d", n, sums, limit, got, want)
+			}
+			if lo < len(tab.vals) && tab.vals[lo] <= limit || lo > 0 && tab.vals[lo-1] > limit {
+				t.Fatalf("table %d limit %d: cursor %d in %v", n, limit, lo, tab.vals)
+			}
+		}
+	}
+}

@@ -12,6 +12,9 @@ type Workload struct {
 	// kinds[client] is its stage, or kindLegit (Metrics reads them for
 	// every point).
 	kinds []Stage
+	// role[client] is 0 for a legitimate client, else its stage (1 to 3):
+	// RunFastCols' index into its sums per kind.
+	role []uint8
 }
 
 // kindLegit marks a legitimate client in Workload.kinds.
@@ -20,11 +23,12 @@ const kindLegit Stage = 255
 // setKinds fills w.kinds from the scenario.
 func (w *Workload) setKinds() {
 	w.kinds = make([]Stage, len(w.Scenario.Clients))
+	w.role = make([]uint8, len(w.Scenario.Clients))
 	for i, c := range w.Scenario.Clients {
 		if c.Class == Legit {
 			w.kinds[i] = kindLegit
 		} else {
-			w.kinds[i] = c.Stage
+			w.kinds[i], w.role[i] = c.Stage, uint8(c.Stage)
 		}
 	}
 }
@@ -154,6 +158,9 @@ type Simulator struct {
 	fast     *fastSim       // closed forms for fluid workloads (fast.go)
 	fastOut  []ClientResult // RunFast's client results
 	fastFull []int64        // RunFast: per client, a bucket that admits its every request
+	fastAdm  []int64        // RunFast's admitted requests per point and client
+	fastLo   []int          // RunFastCols: per client, a cursor in its fixedTable
+	fastRun  FastRun        // RunFast's columns
 
 	counts []int32 // RunLimits scratch (counts.go)
 	hist   []int64
@@ -168,7 +175,7 @@ type Simulator struct {
 // NewSimulator returns a simulator for w, on realisation (0, 0).
 func (w *Workload) NewSimulator() *Simulator {
 	s := &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS), keyedScenario: w.Scenario.Keyed(),
-		fastOut: make([]ClientResult, len(w.Scenario.Clients)), fastFull: make([]int64, len(w.Scenario.Clients))}
+		fastOut: make([]ClientResult, len(w.Scenario.Clients)), fastFull: make([]int64, len(w.Scenario.Clients)), fastLo: make([]int, len(w.Scenario.Clients))}
 	if w.streamed {
 		s.buf = make([]int32, w.Scenario.DurationS)
 	} else {

@@ -239,3 +239,103 @@ func TestParamColumnsKeptAsOneValue(t *testing.T) {
 		}
 	}
 }
+
+// TestSetFastRunEqualsSetRow stores the same rows twice, once point by point
+// (setRow) and once with runs of points mixed in (setFastRun, as RunFastCols
+// leaves them: admitted in place, Stride apart), in the order the
+// replicates interleave them, with metrics and offered counts that hold one
+// value for a while and then differ, and compares every column.
+func TestSetFastRunEqualsSetRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 17))
+	for range 300 {
+		reps, nc, n := 1+rng.IntN(3), 1+rng.IntN(4), 1+rng.IntN(300)
+		ref := &partResult{reps: reps, names: make([]string, nc)}
+		got := &partResult{reps: reps, names: make([]string, nc)}
+		ref.reset(n)
+		got.reset(n)
+		var switchAt [metricWordCount]int
+		for c := range switchAt {
+			switchAt[c] = rng.IntN(2 * n * reps) // past the end: never varies
+		}
+		offeredAt := rng.IntN(2 * n * reps)
+		k := 0 // rows stored so far
+		value := func(c int) uint64 {
+			if k >= switchAt[c] {
+				return rng.Uint64N(3)
+			}
+			return 7
+		}
+		for rep := range reps {
+			for pt := 0; pt < n; {
+				run := 1 + rng.IntN(min(n-pt, 40))
+				// One run's points: Fixed metrics and offered counts hold
+				// for the run, the others per point.
+				var d model.FastRun
+				d.Caught, d.Missed, d.FalseCut = make([]int64, run), make([]int64, run), make([]int64, run)
+				d.CutDesign, d.CutCode, d.CutNone = make([]int64, run), make([]int64, run), make([]int64, run)
+				d.LegitAccountsLocked = make([]int64, run)
+				d.LegitCutPct, d.MissedPct, d.OnlyHerePct = make([]float64, run), make([]float64, run), make([]float64, run)
+				cols := fastRunColumns(&d)
+				base := unsafe.Pointer(&d.Fixed)
+				for c, mc := range metricColumns() {
+					if w := fastColumn()[c]; w < 0 {
+						*(*uint64)(unsafe.Add(base, mc.offset)) = value(c)
+					} else {
+						for j := range run {
+							cols[w][j] = value(c)
+						}
+					}
+				}
+				d.Offered = make([]int64, nc)
+				for i := range d.Offered {
+					d.Offered[i] = int64(10 + i)
+					if k >= offeredAt {
+						d.Offered[i] = int64(rng.IntN(3))
+					}
+				}
+				d.Stride = reps * nc
+				d.Admitted = got.admitted[(pt*reps+rep)*nc:]
+				for j := range run {
+					m := d.Metrics(j)
+					cl := make([]model.ClientResult, nc)
+					for i := range cl {
+						cl[i] = model.ClientResult{Offered: d.Offered[i], Admitted: rng.Int64N(d.Offered[i] + 1)}
+						d.Admitted[j*d.Stride+i] = cl[i].Admitted
+					}
+					ref.setRow((pt+j)*reps+rep, cl, &m)
+				}
+				if rng.IntN(3) == 0 { // point by point here too
+					for j := range run {
+						m := d.Metrics(j)
+						cl := make([]model.ClientResult, nc)
+						for i := range cl {
+							cl[i] = model.ClientResult{Offered: d.Offered[i], Admitted: d.Admitted[j*d.Stride+i]}
+						}
+						got.setRow((pt+j)*reps+rep, cl, &m)
+					}
+				} else {
+					got.setFastRun(pt, rep, run, &d)
+				}
+				pt += run
+				k += run
+			}
+		}
+		for row := range n * reps {
+			for c := range metricWordCount {
+				if g, w := got.metricWord(c, row), ref.metricWord(c, row); g != w {
+					t.Fatalf("row %d column %d: %d, want %d", row, c, g, w)
+				}
+			}
+			for i := range nc {
+				j := row*nc + i
+				if got.offeredAt(j) != ref.offeredAt(j) || got.admitted[j] != ref.admitted[j] || got.cut[j] != ref.cut[j] {
+					t.Fatalf("client row %d: offered %d admitted %d cut %d, want %d %d %d", j,
+						got.offeredAt(j), got.admitted[j], got.cut[j], ref.offeredAt(j), ref.admitted[j], ref.cut[j])
+				}
+			}
+		}
+		if got.unmeasured != ref.unmeasured || got.metricSame != ref.metricSame || got.offeredSame != ref.offeredSame {
+			t.Fatalf("unmeasured %d, same %v %v; want %d, %v %v", got.unmeasured, got.metricSame, got.offeredSame, ref.unmeasured, ref.metricSame, ref.offeredSame)
+		}
+	}
+}

@@ -360,8 +360,13 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 				}
 				first = i
 				if fast != nil {
-					// Up to the next progress report.
-					if k := fast.runFast(r.policies[i:min(hi, reported+every)], put); k > 0 {
+					// Up to the next progress report, straight into the
+					// part's admitted column.
+					d := &r.fastRun
+					nc := len(r.names)
+					d.Admitted, d.Stride = r.admitted[(i*r.reps+rep)*nc:], r.reps*nc
+					if k := fast.runFast(r.policies[i:min(hi, reported+every)], d); k > 0 {
+						r.setFastRun(i, rep, k, d)
 						i += k
 						continue
 					}

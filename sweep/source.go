@@ -37,9 +37,9 @@ type batchSim interface {
 // once, writing straight into the part's rows.
 type fastSim interface {
 	// runFast simulates a prefix of ps (of the same replicate) and returns
-	// its length, 0 when the first point needs run. Point k's client results
-	// and metrics go to put, in order.
-	runFast(ps []model.Policy, put func(k int, clients []model.ClientResult, m *model.Metrics)) int
+	// its length, 0 when the first point needs run. The results go to dst
+	// (model.Simulator.RunFastCols).
+	runFast(ps []model.Policy, dst *model.FastRun) int
 }
 
 // maxBatch bounds a batch of count-based points, maxLockstep one of points
@@ -177,11 +177,11 @@ func (s *scenarioSim) runBatch(ps []model.Policy, put func(k int, clients []mode
 	return n
 }
 
-func (s *scenarioSim) runFast(ps []model.Policy, put func(k int, clients []model.ClientResult, m *model.Metrics)) int {
+func (s *scenarioSim) runFast(ps []model.Policy, dst *model.FastRun) int {
 	if noBatch {
 		return 0
 	}
-	return s.sim.RunFast(ps, put)
+	return s.sim.RunFastCols(ps, dst)
 }
 
 func (s *scenarioSim) setReplicate(seed uint64, rep int) { s.sim.SetReplicate(seed, rep) }

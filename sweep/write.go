@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
@@ -100,6 +101,7 @@ type partResult struct {
 	cut         []int64
 
 	scratchClients []model.ClientResult // one point's, for pointSim.run
+	fastRun        model.FastRun        // fastSim.runFast's columns
 
 	// Columns kept as one value (setRow): seen says a row was stored.
 	seen         bool
@@ -394,4 +396,120 @@ func writePart(dir string, r *partResult, points, clients *arrow.Schema, hook fu
 		return pm, cm, fmt.Errorf("writing points/%s: %w", name, err)
 	}
 	return pm, cm, nil
+}
+
+// fastColumn says, per metric column, which of a model.FastRun's columns
+// holds it (fastRunColumns' index), or -1 where the metric is the run's
+// Fixed one.
+var fastColumn = sync.OnceValue(func() (t [metricWordCount]int) {
+	var m model.Metrics
+	offs := []uintptr{
+		unsafe.Offsetof(m.Caught), unsafe.Offsetof(m.Missed), unsafe.Offsetof(m.FalseCut),
+		unsafe.Offsetof(m.CutDesign), unsafe.Offsetof(m.CutCode), unsafe.Offsetof(m.CutNone),
+		unsafe.Offsetof(m.LegitAccountsLocked),
+		unsafe.Offsetof(m.LegitCutPct), unsafe.Offsetof(m.MissedPct), unsafe.Offsetof(m.OnlyHerePct),
+	}
+	for c, mc := range metricColumns() {
+		t[c] = slices.Index(offs, mc.offset)
+	}
+	return t
+})
+
+// fastRunColumns are d's metric columns as words, in fastColumn's order.
+func fastRunColumns(d *model.FastRun) [10][]uint64 {
+	return [10][]uint64{
+		int64Words(d.Caught), int64Words(d.Missed), int64Words(d.FalseCut),
+		int64Words(d.CutDesign), int64Words(d.CutCode), int64Words(d.CutNone),
+		int64Words(d.LegitAccountsLocked),
+		float64Words(d.LegitCutPct), float64Words(d.MissedPct), float64Words(d.OnlyHerePct),
+	}
+}
+
+func int64Words(s []int64) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+func float64Words(s []float64) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+// setFastRun stores the results of points first, first+1, … first+n-1 of
+// replicate rep that model.Simulator.RunFastCols wrote into d, whose
+// Admitted are the part's own (the rows' clients, Stride apart): setRow
+// for every point, a column at a time.
+func (r *partResult) setFastRun(first, rep, n int, d *model.FastRun) {
+	mc := metricColumns()
+	which := fastColumn()
+	cols := fastRunColumns(d)
+	fixed := unsafe.Pointer(&d.Fixed)
+	word := func(c int) uint64 {
+		if k := which[c]; k >= 0 {
+			return cols[k][0]
+		}
+		return *(*uint64)(unsafe.Add(fixed, mc[c].offset))
+	}
+	offered := d.Offered[:len(r.offeredFirst)]
+	if !r.seen {
+		r.seen = true
+		for c := range r.metricSame {
+			r.metricSame[c], r.metricFirst[c] = true, word(c)
+		}
+		copy(r.offeredFirst, offered)
+	}
+	base, reps := first*r.reps+rep, r.reps
+	for c := range mc {
+		w := r.metricWords[c]
+		if which[c] < 0 {
+			v := word(c)
+			if r.metricSame[c] {
+				if v == r.metricFirst[c] {
+					continue
+				}
+				r.metricVaries(c)
+			}
+			for k := range n {
+				w[base+k*reps] = v
+			}
+			continue
+		}
+		src := cols[which[c]][:n]
+		if r.metricSame[c] {
+			k, v := 0, r.metricFirst[c]
+			for k < n && src[k] == v {
+				k++
+			}
+			if k == n {
+				continue
+			}
+			r.metricVaries(c)
+		}
+		if reps == 1 {
+			copy(w[base:base+n], src)
+			continue
+		}
+		for k, v := range src {
+			w[base+k*reps] = v
+		}
+	}
+	if d.Fixed.StateMeasured {
+		for k := range n {
+			bitutil.SetBit(r.measured, base+k*reps)
+		}
+	} else {
+		r.unmeasured += n
+	}
+	if r.offeredSame && !slices.Equal(offered, r.offeredFirst) {
+		r.offeredVaries()
+	}
+	nc := len(offered)
+	for k := range n {
+		kk := (base + k*reps) * nc
+		if !r.offeredSame {
+			copy(r.offered[kk:kk+nc], offered)
+		}
+		adm, cut := r.admitted[kk:kk+nc], r.cut[kk:kk+nc]
+		for i, o := range offered {
+			cut[i] = o - adm[i]
+		}
+	}
 }
