@@ -110,6 +110,33 @@ func (l *LabelAppender) Append(b []byte, a Algorithm, vals []float64) []byte {
 	return b
 }
 
+// AppendNext is Append for a policy whose values differ from those of the
+// previous Append's policy in parameter prm (an index in Params) alone, or
+// in any when prm is -1 (a grid that steps one axis knows which): the
+// label's other parameters are not compared again.
+func (l *LabelAppender) AppendNext(b []byte, a Algorithm, vals []float64, prm int) []byte {
+	if prm >= 0 && l.ok && l.alg == a && a < algorithmEnd && labelPos[a] != nil {
+		if m := labelPos[a][prm]; m >= 0 {
+			if b, ok := l.replaceOne(b, labelParams[a], int(m), vals); ok {
+				return b
+			}
+		}
+	}
+	return l.Append(b, a, vals)
+}
+
+// labelPos is, per algorithm and parameter (Params index), the
+// parameter's place in the algorithm's labelParams, or -1.
+var labelPos = func() (t [algorithmEnd][]int8) {
+	for _, a := range Algorithms {
+		t[a] = make([]int8, len(Params))
+		for j := range t[a] {
+			t[a][j] = int8(slices.IndexFunc(labelParams[a], func(lp labelParam) bool { return lp.index == j }))
+		}
+	}
+	return t
+}()
+
 // appendOne appends the label that differs from the previous one in
 // parameter lps[m] alone, when that parameter is written in both: the
 // previous label's text before and after it is copied, and only its value
@@ -121,6 +148,12 @@ func (l *LabelAppender) appendOne(b []byte, lps []labelParam, m int, vals []floa
 			return b, false
 		}
 	}
+	return l.replaceOne(b, lps, m, vals)
+}
+
+// replaceOne is appendOne for vals known to equal the previous label's but
+// in parameter lps[m].
+func (l *LabelAppender) replaceOne(b []byte, lps []labelParam, m int, vals []float64) ([]byte, bool) {
 	lp := lps[m]
 	prm := &Params[lp.index]
 	v := vals[lp.index]
@@ -131,8 +164,15 @@ func (l *LabelAppender) appendOne(b []byte, lps []labelParam, m int, vals []floa
 	prev := b[l.start:] // the previous label (b is the buffer it was appended to)
 	if old := l.vals[lp.index]; v == old+1 && !math.Signbit(old) && old < 1<<52 && old == math.Trunc(old) && prm.Values == nil {
 		// The next whole number: the previous text with its decimal
-		// digits incremented (a grid's step of 1).
-		b = append(b, prev[:l.ends[m+1]]...)
+		// digits incremented (a grid's step of 1), in place unless the
+		// number grows a digit.
+		b = append(b, prev[:l.ends[len(lps)]]...)
+		if incrementDigits(b[start+l.ends[m] : start+l.ends[m+1]]) {
+			l.vals[lp.index] = v
+			l.start = start
+			return b, true
+		}
+		b = append(b[:start], prev[:l.ends[m+1]]...)
 		b = incrementDecimal(b, start+l.ends[m])
 	} else {
 		b = append(b, prev[:l.ends[m]]...)
@@ -146,6 +186,24 @@ func (l *LabelAppender) appendOne(b []byte, lps []labelParam, m int, vals []floa
 	l.vals[lp.index] = v
 	l.start = start
 	return b, true
+}
+
+// incrementDigits adds 1 to the decimal number that ends d in place and
+// reports whether it fit (false on a carry out of its first digit: d is
+// then left with that number's digits zeroed).
+func incrementDigits(d []byte) bool {
+	for i := len(d) - 1; i >= 0; i-- {
+		switch c := d[i]; {
+		case c == '9':
+			d[i] = '0'
+		case c >= '0' && c <= '8':
+			d[i]++
+			return true
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // incrementDecimal adds 1 to the decimal number that ends b (its digits

@@ -82,10 +82,12 @@ func TestLabelAppenderEqualsAppendLabel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 9))
 	vals := make([]float64, len(Params))
 	for range 300 {
-		var got, want []byte
-		var l LabelAppender
+		var got, next, want []byte
+		var l, ln LabelAppender // ln: AppendNext, told which parameter changed
 		p := randomPolicy(rng, Algorithms[rng.IntN(len(Algorithms))])
+		prev := p
 		for range 1 + rng.IntN(60) {
+			changed := -1
 			switch rng.IntN(6) {
 			case 0:
 				p = randomPolicy(rng, Algorithms[rng.IntN(len(Algorithms))])
@@ -94,20 +96,26 @@ func TestLabelAppenderEqualsAppendLabel(t *testing.T) {
 				p.Limit, p.Capacity, p.Burst = q.Limit, q.Capacity, q.Burst
 			case 2:
 				p.Limit++
+				changed = 1
 			case 3:
 				p.Capacity++
+				changed = 3
 			default:
 				p.Rate += 0.5
+				changed = 2
 			}
 			if p.Validate() != nil {
+				p = prev
 				continue
 			}
 			p.Values(vals)
 			want = AppendLabel(want, p.Algorithm, vals)
 			got = l.Append(got, p.Algorithm, vals)
-			if string(got) != string(want) {
-				t.Fatalf("after %v:\n got  %q\n want %q", p, got, want)
+			next = ln.AppendNext(next, p.Algorithm, vals, changed)
+			if string(got) != string(want) || string(next) != string(want) {
+				t.Fatalf("after %v:\n got  %q\n next %q\n want %q", p, got, next, want)
 			}
+			prev = p
 		}
 	}
 }
@@ -122,22 +130,27 @@ func TestLabelAppenderCounts(t *testing.T) {
 		{Algorithm: TokenBucket, Rate: 2.5, Capacity: 0},
 		{Algorithm: Nginx, Rate: 10, Burst: 5, Delay: 0},
 	} {
-		var l LabelAppender
-		var got, want []byte
+		var l, ln LabelAppender
+		var got, next, want []byte
 		for range 10_050 {
+			var changed int
 			switch p.Algorithm {
 			case TokenBucket:
 				p.Capacity++
+				changed = 3
 			case Nginx:
 				p.Delay++ // optional parameter: off its default from the first step
+				changed = 6
 			default:
 				p.Limit++
+				changed = 1
 			}
 			p.Values(vals)
 			want = AppendLabel(want, p.Algorithm, vals)
 			got = l.Append(got, p.Algorithm, vals)
-			if string(got) != string(want) {
-				t.Fatalf("after %v:\n got  %q\n want %q", p, got[max(0, len(got)-60):], want[max(0, len(want)-60):])
+			next = ln.AppendNext(next, p.Algorithm, vals, changed)
+			if string(got) != string(want) || string(next) != string(want) {
+				t.Fatalf("after %v:\n got  %q\n next %q\n want %q", p, got[max(0, len(got)-60):], next[max(0, len(next)-60):], want[max(0, len(want)-60):])
 			}
 		}
 	}

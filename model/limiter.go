@@ -343,6 +343,46 @@ func (p *Policy) Values(dst []float64) {
 	}
 }
 
+// ValueAt is Values' dst[j] alone: the value of parameter Params[j] (its
+// default where the field holds 0).
+func (p *Policy) ValueAt(j int) float64 {
+	var v float64
+	switch j {
+	case 0:
+		v = float64(p.WindowS)
+	case 1:
+		v = float64(p.Limit)
+	case 2:
+		v = p.Rate
+	case 3:
+		v = float64(p.Capacity)
+	case 4:
+		v = float64(p.PhaseS)
+	case 5:
+		v = float64(p.Burst)
+	case 6:
+		v = float64(p.Delay)
+	case 7:
+		v = p.ServiceS
+	case 8:
+		v = float64(p.Key)
+	case 9:
+		v = float64(p.Nodes)
+	case 10:
+		v = float64(p.LB)
+	case 11:
+		v = float64(p.State)
+	case 12:
+		v = p.SyncMs
+	default:
+		return p.Value(Params[j].Name)
+	}
+	if v == 0 {
+		v = paramDefaults[j]
+	}
+	return v
+}
+
 // paramsWithDefault are the indices of the first 13 Params whose Default is
 // not 0 (nodes).
 var paramsWithDefault = func() (out []int) {

@@ -138,8 +138,8 @@ func TestPolicyValuesMatchValue(t *testing.T) {
 		}
 		p.Values(got)
 		for i, prm := range Params {
-			if want := p.Value(prm.Name); got[i] != want {
-				t.Fatalf("%+v: Values[%d] (%s) = %v, Value = %v", p, i, prm.Name, got[i], want)
+			if want := p.Value(prm.Name); got[i] != want || p.ValueAt(i) != want {
+				t.Fatalf("%+v: Values[%d] (%s) = %v, ValueAt %v, Value = %v", p, i, prm.Name, got[i], p.ValueAt(i), want)
 			}
 		}
 	}

@@ -514,7 +514,18 @@ func (r *partResult) fillParams(lo, hi int) {
 	row := r.row
 	for i := lo; i < hi; i++ {
 		p := &r.policies[i]
-		p.Values(row)
+		// row holds point i-1's values (after its first point, the part's
+		// and a chunk's start with changed -1).
+		j := -1
+		if r.changed != nil {
+			j = int(r.changed[i])
+		}
+		if j >= 0 && i > lo {
+			row[j] = p.ValueAt(j)
+		} else {
+			j = -1
+			p.Values(row)
+		}
 		if i == 0 {
 			for _, c := range r.common {
 				c.same, c.first = true, math.Float64bits(row[c.param])
@@ -562,7 +573,7 @@ func (r *partResult) fillParams(lo, hi int) {
 				c.i8[i] = int8(v)
 			}
 		}
-		r.labelData = r.labels.Append(r.labelData, p.Algorithm, row)
+		r.labelData = r.labels.AppendNext(r.labelData, p.Algorithm, row, j)
 		r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
 	}
 	if hi == len(r.policies) {

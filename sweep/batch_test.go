@@ -207,8 +207,35 @@ func TestParamColumnsKeptAsOneValue(t *testing.T) {
 			}
 			r.policies[i] = p
 		}
+		if rng.IntN(2) == 0 { // Grid.Policies' changed: the one parameter that may differ
+			r.changed = make([]int8, n)
+			prev := make([]float64, len(model.Params))
+			for i := range r.policies {
+				r.policies[i].Values(vals)
+				r.changed[i] = -1
+				var diff []int
+				for j := range vals {
+					if vals[j] != prev[j] {
+						diff = append(diff, j)
+					}
+				}
+				switch {
+				case i == 0 || rng.IntN(4) == 0:
+				case len(diff) == 1:
+					r.changed[i] = int8(diff[0])
+				case len(diff) == 0:
+					r.changed[i] = int8(rng.IntN(len(vals)))
+				}
+				copy(prev, vals)
+			}
+		}
 		r.reset(n)
 		r.prepareParams()
+		for i, p := range r.policies {
+			if got, want := string(r.labelData[r.labelOffsets[i]:r.labelOffsets[i+1]]), p.Canonical(); got != want {
+				t.Fatalf("point %d of %d: label %q, want %q", i, n, got, want)
+			}
+		}
 		lo := rng.IntN(n * reps)
 		cnt := 1 + rng.IntN(n*reps-lo)
 		for j, prm := range model.Params {

@@ -71,22 +71,23 @@ func BenchmarkBuildBatches(b *testing.B) {
 
 // BenchmarkSimulateLarge simulates every part of the peers' large grid
 // (1,400,000 points) into one part result, as a worker of Run does, and
-// prepares the parameter columns and labels (sim and prepare sub-benchmarks);
+// prepares the parameter columns and labels (sim and prepare sub-benchmarks;
+// cold: sim with a new simulator per op, its tables built as in a run);
 // one op = the whole grid.
 func BenchmarkSimulateLarge(b *testing.B) {
 	spec, src, grid := benchLarge(b)
 	parts := ShardParts(grid, Shard{0, 1})
-	for _, prepare := range []bool{false, true} {
-		name := "sim"
-		if prepare {
-			name = "prepare"
-		}
+	for _, name := range []string{"sim", "prepare", "cold"} {
+		prepare := name == "prepare"
 		b.Run(name, func(b *testing.B) {
 			r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
 			r.names, r.classes, r.stages = src.rows()
 			sim := src.newSim()
 			var done atomic.Int64
 			for b.Loop() {
+				if name == "cold" { // a run's simulator: its tables built as it goes
+					sim = src.newSim()
+				}
 				for _, p := range parts {
 					if prepare {
 						b.StopTimer()

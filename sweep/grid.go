@@ -64,13 +64,19 @@ func (g *Grid) Algorithms(from, to int64) []model.Algorithm {
 
 // Policies fills dst with the policies of points from, from+1, … (as Policy
 // gives them), stepping each entry's axes like an odometer instead of
-// decomposing every id: a part's policies cost one Set per point.
-func (g *Grid) Policies(dst []model.Policy, from int64) {
+// decomposing every id: a part's policies cost one Set per point. When
+// changed is not nil (len(dst) long), changed[i] is the parameter (index in
+// model.Params) in which dst[i] alone may differ from dst[i-1], or -1 when
+// others may too (dst[0], an entry's first point, an axis wrapping round).
+func (g *Grid) Policies(dst []model.Policy, from int64, changed []int8) {
 	var idx []int // per axis of entry e, the value index of dst[i-1]
 	var prm []int // per axis of entry e, its parameter's index in model.Params
 	e, end := -1, int64(0)
 	for i := range dst {
 		id := from + int64(i)
+		if changed != nil {
+			changed[i] = -1
+		}
 		if e < 0 || id >= end { // (re)start at id's entry
 			dst[i] = g.Policy(id)
 			for e = len(g.offsets) - 1; e > 0 && g.offsets[e] > id; e-- {
@@ -100,6 +106,9 @@ func (g *Grid) Policies(dst []model.Policy, from int64) {
 			ax := &axes[a]
 			if idx[a]++; idx[a] < len(ax.Values) {
 				p.SetParam(prm[a], ax.Values[idx[a]])
+				if changed != nil && a == len(axes)-1 {
+					changed[i] = int8(prm[a])
+				}
 				break
 			}
 			idx[a] = 0

@@ -325,6 +325,7 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 	n := int(part.Points())
 	r.part = part
 	r.policies = grow(r.policies, n)
+	r.changed = grow(r.changed, n)
 	r.reset(n)
 	r.scratchClients = grow(r.scratchClients, len(r.names))
 	if r.prepare {
@@ -348,7 +349,7 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 		for lo := 0; lo < n; lo += chunk {
 			hi := min(lo+chunk, n)
 			if rep == 0 {
-				grid.Policies(r.policies[lo:hi], part.From+int64(lo))
+				grid.Policies(r.policies[lo:hi], part.From+int64(lo), r.changed[lo:hi])
 			}
 			for i := lo; i < hi; {
 				if i-reported >= every || i == 0 {

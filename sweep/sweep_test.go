@@ -431,11 +431,26 @@ func TestGridPolicies(t *testing.T) {
 		}
 		for _, from := range starts {
 			dst := make([]model.Policy, min(g.Points()-from, 70_000))
-			g.Policies(dst, from)
+			changed := make([]int8, len(dst))
+			g.Policies(dst, from, changed)
+			vals, prev := make([]float64, len(model.Params)), make([]float64, len(model.Params))
 			for i := range dst {
 				if want := g.Policy(from + int64(i)); dst[i] != want {
 					t.Fatalf("%s: point %d from %d: %+v, want %+v", path, from+int64(i), from, dst[i], want)
 				}
+				// changed names the one parameter that may differ.
+				dst[i].Values(vals)
+				if j := changed[i]; j >= 0 {
+					if i == 0 || dst[i].Algorithm != dst[i-1].Algorithm {
+						t.Fatalf("%s: point %d from %d: changed %d at an entry's start", path, from+int64(i), from, j)
+					}
+					for k := range vals {
+						if k != int(j) && vals[k] != prev[k] {
+							t.Fatalf("%s: point %d from %d: %s differs, changed says %s", path, from+int64(i), from, model.Params[k].Name, model.Params[j].Name)
+						}
+					}
+				}
+				vals, prev = prev, vals
 			}
 		}
 	}

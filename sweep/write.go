@@ -68,6 +68,7 @@ type partResult struct {
 	part       Part
 	reps       int
 	policies   []model.Policy // per point
+	changed    []int8         // per point: Grid.Policies' changed
 	params     []paramColumn  // per parameter some point takes (prepareParams)
 	paramCol   []int          // per parameter: its index in params, or -1
 	paramValid [][]byte       // the validity bitmaps of params, kept between parts
@@ -103,8 +104,12 @@ type partResult struct {
 	scratchClients []model.ClientResult // one point's, for pointSim.run
 	fastRun        model.FastRun        // fastSim.runFast's columns
 
-	// Columns kept as one value (setRow): seen says a row was stored.
+	// Columns kept as one value (setRow): seen says a row was stored,
+	// stored is one past the highest row stored so far (a column that
+	// starts to vary is written out up to there: later rows are stored in
+	// turn).
 	seen         bool
+	stored       int
 	metricSame   [metricWordCount]bool
 	metricFirst  [metricWordCount]uint64
 	offeredSame  bool
@@ -143,7 +148,7 @@ func (r *partResult) reset(n int) {
 	r.prepared = false
 	nc := r.nrows * len(r.names)
 	r.offered, r.admitted, r.cut = grow(r.offered, nc), grow(r.admitted, nc), grow(r.cut, nc)
-	r.seen = false
+	r.seen, r.stored = false, 0
 	r.offeredSame = true
 	r.offeredFirst = grow(r.offeredFirst, len(r.names))
 }
@@ -207,12 +212,13 @@ func (r *partResult) setRow(row int, clients []model.ClientResult, m *model.Metr
 	for i, c := range clients {
 		admitted[i], cut[i] = c.Admitted, c.Offered-c.Admitted
 	}
+	r.stored = max(r.stored, row+1)
 }
 
 // metricVaries writes metric column c out: every row so far held
-// metricFirst[c] (rows not yet set are written later).
+// metricFirst[c] (rows not yet stored are written when they are).
 func (r *partResult) metricVaries(c int) {
-	col := r.metricWords[c][:r.nrows]
+	col := r.metricWords[c][:r.stored]
 	for i := range col {
 		col[i] = r.metricFirst[c]
 	}
@@ -223,7 +229,7 @@ func (r *partResult) metricVaries(c int) {
 // offeredFirst.
 func (r *partResult) offeredVaries() {
 	nc := len(r.offeredFirst)
-	for k := 0; k < len(r.offered); k += nc {
+	for k := 0; k < r.stored*nc; k += nc {
 		copy(r.offered[k:k+nc], r.offeredFirst)
 	}
 	r.offeredSame = false
@@ -501,6 +507,7 @@ func (r *partResult) setFastRun(first, rep, n int, d *model.FastRun) {
 	if r.offeredSame && !slices.Equal(offered, r.offeredFirst) {
 		r.offeredVaries()
 	}
+	r.stored = max(r.stored, base+(n-1)*reps+1)
 	nc := len(offered)
 	for k := range n {
 		kk := (base + k*reps) * nc
