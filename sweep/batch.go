@@ -679,17 +679,21 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 	}
 	row, c := lo/nc, lo%nc // counters, not a division per row
 	id, rep := r.part.From+int64(row/r.reps), int32(row%r.reps)
-	for i := range n {
-		ids[i] = id
-		if reps != nil {
-			reps[i] = rep
+	for i := 0; i < n; {
+		// A row's nc clients (from c on), then the next row.
+		k := min(nc-c, n-i)
+		for j := range ids[i : i+k] {
+			ids[i+j] = id
 		}
-		if c++; c == nc {
-			c = 0
-			if rep++; int(rep) == r.reps {
-				rep = 0
-				id++
+		if reps != nil {
+			for j := range reps[i : i+k] {
+				reps[i+j] = rep
 			}
+		}
+		i, c = i+k, 0
+		if rep++; int(rep) == r.reps {
+			rep = 0
+			id++
 		}
 	}
 	repCol := s.zeroInt32s(n) // one replicate: all 0
