@@ -33,7 +33,8 @@ unit:
 	$(GO) test ./...
 
 # ratesweep vs the peers (../shared/peers) on the bench and large grids,
-# interleaved for 5 rounds (medians, minima, CPU beside wall, load average),
+# interleaved for 5 rounds (the Parquet runs 3 times a round: -ratio-runs;
+# medians, minima, CPU beside wall, load average),
 # with the pqarrow floor, a 10M-request log replay over 1,000 points and a
 # day-long scenario, one table; installs numpy and GNU time if missing.
 # Run it on a quiet machine. Smoke test: BENCHFLAGS=-quick (or

@@ -142,6 +142,7 @@ type step struct {
 	env       []string // added to the environment
 	note      string
 	work      float64
+	repeat    int // runs per round, interleaved with the steps beside it of the same repeat
 	m         *measure
 }
 
@@ -149,6 +150,7 @@ func benchMain(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	quick := fs.Bool("quick", os.Getenv("RATESWEEP_BENCH_QUICK") != "", "smoke test: 2 rounds, the bench grid only, a 1M-request log over 100 points, no 10M run (also RATESWEEP_BENCH_QUICK=1)")
 	rounds := fs.Int("rounds", 5, "interleaved rounds (each tool runs once per round)")
+	ratioRuns := fs.Int("ratio-runs", 3, "runs per round of the Parquet rows (end to end and floor, interleaved): their ratio wants more samples than the peers")
 	grids := fs.String("grids", "bench,large", "peer grids (bench, large; empty for none)")
 	skip := fs.String("skip", "", "tools to leave out, comma-separated (node, numpy, sim, e2e, e2e-1w, floor, floor-1w, replay, events, day)")
 	replayN := fs.Int64("replay-requests", 10_000_000, "requests of the synthetic replay log")
@@ -177,8 +179,8 @@ func benchMain(args []string) error {
 		def("replay-points", func() { *replayPoints = 100 })
 		def("big", func() { *big = "" })
 	}
-	if *rounds < 1 || *replayPoints < 4 || *replayPoints%4 != 0 {
-		return errors.New("-rounds must be >= 1 and -replay-points a positive multiple of 4")
+	if *rounds < 1 || *ratioRuns < 1 || *replayPoints < 4 || *replayPoints%4 != 0 {
+		return errors.New("-rounds and -ratio-runs must be >= 1 and -replay-points a positive multiple of 4")
 	}
 	skipped := map[string]bool{}
 	for _, t := range strings.Split(*skip, ",") {
@@ -237,6 +239,11 @@ func benchMain(args []string) error {
 				f.env = []string{"RATESWEEP_WRITER_FLOOR=1"}
 			}
 		}
+		for _, s := range steps {
+			if s.row == g && slices.Contains([]string{"ratesweep e2e", "ratesweep e2e 1w", "pqarrow floor", "pqarrow floor 1w"}, s.tool) {
+				s.repeat = *ratioRuns
+			}
+		}
 	}
 	// Log replay: a synthetic log over a grid of count-based and state-based
 	// algorithms; decisions = points × requests.
@@ -274,15 +281,27 @@ func benchMain(args []string) error {
 		s.m = &measure{row: s.row, tool: s.tool, note: s.note, work: s.work}
 	}
 	for r := range *rounds {
-		for _, s := range steps {
-			cmd := make([]string, len(s.cmd))
-			for i, a := range s.cmd {
-				cmd[i] = strings.ReplaceAll(a, "{round}", strconv.Itoa(r+1))
+		for i := 0; i < len(steps); {
+			// Steps of one row that run several times a round run as a
+			// group, interleaved: A B C A B C …
+			j, reps := i+1, max(steps[i].repeat, 1)
+			for reps > 1 && j < len(steps) && steps[j].row == steps[i].row && steps[j].repeat == reps {
+				j++
 			}
-			fmt.Fprintf(os.Stderr, "bench: round %d/%d: %s on %s: %s\n", r+1, *rounds, s.tool, s.row, strings.Join(cmd, " "))
-			if err := runOnce(s.m, cmd, s.unset, s.env...); err != nil {
-				return fmt.Errorf("%s on %s: %w", s.tool, s.row, err)
+			for k := range reps {
+				for _, s := range steps[i:j] {
+					run := strconv.Itoa(r*reps + k + 1)
+					cmd := make([]string, len(s.cmd))
+					for i, a := range s.cmd {
+						cmd[i] = strings.ReplaceAll(a, "{round}", run)
+					}
+					fmt.Fprintf(os.Stderr, "bench: round %d/%d: %s on %s: %s\n", r+1, *rounds, s.tool, s.row, strings.Join(cmd, " "))
+					if err := runOnce(s.m, cmd, s.unset, s.env...); err != nil {
+						return fmt.Errorf("%s on %s: %w", s.tool, s.row, err)
+					}
+				}
 			}
+			i = j
 		}
 	}
 	ok := true
@@ -321,7 +340,7 @@ func benchMain(args []string) error {
 			return fmt.Errorf("peak RSS run: %w", err)
 		}
 	}
-	printTable(os.Stdout, *rounds, all)
+	printTable(os.Stdout, *rounds, *ratioRuns, all)
 	printGoals(os.Stdout, gridNames, all, small, *replayN, bigM, *big)
 	fmt.Printf("load average (1, 5, 15 min) at the start: %s; at the end: %s (other processes share the cores)\n", load0, loadAvg())
 	if !ok {
@@ -477,9 +496,9 @@ func find(ms []*measure, row, tool string) *measure {
 	return nil
 }
 
-func printTable(w io.Writer, rounds int, all []*measure) {
-	fmt.Fprintf(w, "\n%d cores; %d interleaved rounds; wall = seconds as each tool reports them (process start-up excluded), "+
-		"CPU = user+system of the whole process (/usr/bin/time -v; the floor: CPU of its writing only); med = median.\n\n", runtime.NumCPU(), rounds)
+func printTable(w io.Writer, rounds, ratioRuns int, all []*measure) {
+	fmt.Fprintf(w, "\n%d cores; %d interleaved rounds (end to end and floor: %d runs each per round, interleaved); wall = seconds as each tool reports them (process start-up excluded), "+
+		"CPU = user+system of the whole process (/usr/bin/time -v; the floor: CPU of its writing only); med = median.\n\n", runtime.NumCPU(), rounds, ratioRuns)
 	fmt.Fprintln(w, "| row | tool | points | wall med | wall min | CPU med | CPU min | points/s | × numpy (wall) | peak RSS MB | checksum | note |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, m := range all {
