@@ -190,25 +190,35 @@ func (w *Workload) fastMetrics(adm []int64, stride, n int, dst *FastRun) {
 		offK[k] += w.offered[i]
 	}
 	dst.Fixed = fx
-	role := w.role
-	off := w.offered[:len(role)]
+	off, nc := w.offered, len(w.offered)
+	legit, design, code, none := w.byRole[0], w.byRole[StageDesign], w.byRole[StageCode], w.byRole[StageNone]
 	for k := range n {
-		a := adm[k*stride:][:len(role)]
-		var sum [4]int64 // admitted per kind
-		var locked int64
-		for i, r := range role {
-			sum[r] += a[i]
-			if r == 0 && a[i] < off[i] {
+		a := adm[k*stride:][:nc]
+		// Admitted per kind, each sum in a register of its own.
+		var admLegit, admDesign, admCode, admNone, locked int64
+		for _, i := range legit {
+			x := a[i]
+			admLegit += x
+			if x < off[i] {
 				locked++
 			}
 		}
-		missed := sum[StageDesign] + sum[StageCode] + sum[StageNone]
+		for _, i := range design {
+			admDesign += a[i]
+		}
+		for _, i := range code {
+			admCode += a[i]
+		}
+		for _, i := range none {
+			admNone += a[i]
+		}
+		missed := admDesign + admCode + admNone
 		caught := fx.OfferedAbusive - missed
-		falseCut := fx.OfferedLegit - sum[0]
-		cutNone := offK[StageNone] - sum[StageNone]
+		falseCut := fx.OfferedLegit - admLegit
+		cutNone := offK[StageNone] - admNone
 		dst.Caught[k], dst.Missed[k], dst.FalseCut[k] = caught, missed, falseCut
-		dst.CutDesign[k] = offK[StageDesign] - sum[StageDesign]
-		dst.CutCode[k] = offK[StageCode] - sum[StageCode]
+		dst.CutDesign[k] = offK[StageDesign] - admDesign
+		dst.CutCode[k] = offK[StageCode] - admCode
 		dst.CutNone[k] = cutNone
 		dst.LegitAccountsLocked[k] = locked
 		dst.LegitCutPct[k] = pct(falseCut, fx.OfferedLegit)

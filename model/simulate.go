@@ -12,9 +12,9 @@ type Workload struct {
 	// kinds[client] is its stage, or kindLegit (Metrics reads them for
 	// every point).
 	kinds []Stage
-	// role[client] is 0 for a legitimate client, else its stage (1 to 3):
-	// RunFastCols' index into its sums per kind.
-	role []uint8
+	// byRole lists the clients of each kind for RunFastCols' sums: the
+	// legitimate ones (0), then the abusive ones by stage (1 to 3).
+	byRole [4][]int
 }
 
 // kindLegit marks a legitimate client in Workload.kinds.
@@ -23,12 +23,14 @@ const kindLegit Stage = 255
 // setKinds fills w.kinds from the scenario.
 func (w *Workload) setKinds() {
 	w.kinds = make([]Stage, len(w.Scenario.Clients))
-	w.role = make([]uint8, len(w.Scenario.Clients))
+	w.byRole = [4][]int{}
 	for i, c := range w.Scenario.Clients {
 		if c.Class == Legit {
 			w.kinds[i] = kindLegit
+			w.byRole[0] = append(w.byRole[0], i)
 		} else {
-			w.kinds[i], w.role[i] = c.Stage, uint8(c.Stage)
+			w.kinds[i] = c.Stage
+			w.byRole[c.Stage&3] = append(w.byRole[c.Stage&3], i)
 		}
 	}
 }

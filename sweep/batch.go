@@ -150,16 +150,13 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 		reps = s.int32s(n)
 	}
 	pt, rep := lo/r.reps, lo%r.reps // counters, not a division per row
-	alg := algorithmIndex(r.policies[pt].Algorithm)
 	for i := range n {
-		ids[i], algs[i] = r.part.From+int64(pt), alg
+		ids[i], algs[i] = r.part.From+int64(pt), r.algs[pt]
 		if reps != nil {
 			reps[i] = int32(rep)
 		}
 		if rep++; rep == r.reps {
-			if rep, pt = 0, pt+1; pt < len(r.policies) && r.policies[pt].Algorithm != r.policies[pt-1].Algorithm {
-				alg = algorithmIndex(r.policies[pt].Algorithm)
-			}
+			rep, pt = 0, pt+1
 		}
 	}
 	repCol := s.zeroInt32s(n) // one replicate: all 0
@@ -183,12 +180,7 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 // canonical label, formatted once per part.
 func (r *partResult) policyArray(lo, n int) arrow.Array {
 	if !r.labelsValid || r.labelsOf != r.part {
-		r.labelOffsets, r.labelData = append(r.labelOffsets[:0], 0), r.labelData[:0]
-		for _, p := range r.policies {
-			r.labelData = p.AppendCanonical(r.labelData)
-			r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
-		}
-		r.labelsOf, r.labelsValid = r.part, true
+		r.prepareParams()
 	}
 	s := &r.scratch
 	offs := s.int32s(n + 1)
@@ -417,7 +409,7 @@ func (r *partResult) prepareParams() {
 		}
 	}
 	r.beginParams(algs, len(r.policies))
-	r.fillParams(0, len(r.policies))
+	r.fillParams(0, r.policies, r.changed)
 }
 
 // beginParams sets up the parameter columns and labels of a part of n points
@@ -508,17 +500,24 @@ func (r *partResult) beginParams(algs []model.Algorithm, n int) {
 	r.labelsOf, r.labelsValid, r.prepared = r.part, false, false
 }
 
-// fillParams fills the parameter columns and labels of points [lo, hi),
+// fillParams fills the parameter columns, labels and algorithms of points
+// lo, lo+1, … whose policies are pol (and changed, Grid.Policies', or nil),
 // after those of the points before lo.
-func (r *partResult) fillParams(lo, hi int) {
+func (r *partResult) fillParams(lo int, pol []model.Policy, changed []int8) {
 	row := r.row
+	hi := lo + len(pol)
+	r.algs = grow(r.algs, r.nrows/r.reps)
+	alg, algIndex := model.Algorithm(0), int8(-1)
 	for i := lo; i < hi; i++ {
-		p := &r.policies[i]
-		// row holds point i-1's values (after its first point, the part's
-		// and a chunk's start with changed -1).
+		p := &pol[i-lo]
+		if p.Algorithm != alg {
+			alg, algIndex = p.Algorithm, algorithmIndex(p.Algorithm)
+		}
+		r.algs[i] = algIndex
+		// row holds point i-1's values after the first point of pol.
 		j := -1
-		if r.changed != nil {
-			j = int(r.changed[i])
+		if changed != nil {
+			j = int(changed[i-lo])
 		}
 		if j >= 0 && i > lo {
 			row[j] = p.ValueAt(j)
@@ -576,7 +575,7 @@ func (r *partResult) fillParams(lo, hi int) {
 		r.labelData = r.labels.AppendNext(r.labelData, p.Algorithm, row, j)
 		r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
 	}
-	if hi == len(r.policies) {
+	if hi == r.nrows/r.reps {
 		r.labelsOf, r.labelsValid, r.prepared = r.part, true, true
 	}
 }
@@ -713,9 +712,31 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 		r.dictArray(dictInt8, window(arrow.PrimitiveTypes.Int8, int8Bytes(pat.stage), pat.stageValid, pat.stageNulls, phase, n), []string{"design", "code", "none"}),
 		r.offeredArray(lo, n),
 		window(arrow.PrimitiveTypes.Int64, int64Bytes(r.admitted), nil, 0, lo, n),
-		window(arrow.PrimitiveTypes.Int64, int64Bytes(r.cut), nil, 0, lo, n),
+		primitive(arrow.PrimitiveTypes.Int64, r.cutRows(s.int64s(n), lo), nil, 0),
 	}
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
+}
+
+// cutRows fills dst with the cut column of clients rows [lo, lo+len(dst)):
+// offered − admitted, made per batch (in the cache as the writer reads it)
+// rather than stored for the part.
+func (r *partResult) cutRows(dst []int64, lo int) []int64 {
+	adm := r.admitted[lo : lo+len(dst)]
+	if !r.offeredSame {
+		for i, o := range r.offered[lo : lo+len(dst)] {
+			dst[i] = o - adm[i]
+		}
+		return dst
+	}
+	nc := len(r.offeredFirst)
+	for i, c := 0, lo%nc; i < len(dst); {
+		k := min(nc-c, len(dst)-i) // a row's clients from c on
+		for j, o := range r.offeredFirst[c : c+k] {
+			dst[i+j] = o - adm[i+j]
+		}
+		i, c = i+k, 0
+	}
+	return dst
 }
 
 // offeredArray is the offered column of clients rows [lo, lo+n): a window

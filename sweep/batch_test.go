@@ -89,8 +89,8 @@ func TestSetRowFollowsMetricColumns(t *testing.T) {
 			t.Errorf("metric column %d holds %d, want %d", i, got, 1000+i)
 		}
 	}
-	if r.offeredAt(1) != 5 || r.admitted[1] != 3 || r.cut[1] != 2 {
-		t.Errorf("client row: offered %d admitted %d cut %d, want 5 3 2", r.offeredAt(1), r.admitted[1], r.cut[1])
+	if cut := r.cutRows(make([]int64, 1), 1)[0]; r.offeredAt(1) != 5 || r.admitted[1] != 3 || cut != 2 {
+		t.Errorf("client row: offered %d admitted %d cut %d, want 5 3 2", r.offeredAt(1), r.admitted[1], cut)
 	}
 }
 
@@ -152,6 +152,11 @@ func TestSetRowColumnsKeptAsOneValue(t *testing.T) {
 		}
 		lo := rng.IntN(nrows*nc + 1)
 		hi := lo + rng.IntN(nrows*nc-lo+1)
+		for i, cut := range r.cutRows(make([]int64, hi-lo), lo) { // admitted 0: cut = offered
+			if cut != wantO[lo+i] {
+				t.Fatalf("cut [%d, %d) row %d: %d, want %d", lo, hi, i, cut, wantO[lo+i])
+			}
+		}
 		if hi > lo {
 			arr := r.offeredArray(lo, hi-lo).(*array.Int64)
 			for i := range hi - lo {
@@ -355,9 +360,9 @@ func TestSetFastRunEqualsSetRow(t *testing.T) {
 			}
 			for i := range nc {
 				j := row*nc + i
-				if got.offeredAt(j) != ref.offeredAt(j) || got.admitted[j] != ref.admitted[j] || got.cut[j] != ref.cut[j] {
-					t.Fatalf("client row %d: offered %d admitted %d cut %d, want %d %d %d", j,
-						got.offeredAt(j), got.admitted[j], got.cut[j], ref.offeredAt(j), ref.admitted[j], ref.cut[j])
+				if got.offeredAt(j) != ref.offeredAt(j) || got.admitted[j] != ref.admitted[j] {
+					t.Fatalf("client row %d: offered %d admitted %d, want %d %d", j,
+						got.offeredAt(j), got.admitted[j], ref.offeredAt(j), ref.admitted[j])
 				}
 			}
 		}

@@ -43,12 +43,13 @@ func BenchmarkRunBench(b *testing.B) {
 }
 
 // BenchmarkBuildBatches builds the record batches of the first part of the
-// peers' large grid (65,536 points of fixed_window; points and clients, as
-// writePart hands them to pqarrow) without writing them; one op = one part.
+// peers' large grid (fixed_window points; points and clients, as writePart
+// hands them to pqarrow) without writing them, its parameter columns and
+// labels made as the part was simulated; one op = one part.
 func BenchmarkBuildBatches(b *testing.B) {
 	spec, src, grid := benchLarge(b)
 	part := ShardParts(grid, Shard{0, 1})[0]
-	r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
+	r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator, prepare: true}
 	r.names, r.classes, r.stages = src.rows()
 	var done atomic.Int64
 	if err := simulatePart(context.Background(), grid, src.newSim(), spec.Seed, part, r, &done, nil); err != nil {
@@ -57,8 +58,6 @@ func BenchmarkBuildBatches(b *testing.B) {
 	points, clients := schemas(map[string]string{MetaVersion: Version})
 	b.ReportAllocs()
 	for b.Loop() {
-		r.labelsValid, r.prepared = false, false
-		r.prepareParams()
 		for lo := 0; lo < r.rows(); lo += pointsBatchRows {
 			r.pointsBatch(points, lo, min(lo+pointsBatchRows, r.rows())).Release()
 		}
@@ -71,16 +70,15 @@ func BenchmarkBuildBatches(b *testing.B) {
 
 // BenchmarkSimulateLarge simulates every part of the peers' large grid
 // (1,400,000 points) into one part result, as a worker of Run does, and
-// prepares the parameter columns and labels (sim and prepare sub-benchmarks;
-// cold: sim with a new simulator per op, its tables built as in a run);
-// one op = the whole grid.
+// with its parameter columns and labels as a writing run makes them (sim,
+// prepared; cold: sim with a new simulator per op, its tables built as in a
+// run); one op = the whole grid.
 func BenchmarkSimulateLarge(b *testing.B) {
 	spec, src, grid := benchLarge(b)
 	parts := ShardParts(grid, Shard{0, 1})
-	for _, name := range []string{"sim", "prepare", "cold"} {
-		prepare := name == "prepare"
+	for _, name := range []string{"sim", "prepared", "cold"} {
 		b.Run(name, func(b *testing.B) {
-			r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator}
+			r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator, prepare: name == "prepared"}
 			r.names, r.classes, r.stages = src.rows()
 			sim := src.newSim()
 			var done atomic.Int64
@@ -89,15 +87,8 @@ func BenchmarkSimulateLarge(b *testing.B) {
 					sim = src.newSim()
 				}
 				for _, p := range parts {
-					if prepare {
-						b.StopTimer()
-					}
 					if err := simulatePart(context.Background(), grid, sim, spec.Seed, p, r, &done, nil); err != nil {
 						b.Fatal(err)
-					}
-					if prepare {
-						b.StartTimer()
-						r.prepareParams()
 					}
 				}
 			}

@@ -324,17 +324,18 @@ func recoverPanic(err *error) {
 func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, part Part, r *partResult, done *atomic.Int64, progress func(int64)) error {
 	n := int(part.Points())
 	r.part = part
-	r.policies = grow(r.policies, n)
-	r.changed = grow(r.changed, n)
 	r.reset(n)
 	r.scratchClients = grow(r.scratchClients, len(r.names))
 	if r.prepare {
 		r.beginParams(grid.Algorithms(part.From, part.To), n)
 	}
-	// Points are made, simulated (first replicate) and their parameter
+	// Points are made, simulated and (first replicate) their parameter
 	// columns and labels filled chunk by chunk, while their policies are
-	// in the cache; progress and cancellation are checked every 256.
+	// in the cache (a chunk's policies are made again for each replicate:
+	// cheaper than a part's worth of them in memory); progress and
+	// cancellation are checked every 256.
 	const chunk, every = 4096, 256
+	r.chunkPolicies, r.chunkChanged = grow(r.chunkPolicies, chunk), grow(r.chunkChanged, chunk)
 	batch, _ := sim.(batchSim)
 	fast, _ := sim.(fastSim)
 	// put stores a batch's results from point first on; made once, not per
@@ -348,9 +349,8 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 		reported := 0
 		for lo := 0; lo < n; lo += chunk {
 			hi := min(lo+chunk, n)
-			if rep == 0 {
-				grid.Policies(r.policies[lo:hi], part.From+int64(lo), r.changed[lo:hi])
-			}
+			pol, changed := r.chunkPolicies[:hi-lo], r.chunkChanged[:hi-lo]
+			grid.Policies(pol, part.From+int64(lo), changed)
 			for i := lo; i < hi; {
 				if i-reported >= every || i == 0 {
 					if err := ctx.Err(); err != nil {
@@ -366,24 +366,24 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 					d := &r.fastRun
 					nc := len(r.names)
 					d.Admitted, d.Stride = r.admitted[(i*r.reps+rep)*nc:], r.reps*nc
-					if k := fast.runFast(r.policies[i:min(hi, reported+every)], d); k > 0 {
+					if k := fast.runFast(pol[i-lo:min(hi, reported+every)-lo], d); k > 0 {
 						r.setFastRun(i, rep, k, d)
 						i += k
 						continue
 					}
 				}
 				if batch != nil {
-					if k := batch.runBatch(r.policies[i:hi], put); k > 0 {
+					if k := batch.runBatch(pol[i-lo:], put); k > 0 {
 						i += k
 						continue
 					}
 				}
-				m := sim.run(r.policies[i], r.scratchClients)
+				m := sim.run(pol[i-lo], r.scratchClients)
 				r.setRow(i*r.reps+rep, r.scratchClients, &m)
 				i++
 			}
 			if rep == 0 && r.prepare {
-				r.fillParams(lo, hi)
+				r.fillParams(lo, pol, changed)
 			}
 		}
 		report(done.Add(int64(n-reported)), progress)

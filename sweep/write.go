@@ -65,13 +65,20 @@ func newWriterProps(mem memory.Allocator) *parquet.WriterProperties {
 
 // partResult holds one part's outcomes, rows ordered by (point_id, replicate).
 type partResult struct {
-	part       Part
-	reps       int
-	policies   []model.Policy // per point
-	changed    []int8         // per point: Grid.Policies' changed
-	params     []paramColumn  // per parameter some point takes (prepareParams)
-	paramCol   []int          // per parameter: its index in params, or -1
-	paramValid [][]byte       // the validity bitmaps of params, kept between parts
+	part Part
+	reps int
+	// The points' policies for prepareParams (a part result filled by
+	// hand; simulatePart makes them a chunk at a time: chunkPolicies, and
+	// Grid.Policies' changed beside them), and each point's algorithm
+	// (algorithmIndex) for the batches.
+	policies      []model.Policy
+	changed       []int8
+	chunkPolicies []model.Policy
+	chunkChanged  []int8
+	algs          []int8
+	params        []paramColumn // per parameter some point takes (prepareParams)
+	paramCol      []int         // per parameter: its index in params, or -1
+	paramValid    [][]byte      // the validity bitmaps of params, kept between parts
 	// beginParams' plan for fillParams: the columns by kind, which
 	// parameters each algorithm takes, one point's values.
 	ints, floats, enums, partial []*paramColumn
@@ -91,15 +98,15 @@ type partResult struct {
 	clientCols clientColumns
 
 	// The results, column-wise as the files lay them out (the batches take
-	// windows of them, no copy). A row is a point × replicate; a client row
-	// is a row × client.
+	// windows of them, no copy; the cut column is offered − admitted, made
+	// per batch: cutRows). A row is a point × replicate; a client row is a
+	// row × client.
 	nrows       int
 	metricWords [][]uint64 // per metric column (metricColumns): each row's value, its 8 bytes
 	measured    []byte     // per row: its state was measured (the state columns are valid)
 	unmeasured  int        // rows whose state was not measured
 	offered     []int64    // per client row
 	admitted    []int64
-	cut         []int64
 
 	scratchClients []model.ClientResult // one point's, for pointSim.run
 	fastRun        model.FastRun        // fastSim.runFast's columns
@@ -147,7 +154,7 @@ func (r *partResult) reset(n int) {
 	r.unmeasured = 0
 	r.prepared = false
 	nc := r.nrows * len(r.names)
-	r.offered, r.admitted, r.cut = grow(r.offered, nc), grow(r.admitted, nc), grow(r.cut, nc)
+	r.offered, r.admitted = grow(r.offered, nc), grow(r.admitted, nc)
 	r.seen, r.stored = false, 0
 	r.offeredSame = true
 	r.offeredFirst = grow(r.offeredFirst, len(r.names))
@@ -208,9 +215,9 @@ func (r *partResult) setRow(row int, clients []model.ClientResult, m *model.Metr
 			offered[i] = c.Offered
 		}
 	}
-	admitted, cut := r.admitted[k:k+len(clients)], r.cut[k:k+len(clients)]
+	admitted := r.admitted[k : k+len(clients)]
 	for i, c := range clients {
-		admitted[i], cut[i] = c.Admitted, c.Offered-c.Admitted
+		admitted[i] = c.Admitted
 	}
 	r.stored = max(r.stored, row+1)
 }
@@ -508,15 +515,11 @@ func (r *partResult) setFastRun(first, rep, n int, d *model.FastRun) {
 		r.offeredVaries()
 	}
 	r.stored = max(r.stored, base+(n-1)*reps+1)
-	nc := len(offered)
-	for k := range n {
-		kk := (base + k*reps) * nc
-		if !r.offeredSame {
+	if !r.offeredSame {
+		nc := len(offered)
+		for k := range n {
+			kk := (base + k*reps) * nc
 			copy(r.offered[kk:kk+nc], offered)
-		}
-		adm, cut := r.admitted[kk:kk+nc], r.cut[kk:kk+nc]
-		for i, o := range offered {
-			cut[i] = o - adm[i]
 		}
 	}
 }
