@@ -299,6 +299,7 @@ func benchMain(args []string) error {
 					if err := runOnce(s.m, cmd, s.unset, s.env...); err != nil {
 						return fmt.Errorf("%s on %s: %w", s.tool, s.row, err)
 					}
+					fmt.Fprintf(os.Stderr, "bench:   %.3f s, %.2f CPU-s\n", s.m.secs[len(s.m.secs)-1], s.m.cpus[len(s.m.cpus)-1])
 				}
 			}
 			i = j
