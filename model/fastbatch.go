@@ -174,21 +174,7 @@ func (s *Simulator) RunFastCols(ps []Policy, dst *FastRun) int {
 func (w *Workload) fastMetrics(adm []int64, stride, n int, dst *FastRun) {
 	dst.grow(n)
 	dst.Offered = w.offered
-	kinds := w.kinds[:len(w.offered)]
-	// Offered totals per kind: legitimate (index 0), then the stages.
-	var offK [4]int64
-	var fx Metrics
-	for i, k := range kinds {
-		if k == kindLegit {
-			fx.OfferedLegit += w.offered[i]
-			if w.offered[i] > 0 {
-				fx.LegitAccounts++
-			}
-			continue
-		}
-		fx.OfferedAbusive += w.offered[i]
-		offK[k] += w.offered[i]
-	}
+	fx, offK := w.fixed, w.offeredByRole
 	dst.Fixed = fx
 	off, nc := w.offered, len(w.offered)
 	legit, design, code, none := w.byRole[0], w.byRole[StageDesign], w.byRole[StageCode], w.byRole[StageNone]

@@ -13,25 +13,36 @@ type Workload struct {
 	// every point).
 	kinds []Stage
 	// byRole lists the clients of each kind for RunFastCols' sums: the
-	// legitimate ones (0), then the abusive ones by stage (1 to 3).
-	byRole [4][]int
+	// legitimate ones (0), then the abusive ones by stage (1 to 3);
+	// offeredByRole is their offered total, and fixed the metrics that
+	// hold at every point of a fluid run (offered totals, accounts).
+	byRole        [4][]int
+	offeredByRole [4]int64
+	fixed         Metrics
 }
 
 // kindLegit marks a legitimate client in Workload.kinds.
 const kindLegit Stage = 255
 
-// setKinds fills w.kinds from the scenario.
+// setKinds fills w.kinds and the per-kind lists and totals from the
+// scenario and w.offered.
 func (w *Workload) setKinds() {
 	w.kinds = make([]Stage, len(w.Scenario.Clients))
-	w.byRole = [4][]int{}
+	w.byRole, w.offeredByRole, w.fixed = [4][]int{}, [4]int64{}, Metrics{}
 	for i, c := range w.Scenario.Clients {
+		role := int(c.Stage) // Validate: abusive clients have stages 1 to 3
 		if c.Class == Legit {
-			w.kinds[i] = kindLegit
-			w.byRole[0] = append(w.byRole[0], i)
+			w.kinds[i], role = kindLegit, 0
+			w.fixed.OfferedLegit += w.offered[i]
+			if w.offered[i] > 0 {
+				w.fixed.LegitAccounts++
+			}
 		} else {
 			w.kinds[i] = c.Stage
-			w.byRole[c.Stage&3] = append(w.byRole[c.Stage&3], i)
+			w.fixed.OfferedAbusive += w.offered[i]
 		}
+		w.byRole[role] = append(w.byRole[role], i)
+		w.offeredByRole[role] += w.offered[i]
 	}
 }
 

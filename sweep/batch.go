@@ -497,6 +497,7 @@ func (r *partResult) beginParams(algs []model.Algorithm, n int) {
 	r.labelOffsets, r.labelData = append(r.labelOffsets[:0], 0), r.labelData[:0]
 	r.labels.Reset()
 	r.row = grow(r.row, np)
+	r.algs = grow(r.algs, n)
 	r.labelsOf, r.labelsValid, r.prepared = r.part, false, false
 }
 
@@ -506,7 +507,6 @@ func (r *partResult) beginParams(algs []model.Algorithm, n int) {
 func (r *partResult) fillParams(lo int, pol []model.Policy, changed []int8) {
 	row := r.row
 	hi := lo + len(pol)
-	r.algs = grow(r.algs, r.nrows/r.reps)
 	alg, algIndex := model.Algorithm(0), int8(-1)
 	for i := lo; i < hi; i++ {
 		p := &pol[i-lo]

@@ -307,14 +307,14 @@ func TestSetFastRunEqualsSetRow(t *testing.T) {
 				d.CutDesign, d.CutCode, d.CutNone = make([]int64, run), make([]int64, run), make([]int64, run)
 				d.LegitAccountsLocked = make([]int64, run)
 				d.LegitCutPct, d.MissedPct, d.OnlyHerePct = make([]float64, run), make([]float64, run), make([]float64, run)
-				cols := fastRunColumns(&d)
+				cols := fastColumns(&d)
 				base := unsafe.Pointer(&d.Fixed)
 				for c, mc := range metricColumns() {
-					if w := fastColumn()[c]; w < 0 {
+					if cols[c] == nil {
 						*(*uint64)(unsafe.Add(base, mc.offset)) = value(c)
 					} else {
 						for j := range run {
-							cols[w][j] = value(c)
+							cols[c][j] = value(c)
 						}
 					}
 				}

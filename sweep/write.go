@@ -411,31 +411,46 @@ func writePart(dir string, r *partResult, points, clients *arrow.Schema, hook fu
 	return pm, cm, nil
 }
 
-// fastColumn says, per metric column, which of a model.FastRun's columns
-// holds it (fastRunColumns' index), or -1 where the metric is the run's
-// Fixed one.
-var fastColumn = sync.OnceValue(func() (t [metricWordCount]int) {
+// fastFields are the metric columns a model.FastRun holds per point: the
+// field's offset in model.Metrics and the FastRun column of it, as words.
+var fastFields = func() []fastField {
 	var m model.Metrics
-	offs := []uintptr{
-		unsafe.Offsetof(m.Caught), unsafe.Offsetof(m.Missed), unsafe.Offsetof(m.FalseCut),
-		unsafe.Offsetof(m.CutDesign), unsafe.Offsetof(m.CutCode), unsafe.Offsetof(m.CutNone),
-		unsafe.Offsetof(m.LegitAccountsLocked),
-		unsafe.Offsetof(m.LegitCutPct), unsafe.Offsetof(m.MissedPct), unsafe.Offsetof(m.OnlyHerePct),
+	return []fastField{
+		{unsafe.Offsetof(m.Caught), func(d *model.FastRun) []uint64 { return int64Words(d.Caught) }},
+		{unsafe.Offsetof(m.Missed), func(d *model.FastRun) []uint64 { return int64Words(d.Missed) }},
+		{unsafe.Offsetof(m.FalseCut), func(d *model.FastRun) []uint64 { return int64Words(d.FalseCut) }},
+		{unsafe.Offsetof(m.CutDesign), func(d *model.FastRun) []uint64 { return int64Words(d.CutDesign) }},
+		{unsafe.Offsetof(m.CutCode), func(d *model.FastRun) []uint64 { return int64Words(d.CutCode) }},
+		{unsafe.Offsetof(m.CutNone), func(d *model.FastRun) []uint64 { return int64Words(d.CutNone) }},
+		{unsafe.Offsetof(m.LegitAccountsLocked), func(d *model.FastRun) []uint64 { return int64Words(d.LegitAccountsLocked) }},
+		{unsafe.Offsetof(m.LegitCutPct), func(d *model.FastRun) []uint64 { return float64Words(d.LegitCutPct) }},
+		{unsafe.Offsetof(m.MissedPct), func(d *model.FastRun) []uint64 { return float64Words(d.MissedPct) }},
+		{unsafe.Offsetof(m.OnlyHerePct), func(d *model.FastRun) []uint64 { return float64Words(d.OnlyHerePct) }},
 	}
+}()
+
+type fastField struct {
+	offset uintptr
+	column func(*model.FastRun) []uint64
+}
+
+// fastFieldOf is, per metric column, its index in fastFields or -1.
+var fastFieldOf = sync.OnceValue(func() (t [metricWordCount]int) {
 	for c, mc := range metricColumns() {
-		t[c] = slices.Index(offs, mc.offset)
+		t[c] = slices.IndexFunc(fastFields, func(f fastField) bool { return f.offset == mc.offset })
 	}
 	return t
 })
 
-// fastRunColumns are d's metric columns as words, in fastColumn's order.
-func fastRunColumns(d *model.FastRun) [10][]uint64 {
-	return [10][]uint64{
-		int64Words(d.Caught), int64Words(d.Missed), int64Words(d.FalseCut),
-		int64Words(d.CutDesign), int64Words(d.CutCode), int64Words(d.CutNone),
-		int64Words(d.LegitAccountsLocked),
-		float64Words(d.LegitCutPct), float64Words(d.MissedPct), float64Words(d.OnlyHerePct),
+// fastColumns gives, per metric column, d's column of it, or nil where the
+// metric is d.Fixed's.
+func fastColumns(d *model.FastRun) (cols [metricWordCount][]uint64) {
+	for c, k := range fastFieldOf() {
+		if k >= 0 {
+			cols[c] = fastFields[k].column(d)
+		}
 	}
+	return cols
 }
 
 func int64Words(s []int64) []uint64 {
@@ -452,12 +467,11 @@ func float64Words(s []float64) []uint64 {
 // for every point, a column at a time.
 func (r *partResult) setFastRun(first, rep, n int, d *model.FastRun) {
 	mc := metricColumns()
-	which := fastColumn()
-	cols := fastRunColumns(d)
+	cols := fastColumns(d)
 	fixed := unsafe.Pointer(&d.Fixed)
 	word := func(c int) uint64 {
-		if k := which[c]; k >= 0 {
-			return cols[k][0]
+		if cols[c] != nil {
+			return cols[c][0]
 		}
 		return *(*uint64)(unsafe.Add(fixed, mc[c].offset))
 	}
@@ -472,7 +486,7 @@ func (r *partResult) setFastRun(first, rep, n int, d *model.FastRun) {
 	base, reps := first*r.reps+rep, r.reps
 	for c := range mc {
 		w := r.metricWords[c]
-		if which[c] < 0 {
+		if cols[c] == nil {
 			v := word(c)
 			if r.metricSame[c] {
 				if v == r.metricFirst[c] {
@@ -485,7 +499,7 @@ func (r *partResult) setFastRun(first, rep, n int, d *model.FastRun) {
 			}
 			continue
 		}
-		src := cols[which[c]][:n]
+		src := cols[c][:n]
 		if r.metricSame[c] {
 			k, v := 0, r.metricFirst[c]
 			for k < n && src[k] == v {
