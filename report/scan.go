@@ -709,8 +709,10 @@ func (r *Run) emit(file string, p *Point, plans []*entryPlan, algoIdx map[model.
 		n := int64(len(ax.Values))
 		pl.idx[i] = int(rest % n)
 		rest /= n
-		if want := ax.Values[pl.idx[i]]; p.Policy.Get(ax.Param) != want {
-			return inputErrorf("%s: point_id %d has %s = %g, but the spec in its metadata says %g", file, p.ID, ax.Param, p.Policy.Get(ax.Param), want)
+		// Value: a parameter at its default reads as the zero Policy keeps
+		// it (nodes 0 is 1), as the sweep wrote it.
+		if want := ax.Values[pl.idx[i]]; p.Policy.Value(ax.Param) != want {
+			return inputErrorf("%s: point_id %d has %s = %g, but the spec in its metadata says %g", file, p.ID, ax.Param, p.Policy.Value(ax.Param), want)
 		}
 	}
 	r.Frontier.Add(*p)
