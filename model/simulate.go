@@ -294,30 +294,40 @@ func (s *Simulator) decider(p Policy) decider {
 // hasKernel reports whether fluid arrivals run a per-second kernel.
 func hasKernel(a Algorithm) bool { return a == FixedWindow || a == SlidingWindow || a == TokenBucket }
 
-// Timeline returns, for each client, the admitted requests per second under
-// p, on realisation (0, 0).
-func (w *Workload) Timeline(p Policy) [][]int32 {
-	out := make([][]int32, len(w.Scenario.Clients))
+// Timeline returns, for each client, the requests offered and admitted per
+// second under p on realisation (seed, replicate): the arrivals the sweep
+// simulated for that replicate. It decides each client on a key of its own,
+// so it does not hold for keyed scenarios or distributed policies (see
+// HasTimeline).
+func (w *Workload) Timeline(p Policy, seed uint64, replicate int) (offered, admitted [][]int32) {
+	n := len(w.Scenario.Clients)
+	offered, admitted = make([][]int32, n), make([][]int32, n)
 	if w.Scenario.Arrivals.Process == Fluid {
-		for i := range out {
-			a := w.Offered(i)
-			out[i] = make([]int32, len(a))
-			Admit(p, a, out[i])
+		for i := range admitted {
+			offered[i] = w.Offered(i)
+			admitted[i] = make([]int32, len(offered[i]))
+			Admit(p, offered[i], admitted[i])
 		}
-		return out
+		return offered, admitted
 	}
 	d := newDecider(p)
-	for i, times := range w.Realise(0, 0, nil) {
-		out[i] = make([]int32, w.Scenario.DurationS)
+	for i, times := range w.Realise(seed, replicate, nil) {
+		offered[i] = make([]int32, w.Scenario.DurationS)
+		admitted[i] = make([]int32, w.Scenario.DurationS)
 		d.Reset()
 		for _, t := range times {
+			offered[i][t/secondNs]++
 			if d.Allow(t) {
-				out[i][t/secondNs]++
+				admitted[i][t/secondNs]++
 			}
 		}
 	}
-	return out
+	return offered, admitted
 }
+
+// HasTimeline reports whether Timeline draws what the sweep simulated for
+// p: every client on a key of its own, on one node.
+func (w *Workload) HasTimeline(p Policy) bool { return !w.Scenario.Keyed() && !p.Distributed() }
 
 // delayStats collects the delays of admitted requests. Zero delays, the
 // common case, are only counted.
