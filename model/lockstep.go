@@ -126,17 +126,8 @@ func NewLockstep(ps []Policy, originNs int64) (Lockstep, bool) {
 			return nil, false
 		}
 	}
-	switch alg {
-	case TokenBucket:
-		return newBucketLockstep(ps)
-	case GCRA:
-		return newGCRALockstep(ps), true
-	case Nginx:
-		return newNginxLockstep(ps), true
-	case SlidingWindow, Concurrency:
-		return newWindowLockstep(ps)
-	case SlidingCounter:
-		return newCounterLockstep(ps, originNs), true
+	if f := alg.Describe().lockstep; f != nil {
+		return f(ps, originNs)
 	}
 	return nil, false
 }

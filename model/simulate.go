@@ -158,8 +158,8 @@ type Outcome struct {
 type Simulator struct {
 	w        *Workload
 	adm      []int32
-	buf      []int32               // a streamed workload's series of the current client
-	deciders [algorithmEnd]decider // one per algorithm, reconfigured by Run
+	buf      []int32   // a streamed workload's series of the current client
+	deciders []decider // by algorithm,, reconfigured by Run
 	delays   delayStats
 
 	// Event mode (arrivals other than fluid): the selected realisation.
@@ -281,6 +281,9 @@ func (s *Simulator) series(i int) []int32 {
 
 // decider returns the simulator's decider for p's algorithm, configured for p.
 func (s *Simulator) decider(p Policy) decider {
+	if int(p.Algorithm) >= len(s.deciders) {
+		s.deciders = append(s.deciders, make([]decider, int(p.Algorithm)+1-len(s.deciders))...)
+	}
 	d := s.deciders[p.Algorithm]
 	if d == nil {
 		d = newDecider(p)
@@ -292,7 +295,7 @@ func (s *Simulator) decider(p Policy) decider {
 }
 
 // hasKernel reports whether fluid arrivals run a per-second kernel.
-func hasKernel(a Algorithm) bool { return a == FixedWindow || a == SlidingWindow || a == TokenBucket }
+func hasKernel(a Algorithm) bool { return a.Describe().kernel != nil }
 
 // Timeline returns, for each client, the admitted requests per second under
 // p, on realisation (0, 0).
