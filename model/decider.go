@@ -114,7 +114,7 @@ func newDecider(p Policy) decider {
 	}
 	d := desc.decider()
 	d.configure(p)
-	return d
+	return modify(d, p)
 }
 
 // admitBatches runs d over per-second batches (fluid arrivals: the a[t]

@@ -429,7 +429,7 @@ func Admit(p Policy, a, adm []int32) int64 {
 // admitKernel runs the per-second kernel of p's algorithm, if it has one.
 func admitKernel(p Policy, a, adm []int32) (int64, bool) {
 	k := p.Algorithm.Describe().kernel
-	if k == nil {
+	if k == nil || p.modified() {
 		return 0, false
 	}
 	return k(p, a, adm[:len(a)]), true

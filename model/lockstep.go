@@ -122,7 +122,7 @@ func NewLockstep(ps []Policy, originNs int64) (Lockstep, bool) {
 	}
 	alg := ps[0].Algorithm
 	for _, p := range ps {
-		if p.Algorithm != alg || p.Distributed() {
+		if p.Algorithm != alg || p.Distributed() || p.modified() {
 			return nil, false
 		}
 	}

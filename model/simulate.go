@@ -234,12 +234,12 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 		delays = &s.delays
 	}
 	fluid := w.Scenario.Arrivals.Process == Fluid
-	if fluid && !p.Shapes() && s.fast != nil && s.fast.admitAll(p, out.Clients) { // closed forms (fast.go)
+	if fluid && !p.Shapes() && s.fast != nil && !p.modified() && s.fast.admitAll(p, out.Clients) { // closed forms (fast.go)
 		out.Metrics = w.Metrics(out.Clients)
 		return
 	}
 	var d decider
-	if !fluid || !hasKernel(p.Algorithm) {
+	if !fluid || !hasKernel(p.Algorithm) || p.modified() {
 		d = s.decider(p)
 	}
 	for i := range nc {
@@ -281,6 +281,9 @@ func (s *Simulator) series(i int) []int32 {
 
 // decider returns the simulator's decider for p's algorithm, configured for p.
 func (s *Simulator) decider(p Policy) decider {
+	if p.modified() {
+		return newDecider(p) // wrapped for p alone
+	}
 	if int(p.Algorithm) >= len(s.deciders) {
 		s.deciders = append(s.deciders, make([]decider, int(p.Algorithm)+1-len(s.deciders))...)
 	}
