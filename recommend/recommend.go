@@ -737,7 +737,7 @@ func neighbors(ch *Choice, labels []string, pols []model.Policy, runs []*Run, o 
 		if i < 0 {
 			continue
 		}
-		if i == 0 {
+		if i == 0 && (vals[0] > prm.Min || prm.MinOpen) { // nothing lies below a parameter's least value
 			ch.Edges = append(ch.Edges, edgeHint(prm, vals[0], "smallest", "below"))
 		}
 		if i == len(vals)-1 {
