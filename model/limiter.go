@@ -210,9 +210,12 @@ func (p Policy) validateAlgorithm() error {
 			return err
 		}
 	}
-	if d.newDecider == nil && (p.Distributed() || p.Key == KeyBoth) {
+	if d.newDecider == nil && (p.Key == KeyBoth || p.SyncMs != 0) {
 		if _, ok := d.NewDecider(p).(SharedState); !ok {
-			return fieldErr("key", "%s has no shared-state form: it runs on one node and one key only", d.Name)
+			if p.Key == KeyBoth {
+				return fieldErr("key", "%s cannot decide on two keys at once (its decider has no shared-state form)", d.Name)
+			}
+			return fieldErr("sync_ms", "%s cannot run on lagged shared state (its decider has no shared-state form)", d.Name)
 		}
 	}
 	return nil

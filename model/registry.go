@@ -117,9 +117,10 @@ type Descriptor struct {
 	AxisLabels map[string]string
 	// NewDecider returns a Decider for a valid policy, in the state of a new
 	// key: the one constructor an algorithm registered from outside the
-	// package gives. If the Decider also implements SharedState it runs on
-	// several nodes and on two keys at once; otherwise Validate rejects
-	// those policies.
+	// package gives. Policies that decide on two keys at once (key: both)
+	// or on lagged shared state (sync_ms > 0) need a Decider that also
+	// implements SharedState; Validate rejects them otherwise, and the
+	// state_* metrics count the state of a SharedState decider only.
 	NewDecider func(p Policy) Decider
 
 	// newDecider returns an unconfigured decider (algorithms of this package).
@@ -135,8 +136,9 @@ type Descriptor struct {
 	count func(p Policy, originNs int64) func(ts []int64, c []int32, cap int64)
 }
 
-// SharedState is the optional interface of a Decider that can run on state
-// shared by several nodes, and under two keys at once (key: both).
+// SharedState is the optional interface of a Decider that can decide under
+// two keys at once (key: both) and on lagged shared state (sync_ms > 0),
+// and whose state the state_* metrics measure.
 type SharedState interface {
 	// Peek reports whether a request at tNs would be admitted, without
 	// changing a decision to come.

@@ -85,6 +85,11 @@ func TestToyAlgorithmSweepReportRecommend(t *testing.T) {
 	if _, err := model.Register(quotaDescriptor); err == nil {
 		t.Error("registering a name twice: no error")
 	}
+	// Without a shared-state form, a policy on two keys at once is refused
+	// by name.
+	if _, err := model.ParseLabel("toy_quota window_s=60 limit=5 key=both"); err == nil || !strings.Contains(err.Error(), "two keys") {
+		t.Errorf("key=both: %v", err)
+	}
 	ctx := context.Background()
 	dir := t.TempDir()
 	sp, err := sweep.ReadSpec([]byte(spec), "toy.yaml", ".")
