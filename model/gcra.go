@@ -109,3 +109,101 @@ func (d *gcraLimiter) cloneInto(dst decider) decider { return copyInto(dst, d) }
 
 // stateSize: the theoretical arrival time.
 func (d *gcraLimiter) stateSize(t int64) (bool, int64) { return !d.fresh && d.tat > t, wordBytes }
+
+// gcraLockstep is gcra: each policy's theoretical arrival time, stepped by
+// gcraStep. A rejection leaves TAT as it is, which is max(TAT, t) then (it
+// is past t): gcraStep's next TAT either way.
+type gcraLockstep struct {
+	periodNs, tauNs []int64 // per policy (sorted)
+	tat             []int64 // per policy, ns
+	fresh           bool
+	sortedPolicies  // groups of one period, by capacity
+}
+
+func newGCRALockstep(ps []Policy) Lockstep {
+	n := len(ps)
+	var d gcraLimiter
+	ps, sp := sortPolicies(ps, func(p Policy) [2]int64 {
+		d.configure(p)
+		return [2]int64{d.periodNs}
+	}, func(p Policy) int64 { return p.Capacity })
+	g := &gcraLockstep{periodNs: make([]int64, n), tauNs: make([]int64, n), tat: make([]int64, n), fresh: true,
+		sortedPolicies: sp}
+	for k, p := range ps {
+		d.configure(p)
+		g.periodNs[k], g.tauNs[k] = d.periodNs, d.tauNs
+	}
+	return g
+}
+
+func (g *gcraLockstep) Len() int { return len(g.tat) }
+func (g *gcraLockstep) Reset()   { g.fresh = true }
+
+func (g *gcraLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
+	if len(ts) == 0 {
+		return
+	}
+	if g.fresh {
+		// A new key's TAT is its first request's time (gcraLimiter.Allow).
+		g.fresh = false
+		for k := range g.tat {
+			g.tat[k] = ts[0]
+		}
+	}
+	g.run(0, len(g.tat), ts, labels)
+	g.fold(admitted)
+}
+
+// AdmitKey settles the policies of each period whose tolerance admits the
+// whole key: with nothing rejected, TAT_j = max(TAT_{j-1}, t_{j-1}) +
+// period does not depend on the capacity, and request j is admitted iff
+// max(TAT_j, t_j) − t_j <= tau.
+func (g *gcraLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64, admitted [][4]int64) {
+	g.fresh = true
+	if len(ts) == 0 {
+		return
+	}
+	for _, gr := range g.groups {
+		period := g.periodNs[gr[0]]
+		var ahead int64
+		tat := ts[0]
+		for _, t := range ts {
+			tat = max(tat, t)
+			ahead = max(ahead, tat-t)
+			tat += period
+		}
+		a := gr[0]
+		for a < gr[1] && g.tauNs[a] < ahead {
+			a++
+		}
+		for k := gr[0]; k < a; k++ {
+			g.tat[k] = ts[0]
+		}
+		g.run(gr[0], a, ts, labels)
+		g.admitAll(a, gr[1], offered)
+	}
+	g.fold(admitted)
+}
+
+// run steps sorted policies [lo, hi) over ts. Each policy goes over a chunk
+// of requests with its TAT in a register: its step is too cheap for the
+// request-outer order to pay.
+func (g *gcraLockstep) run(lo, hi int, ts []int64, labels []Stage) {
+	periodNs, tauNs, tat, admitted := g.periodNs[lo:hi], g.tauNs[lo:hi], g.tat[lo:hi], g.adm[lo:hi]
+	labels = labels[:len(ts)]
+	for lo := 0; lo < len(ts); lo += lockstepChunk {
+		chunk, lab := ts[lo:min(lo+lockstepChunk, len(ts))], labels[lo:min(lo+lockstepChunk, len(ts))]
+		lab = lab[:len(chunk)]
+		for k := range tat {
+			x, period, tau := tat[k], periodNs[k], tauNs[k]
+			adm := &admitted[k]
+			for j, t := range chunk {
+				var ok bool
+				if x, ok = gcraStep(x, t, period, tau); ok {
+					adm[lab[j]&3]++
+				}
+			}
+			tat[k] = x
+		}
+	}
+}

@@ -142,3 +142,117 @@ func (d *nginxLimiter) cloneInto(dst decider) decider { return copyInto(dst, d) 
 func (d *nginxLimiter) stateSize(t int64) (bool, int64) {
 	return !d.fresh && d.excess > d.rateM*(t/1e6-d.lastMs)/1000, 2 * wordBytes
 }
+
+// nginxLockstep is nginx limit_req (its admissions; delays do not change
+// them): each policy's excess and clock, stepped by nginxExcess.
+type nginxLockstep struct {
+	rateM, burstM, idleMs []int64 // per policy (sorted)
+	excess, lastMs        []int64 // per policy
+	fresh                 bool
+	sortedPolicies        // groups of one rate, by burst
+}
+
+func newNginxLockstep(ps []Policy) Lockstep {
+	n := len(ps)
+	var d nginxLimiter
+	ps, sp := sortPolicies(ps, func(p Policy) [2]int64 {
+		d.configure(p)
+		return [2]int64{d.rateM}
+	}, func(p Policy) int64 { return p.Burst })
+	g := &nginxLockstep{rateM: make([]int64, n), burstM: make([]int64, n), idleMs: make([]int64, n),
+		excess: make([]int64, n), lastMs: make([]int64, n), fresh: true, sortedPolicies: sp}
+	for k, p := range ps {
+		d.configure(p)
+		g.rateM[k], g.burstM[k], g.idleMs[k] = d.rateM, d.burstM, d.idleMs
+	}
+	return g
+}
+
+func (g *nginxLockstep) Len() int { return len(g.excess) }
+func (g *nginxLockstep) Reset()   { g.fresh = true }
+
+func (g *nginxLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
+	if len(ts) == 0 {
+		return
+	}
+	labels = labels[:len(ts)]
+	if g.fresh {
+		g.fresh = false
+		ts, labels = g.first(0, len(g.excess), ts, labels)
+	}
+	g.run(0, len(g.excess), ts, labels)
+	g.fold(admitted)
+}
+
+// first admits a new key's first request for sorted policies [lo, hi), with
+// excess 0 (nginxLimiter.Allow), and returns the requests after it.
+func (g *nginxLockstep) first(lo, hi int, ts []int64, labels []Stage) ([]int64, []Stage) {
+	now, l := ts[0]/1e6, labels[0]&3
+	for k := lo; k < hi; k++ {
+		g.excess[k], g.lastMs[k] = 0, now
+		g.adm[k][l]++
+	}
+	return ts[1:], labels[1:]
+}
+
+// AdmitKey settles the policies of each rate whose burst admits the whole
+// key: with nothing rejected, the excess after each request (nginxExcess;
+// its cap on the idle time only ever turns an excess within the burst to
+// 0, as no cap does) does not depend on the burst, and a request is
+// admitted iff its excess is within the burst.
+func (g *nginxLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64, admitted [][4]int64) {
+	g.fresh = true
+	if len(ts) == 0 {
+		return
+	}
+	labels = labels[:len(ts)]
+	for _, gr := range g.groups {
+		rateM := g.rateM[gr[0]]
+		var x, maxX int64
+		last := ts[0] / 1e6
+		for _, t := range ts[1:] {
+			now := t / 1e6
+			// nginxExcess with an idle cap past which any excess drains to 0
+			x = nginxExcess(x, now-last, rateM, (x+1000)*1000/rateM+1)
+			last = now
+			maxX = max(maxX, x)
+		}
+		a := gr[0]
+		for a < gr[1] && g.burstM[a] < maxX {
+			a++
+		}
+		rest, restLabels := g.first(gr[0], a, ts, labels)
+		g.run(gr[0], a, rest, restLabels)
+		g.admitAll(a, gr[1], offered)
+	}
+	g.fold(admitted)
+}
+
+// run steps sorted policies [lo, hi) over ts, after their first request.
+// Each chunk's times are decoded to nginx's milliseconds once, then each
+// policy goes over them with its state in registers, as gcraLockstep.
+func (g *nginxLockstep) run(lo, hi int, ts []int64, labels []Stage) {
+	rateM, burstM, idleMs := g.rateM[lo:hi], g.burstM[lo:hi], g.idleMs[lo:hi]
+	excess, lastMs, admitted := g.excess[lo:hi], g.lastMs[lo:hi], g.adm[lo:hi]
+	labels = labels[:len(ts)]
+	var nowMs [lockstepChunk]int64
+	for lo := 0; lo < len(ts); lo += lockstepChunk {
+		chunk, lab := ts[lo:min(lo+lockstepChunk, len(ts))], labels[lo:min(lo+lockstepChunk, len(ts))]
+		lab = lab[:len(chunk)]
+		ms := nowMs[:len(chunk)]
+		for j, t := range chunk {
+			ms[j] = t / 1e6
+		}
+		for k := range excess {
+			x, m, rate, idle, burst := excess[k], lastMs[k], rateM[k], idleMs[k], burstM[k]
+			adm := &admitted[k]
+			for j, now := range ms {
+				if e := nginxExcess(x, now-m, rate, idle); e <= burst {
+					x, m = e, now
+					adm[lab[j]&3]++
+				}
+			}
+			excess[k], lastMs[k] = x, m
+		}
+	}
+}

@@ -113,3 +113,105 @@ func (d *slidingCounterLimiter) cloneInto(dst decider) decider { return copyInto
 func (d *slidingCounterLimiter) stateSize(t int64) (bool, int64) {
 	return !d.fresh && t < d.start+2*d.sizeNs && d.prev+d.curr > 0, 3 * wordBytes
 }
+
+// counterLockstep is sliding_counter: each policy's window and counts,
+// moved by counterWindow when a request is past the window (its start is
+// the same for every time before), estimated by counterEstimate.
+type counterLockstep struct {
+	sizeNs, phaseNs, limit []int64 // per policy (sorted; phase as NewDeciderAt puts it)
+	start, prev, curr      []int64 // per policy
+	fresh                  bool
+	sortedPolicies         // groups of one window and phase, by limit
+}
+
+func newCounterLockstep(ps []Policy, originNs int64) Lockstep {
+	n := len(ps)
+	var d slidingCounterLimiter
+	ps, sp := sortPolicies(ps, func(p Policy) [2]int64 {
+		d.configure(p)
+		atOrigin(&d, originNs)
+		return [2]int64{d.sizeNs, d.phaseNs}
+	}, func(p Policy) int64 { return p.Limit })
+	c := &counterLockstep{sizeNs: make([]int64, n), phaseNs: make([]int64, n), limit: make([]int64, n),
+		start: make([]int64, n), prev: make([]int64, n), curr: make([]int64, n), fresh: true, sortedPolicies: sp}
+	for k, p := range ps {
+		d.configure(p)
+		atOrigin(&d, originNs)
+		c.sizeNs[k], c.phaseNs[k], c.limit[k] = d.sizeNs, d.phaseNs, d.limit
+	}
+	return c
+}
+
+func (c *counterLockstep) Len() int { return len(c.limit) }
+func (c *counterLockstep) Reset()   { c.fresh = true }
+
+func (c *counterLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
+	if len(ts) == 0 {
+		return
+	}
+	if c.fresh {
+		c.fresh = false
+		c.first(0, len(c.limit), ts[0])
+	}
+	c.run(0, len(c.limit), ts, labels)
+	c.fold(admitted)
+}
+
+// first starts a new key's window for sorted policies [lo, hi): its first
+// request's, with nothing counted.
+func (c *counterLockstep) first(lo, hi int, t int64) {
+	for k := lo; k < hi; k++ {
+		c.start[k], c.prev[k], c.curr[k] = counterWindowStart(t, c.phaseNs[k], c.sizeNs[k]), 0, 0
+	}
+}
+
+// AdmitKey settles the policies of each window whose limit admits the whole
+// key: with nothing rejected, the counts and so the estimate before each
+// request do not depend on the limit, and a request is admitted iff its
+// estimate is below the limit.
+func (c *counterLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64, admitted [][4]int64) {
+	c.fresh = true
+	if len(ts) == 0 {
+		return
+	}
+	for _, g := range c.groups {
+		size, phase := c.sizeNs[g[0]], c.phaseNs[g[0]]
+		start, prev, curr, maxE := counterWindowStart(ts[0], phase, size), int64(0), int64(0), int64(0)
+		for _, t := range ts {
+			if t-start >= size {
+				start, prev, curr = counterWindow(t, phase, size, start, prev, curr)
+			}
+			maxE = max(maxE, counterEstimate(t, size, start, prev, curr))
+			curr++
+		}
+		a := g[0]
+		for a < g[1] && c.limit[a] <= maxE {
+			a++
+		}
+		c.first(g[0], a, ts[0])
+		c.run(g[0], a, ts, labels)
+		c.admitAll(a, g[1], offered)
+	}
+	c.fold(admitted)
+}
+
+// run steps sorted policies [lo, hi) over ts.
+func (c *counterLockstep) run(lo, hi int, ts []int64, labels []Stage) {
+	sizeNs, phaseNs, limit := c.sizeNs[lo:hi], c.phaseNs[lo:hi], c.limit[lo:hi]
+	start, prev, curr, admitted := c.start[lo:hi], c.prev[lo:hi], c.curr[lo:hi], c.adm[lo:hi]
+	n := len(limit)
+	sizeNs, phaseNs, start, prev, curr, admitted = sizeNs[:n], phaseNs[:n], start[:n], prev[:n], curr[:n], admitted[:n]
+	labels = labels[:len(ts)]
+	for j, t := range ts {
+		l := labels[j] & 3
+		for k := range limit {
+			if t-start[k] >= sizeNs[k] {
+				start[k], prev[k], curr[k] = counterWindow(t, phaseNs[k], sizeNs[k], start[k], prev[k], curr[k])
+			}
+			if counterEstimate(t, sizeNs[k], start[k], prev[k], curr[k]) < limit[k] {
+				curr[k]++
+				admitted[k][l]++
+			}
+		}
+	}
+}

@@ -237,3 +237,201 @@ func tokenBucket(a, adm []int32, rate ratio, capacity int64) int64 {
 	}
 	return total
 }
+
+// bucketLockstep is token_bucket: each policy's small bucket
+// (tokenBucketLimiter with small set), refilled by refillUnits. Where the
+// Decider keeps its tokens at its last admission, the lockstep keeps them at
+// the key's last request, rejected or not, so one elapsed time serves every
+// policy: refilling by e1 then by e2, capped at capacity each time, is
+// refilling by e1 + e2 (integers, no overflow), so decisions are the same.
+type bucketLockstep struct {
+	num, unit, fullU, safeNs []int64 // per policy (sorted): the bucket's constants
+	tokensU                  []int64 // per policy: units at the key's last request
+	lastNs                   int64   // the key's last request
+	fresh                    bool
+	minSafeNs                int64 // the least safeNs: shorter times refill by refillShort
+	sortedPolicies                 // groups of one rate, by capacity
+}
+
+func newBucketLockstep(ps []Policy) (Lockstep, bool) {
+	n := len(ps)
+	var d tokenBucketLimiter
+	for _, p := range ps {
+		d.configure(p)
+		if !d.small {
+			return newWideBucketLockstep(ps), true
+		}
+	}
+	ps, sp := sortPolicies(ps, func(p Policy) [2]int64 {
+		r := ratioOf(p.Rate)
+		return [2]int64{r.num, r.den}
+	}, func(p Policy) int64 { return p.Capacity })
+	b := &bucketLockstep{num: make([]int64, n), unit: make([]int64, n), fullU: make([]int64, n),
+		safeNs: make([]int64, n), tokensU: make([]int64, n), fresh: true, minSafeNs: math.MaxInt64,
+		sortedPolicies: sp}
+	for k, p := range ps {
+		d.configure(p)
+		b.num[k], b.unit[k], b.fullU[k], b.safeNs[k] = d.num, d.unit, d.fullU, d.safeNs
+		b.minSafeNs = min(b.minSafeNs, d.safeNs)
+	}
+	return b, true
+}
+
+func (b *bucketLockstep) Len() int { return len(b.num) }
+func (b *bucketLockstep) Reset()   { b.fresh = true }
+
+func (b *bucketLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
+	if len(ts) == 0 {
+		return
+	}
+	if b.fresh {
+		// A new key's bucket is full; full at its first request is the same.
+		b.fresh, b.lastNs = false, ts[0]
+		copy(b.tokensU, b.fullU)
+	}
+	b.lastNs = b.run(0, len(b.num), b.lastNs, ts, labels)
+	b.fold(admitted)
+}
+
+// AdmitKey settles the policies of each rate whose capacity admits the
+// whole key: with nothing rejected, the deficit below a full bucket before
+// request j, D_j = max(0, D_{j-1} + unit − num·e_j), does not depend on the
+// capacity, and request j is admitted (takesToken) iff D_j < fullU − unit +
+// num. So capacities above that bound for max D admit every request.
+func (b *bucketLockstep) AdmitKey(ts []int64, labels []Stage, offered *[4]int64, admitted [][4]int64) {
+	b.fresh = true
+	if len(ts) == 0 {
+		return
+	}
+	for _, g := range b.groups {
+		num, unit := b.num[g[0]], b.unit[g[0]]
+		maxD := bucketMaxDeficit(ts, num, unit)
+		a := g[0]
+		for a < g[1] && b.fullU[a]-unit <= maxD-num {
+			a++
+		}
+		copy(b.tokensU[g[0]:a], b.fullU[g[0]:a])
+		b.run(g[0], a, ts[0], ts, labels)
+		b.admitAll(a, g[1], offered)
+	}
+	b.fold(admitted)
+}
+
+// bucketMaxDeficit is the largest deficit D_j (units below a full bucket
+// before request j) over the key's requests ts of a bucket of num units per
+// ns and unit units per token that admits them all; math.MaxInt64 when it
+// reaches 2^62 (no small bucket admits them all then).
+func bucketMaxDeficit(ts []int64, num, unit int64) int64 {
+	var d, maxD int64
+	for j := 1; j < len(ts); j++ {
+		x := d + unit // after request j-1 took its token; < 2^63
+		hi, lo := bits.Mul64(uint64(num), uint64(ts[j]-ts[j-1]))
+		if hi != 0 || lo >= uint64(x) {
+			d = 0
+		} else {
+			d = x - int64(lo)
+		}
+		if d > maxD {
+			if maxD = d; maxD >= 1<<62 {
+				return math.MaxInt64
+			}
+		}
+	}
+	return maxD
+}
+
+// run steps sorted policies [lo, hi) over ts from the key's last request at
+// last and returns the new last request.
+func (b *bucketLockstep) run(lo, hi int, last int64, ts []int64, labels []Stage) int64 {
+	num, unit, fullU, safeNs := b.num[lo:hi], b.unit[lo:hi], b.fullU[lo:hi], b.safeNs[lo:hi]
+	tokensU, admitted := b.tokensU[lo:hi], b.adm[lo:hi]
+	tokensU, admitted = tokensU[:len(num)], admitted[:len(num)]
+	labels = labels[:len(ts)]
+	for j, t := range ts {
+		l := labels[j] & 3
+		e := t - last
+		last = t
+		if e >= b.minSafeNs { // an idle spell of days at a high rate
+			for k := range tokensU {
+				u := refillUnits(tokensU[k], fullU[k], num[k], e, safeNs[k])
+				if takesToken(u, unit[k], num[k]) {
+					u -= unit[k]
+					admitted[k][l]++
+				}
+				tokensU[k] = u
+			}
+			continue
+		}
+		for k := range tokensU {
+			u := refillShort(tokensU[k], fullU[k], num[k], e)
+			if takesToken(u, unit[k], num[k]) {
+				u -= unit[k]
+				admitted[k][l]++
+			}
+			tokensU[k] = u
+		}
+	}
+	return last
+}
+
+// wideBucketLockstep is token_bucket where some bucket is not small (its
+// capacity in units would not fit one int64): every policy's tokens as whole
+// tokens and a remainder, refilled by refillWhole, at the key's last request
+// as in bucketLockstep (the refill is exact, so it composes the same way).
+type wideBucketLockstep struct {
+	num, unit, capacity []int64 // per policy: the bucket's constants
+	whole, frac         []int64 // per policy: tokens at the key's last request
+	lastNs              int64   // the key's last request
+	fresh               bool
+}
+
+func newWideBucketLockstep(ps []Policy) Lockstep {
+	n := len(ps)
+	b := &wideBucketLockstep{num: make([]int64, n), unit: make([]int64, n), capacity: make([]int64, n),
+		whole: make([]int64, n), frac: make([]int64, n), fresh: true}
+	var d tokenBucketLimiter
+	for k, p := range ps {
+		d.configure(p)
+		b.num[k], b.unit[k], b.capacity[k] = d.num, d.unit, d.capacity
+	}
+	return b
+}
+
+func (b *wideBucketLockstep) Len() int { return len(b.num) }
+func (b *wideBucketLockstep) Reset()   { b.fresh = true }
+
+// AdmitKey steps every policy (a bucket this wide is rare).
+func (b *wideBucketLockstep) AdmitKey(ts []int64, labels []Stage, _ *[4]int64, admitted [][4]int64) {
+	b.Reset()
+	b.AdmitByLabel(ts, labels, admitted)
+}
+
+func (b *wideBucketLockstep) AdmitByLabel(ts []int64, labels []Stage, admitted [][4]int64) {
+	if len(ts) == 0 {
+		return
+	}
+	n := len(b.num)
+	num, unit, capacity := b.num[:n], b.unit[:n], b.capacity[:n]
+	whole, frac, admitted := b.whole[:n], b.frac[:n], admitted[:n]
+	if b.fresh {
+		b.fresh, b.lastNs = false, ts[0]
+		copy(whole, capacity)
+		clear(frac)
+	}
+	labels = labels[:len(ts)]
+	last := b.lastNs
+	for j, t := range ts {
+		l := labels[j] & 3
+		e := t - last
+		last = t
+		for k := range whole {
+			w, f := refillWhole(whole[k], frac[k], capacity[k], num[k], unit[k], e)
+			if wholeAdmits(w, f, num[k], unit[k], 1) == 1 {
+				w--
+				admitted[k][l]++
+			}
+			whole[k], frac[k] = w, f
+		}
+	}
+	b.lastNs = last
+}
