@@ -158,8 +158,8 @@ type Outcome struct {
 type Simulator struct {
 	w        *Workload
 	adm      []int32
-	buf      []int32               // a streamed workload's series of the current client
-	deciders [algorithmEnd]decider // one per algorithm, reconfigured by Run
+	buf      []int32   // a streamed workload's series of the current client
+	deciders []decider // by algorithm,, reconfigured by Run
 	delays   delayStats
 
 	// Event mode (arrivals other than fluid): the selected realisation.
@@ -234,12 +234,12 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 		delays = &s.delays
 	}
 	fluid := w.Scenario.Arrivals.Process == Fluid
-	if fluid && !p.Shapes() && s.fast != nil && s.fast.admitAll(p, out.Clients) { // closed forms (fast.go)
+	if fluid && !p.Shapes() && s.fast != nil && !p.modified() && s.fast.admitAll(p, out.Clients) { // closed forms (fast.go)
 		out.Metrics = w.Metrics(out.Clients)
 		return
 	}
 	var d decider
-	if !fluid || !hasKernel(p.Algorithm) {
+	if !fluid || !hasKernel(p.Algorithm) || p.modified() {
 		d = s.decider(p)
 	}
 	for i := range nc {
@@ -281,6 +281,12 @@ func (s *Simulator) series(i int) []int32 {
 
 // decider returns the simulator's decider for p's algorithm, configured for p.
 func (s *Simulator) decider(p Policy) decider {
+	if p.modified() {
+		return newDecider(p) // wrapped for p alone
+	}
+	if int(p.Algorithm) >= len(s.deciders) {
+		s.deciders = append(s.deciders, make([]decider, int(p.Algorithm)+1-len(s.deciders))...)
+	}
 	d := s.deciders[p.Algorithm]
 	if d == nil {
 		d = newDecider(p)
@@ -292,7 +298,7 @@ func (s *Simulator) decider(p Policy) decider {
 }
 
 // hasKernel reports whether fluid arrivals run a per-second kernel.
-func hasKernel(a Algorithm) bool { return a == FixedWindow || a == SlidingWindow || a == TokenBucket }
+func hasKernel(a Algorithm) bool { return a.Describe().kernel != nil }
 
 // Timeline returns, for each client, the requests offered and admitted per
 // second under p on realisation (seed, replicate): the arrivals the sweep

@@ -220,44 +220,12 @@ func scenarioOffered(dir string) map[string][]float64 {
 	return out
 }
 
-// clientWhy states a client's traffic against policy p's bound: its most
-// requests in one window (window algorithms; aligned windows for
-// fixed_window) or its largest burst above the rate (buckets).
+// clientWhy states a client's traffic against policy p's bound, as p's
+// algorithm words it (its most requests in one window, its largest burst
+// above the rate), or "".
 func clientWhy(p model.Policy, a []float64) string {
-	switch p.Algorithm {
-	case model.FixedWindow, model.SlidingWindow, model.SlidingLog, model.SlidingCounter, model.FixedWindowAnchored:
-		w := p.WindowS
-		var peak, sum float64
-		if p.Algorithm == model.FixedWindow {
-			for t := 0; t < len(a); {
-				end := t + w - ((t-p.PhaseS)%w+w)%w
-				sum = 0
-				for ; t < end && t < len(a); t++ {
-					sum += a[t]
-				}
-				peak = max(peak, sum)
-			}
-		} else {
-			for t := range a {
-				sum += a[t]
-				if t >= w {
-					sum -= a[t-w]
-				}
-				peak = max(peak, sum)
-			}
-		}
-		return fmt.Sprintf("up to %s requests in %d s against %d", num(math.Round(peak)), w, p.Limit)
-	case model.TokenBucket, model.GCRA, model.Nginx:
-		capacity := p.Capacity
-		if p.Algorithm == model.Nginx {
-			capacity = p.Burst + 1
-		}
-		var best, run float64 // largest sum of (a[t] − rate) over a run of seconds
-		for _, x := range a {
-			run = max(0, run+x-p.Rate)
-			best = max(best, run)
-		}
-		return fmt.Sprintf("a burst of %s requests above %s/s against a capacity of %d", num(math.Round(best)), num(p.Rate), capacity)
+	if d := p.Algorithm.Describe(); d != nil && d.Bound != nil {
+		return d.Bound(p, a)
 	}
 	return ""
 }
@@ -933,11 +901,11 @@ func neighbors(ch *Choice, labels []string, pols []model.Policy, runs []*Run, o 
 		if i < 0 {
 			continue
 		}
-		if i == 0 {
-			ch.Edges = append(ch.Edges, fmt.Sprintf("%s=%s is the smallest %s swept: extend %s below it", prm.Name, num(vals[0]), prm.Name, prm.Name))
+		if i == 0 && (vals[0] > prm.Min || prm.MinOpen) { // nothing lies below a parameter's least value
+			ch.Edges = append(ch.Edges, edgeHint(prm, vals[0], "smallest", "below"))
 		}
 		if i == len(vals)-1 {
-			ch.Edges = append(ch.Edges, fmt.Sprintf("%s=%s is the largest %s swept: extend %s above it", prm.Name, num(vals[i]), prm.Name, prm.Name))
+			ch.Edges = append(ch.Edges, edgeHint(prm, vals[i], "largest", "above"))
 		}
 		for _, j := range []int{i - 1, i + 1} {
 			if j < 0 || j >= len(vals) {
@@ -954,27 +922,25 @@ func neighbors(ch *Choice, labels []string, pols []model.Policy, runs []*Run, o 
 	}
 }
 
+// edgeHint warns that the choice has parameter prm at v, the end (the
+// "smallest" or "largest") of the values swept. A setting's range should be
+// extended past it; a property of the system (a backend's service time) is
+// not the operator's to turn, so the warning says what the choice assumes.
+func edgeHint(prm model.Param, v float64, end, side string) string {
+	if prm.Role == model.System {
+		return fmt.Sprintf("%s=%s is the %s %s swept, and %s is a property of the system, not a setting: the choice holds where the system's %s is %s; measure it", prm.Name, num(v), end, prm.Name, prm.Name, prm.Name, num(v))
+	}
+	return fmt.Sprintf("%s=%s is the %s %s swept: extend %s %s it", prm.Name, num(v), end, prm.Name, prm.Name, side)
+}
+
 // why says in words when the policy cuts a client.
 func why(label string) string {
 	p, err := model.ParseLabel(label)
 	if err != nil {
 		return ""
 	}
-	switch p.Algorithm {
-	case model.FixedWindow, model.FixedWindowAnchored:
-		return fmt.Sprintf("cut beyond %d requests in one %d s window", p.Limit, p.WindowS)
-	case model.SlidingWindow:
-		return fmt.Sprintf("cut when %d requests were admitted in the last %d s", p.Limit, p.WindowS)
-	case model.SlidingLog:
-		return fmt.Sprintf("cut when %d attempts (rejected ones too) came in the last %d s", p.Limit, p.WindowS)
-	case model.SlidingCounter:
-		return fmt.Sprintf("cut when the weighted count of the last two %d s windows reaches %d", p.WindowS, p.Limit)
-	case model.TokenBucket, model.GCRA:
-		return fmt.Sprintf("cut in bursts beyond %d requests, or when sustained above %s/s", p.Capacity, num(p.Rate))
-	case model.Nginx:
-		return fmt.Sprintf("cut in bursts beyond %d requests, or when sustained above %s/s", p.Burst+1, num(p.Rate))
-	case model.Concurrency:
-		return fmt.Sprintf("cut with %d requests in flight", p.Limit)
+	if d := p.Algorithm.Describe(); d != nil && d.Why != nil {
+		return d.Why(p)
 	}
 	return ""
 }

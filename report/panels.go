@@ -243,10 +243,10 @@ func (t binTicks) Ticks(min, max float64) []plot.Tick {
 
 // paramAxisLabel names a parameter with its unit for an axis of a's plots.
 func paramAxisLabel(a model.Algorithm, name string) string {
+	if d := a.Describe(); d != nil && d.AxisLabels[name] != "" {
+		return d.AxisLabels[name]
+	}
 	if name == "limit" {
-		if a == model.Concurrency {
-			return "limit (requests in flight)"
-		}
 		return "limit (requests per window)"
 	}
 	prm, ok := model.LookupParam(name)
