@@ -16,6 +16,13 @@ package model
 //     simulator replays them from the answers, and a decider that knows when
 //     a key may come back says so (RetryAfter).
 //
+// What a modifier needs beyond the decider interface is an optional ability
+// of the deciders, found by type assertion (as Shaper is): costs need an
+// all-or-nothing spend of c units (x/time/rate's AllowN, unlike this
+// package's AllowN of n separate requests), Retry-After needs the time a
+// rejected key may come back. An algorithm whose decider lacks the ability
+// refuses the policies that need it in Validate, by parameter name.
+//
 // A modified policy runs on deciders only: the per-second kernels, the
 // lockstep and counting forms and the closed forms describe the bare
 // algorithm and are skipped (Policy.modified), until a modifier brings a

@@ -182,8 +182,8 @@ var Algorithms []Algorithm
 // Register adds an algorithm to the registry and returns its Algorithm. It
 // is meant for package initialisation and tests (algorithms of this module
 // are declared in its registry); it is not safe for use concurrently with
-// anything else in the package. d must have a new Name, NewDecider, Label
-// and parameters known to Params.
+// anything else in the package. d must have a new Name, NewDecider, Label,
+// parameters known to Params and a colour slot of its own (or -1).
 func Register(d Descriptor) (Algorithm, error) {
 	switch {
 	case d.Name == "":
@@ -197,6 +197,11 @@ func Register(d Descriptor) (Algorithm, error) {
 	}
 	if _, dup := ParseAlgorithm(d.Name); dup {
 		return 0, fmt.Errorf("model: Register %s: name taken", d.Name)
+	}
+	for _, a := range Algorithms {
+		if d.ColorSlot >= 0 && registry[a].ColorSlot == d.ColorSlot {
+			return 0, fmt.Errorf("model: Register %s: colour slot %d is %s's (-1 is a neutral grey)", d.Name, d.ColorSlot, registry[a].Name)
+		}
 	}
 	for _, n := range slices.Concat(d.Params, d.Optional) {
 		if _, ok := LookupParam(n); !ok {
