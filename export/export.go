@@ -80,6 +80,9 @@ func Render(asked, exported model.Policy, fit Fit, why, target string, o Options
 	if o.Zone == "" {
 		o.Zone = "ratesweep"
 	}
+	if err := checkZone(o.Zone); err != nil {
+		return nil, err
+	}
 	if o.Nodes < 1 {
 		o.Nodes = 1
 	}
@@ -88,8 +91,8 @@ func Render(asked, exported model.Policy, fit Fit, why, target string, o Options
 		return nil, err
 	}
 	r := &Result{Target: target, Asked: asked, Exported: exported, Fit: fit, Why: why, Key: key}
-	w := writers[target]
-	if w == nil {
+	t, ok := targets[target]
+	if !ok {
 		return nil, fmt.Errorf("unknown target %q (one of %s)", target, strings.Join(Targets, ", "))
 	}
 	if fit != Nearest {
@@ -97,13 +100,26 @@ func Render(asked, exported model.Policy, fit Fit, why, target string, o Options
 			return nil, fmt.Errorf("%s cannot express %s", target, exported.Canonical())
 		}
 	}
-	w(r, o)
+	if err := checkInts(target, exported); err != nil {
+		return nil, err
+	}
+	if err := t.write(r, o); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
-var writers = map[string]func(r *Result, o Options){
-	"nginx": writeNginx, "haproxy": writeHAProxy, "envoy": writeEnvoy, "kong": writeKong,
-	"traefik": writeTraefik, "go": writeGo, "redis": writeRedis,
+// A target is one proxy or library: the comment syntax of its
+// configuration and its writer.
+type target struct {
+	comment func(string) string // hashComment or slashComment
+	write   func(r *Result, o Options) error
+}
+
+var targets = map[string]target{
+	"nginx": {hashComment, writeNginx}, "haproxy": {hashComment, writeHAProxy},
+	"envoy": {hashComment, writeEnvoy}, "kong": {hashComment, writeKong},
+	"traefik": {hashComment, writeTraefik}, "go": {slashComment, writeGo}, "redis": {slashComment, writeRedis},
 }
 
 func resolveKey(p model.Policy, k string) (string, error) {
@@ -119,10 +135,13 @@ func resolveKey(p model.Policy, k string) (string, error) {
 	if k == "ip" || k == "global" {
 		return k, nil
 	}
-	if h, ok := strings.CutPrefix(k, "header:"); ok && h != "" && !strings.ContainsAny(h, " \t\"'{}();$") {
+	if h, ok := strings.CutPrefix(k, "header:"); ok {
+		if err := checkHeader(h); err != nil {
+			return "", err
+		}
 		return k, nil
 	}
-	return "", fmt.Errorf("--key: %q is not ip, global or header:NAME", k)
+	return "", fmt.Errorf("--key: %s is not ip, global or header:NAME", quoteShort(k))
 }
 
 // limitOnly strips the distribution parameters, which no config expresses
@@ -194,7 +213,7 @@ func expressible(p model.Policy, target string) (bool, Fit) {
 			return ok, Equivalent
 		}
 	case "haproxy":
-		return p.Algorithm == model.SlidingCounter, Exact
+		return p.Algorithm == model.SlidingCounter && p.WindowS <= maxHAProxyS, Exact
 	case "envoy":
 		_, ok := unitOf(envoyUnits, p.WindowS)
 		return ok && p.Algorithm == model.FixedWindow && p.PhaseS == 0, Exact
@@ -242,7 +261,7 @@ func rateAndCapacity(p model.Policy) (rate float64, capacity int64) {
 // algorithm and units; why says what the target lacks. Nearest (with a
 // run) chooses by metrics instead (NearestIn).
 func Translate(p model.Policy, target string) (q model.Policy, fit Fit, why string, err error) {
-	if _, ok := writers[target]; !ok {
+	if _, ok := targets[target]; !ok {
 		return q, 0, "", fmt.Errorf("unknown target %q (one of %s)", target, strings.Join(Targets, ", "))
 	}
 	p = limitOnly(p)
@@ -279,7 +298,11 @@ func Translate(p model.Policy, target string) (q model.Policy, fit Fit, why stri
 		why = "HAProxy's stick-table rates are sliding counters (previous period weighted)"
 		w := p.WindowS
 		if w == 0 {
-			w = int(max(1, math.Round(float64(capacity)/rate)))
+			w = int(max(1, min(math.Round(float64(capacity)/rate), maxHAProxyS)))
+		}
+		if w > maxHAProxyS {
+			why = fmt.Sprintf("HAProxy's periods are at most %d s (~24.8 days)", maxHAProxyS)
+			w = maxHAProxyS
 		}
 		q = model.Policy{Algorithm: model.SlidingCounter, WindowS: w, Limit: int64(math.Round(rate * float64(w)))}
 	case "envoy", "kong":

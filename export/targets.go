@@ -63,10 +63,14 @@ func sharedNodes(r *Result, o Options, what string) {
 	}
 }
 
+// maxHAProxyS is HAProxy's longest timer and rate period, seconds
+// (2^31−1 ms).
+const maxHAProxyS = maxConfigInt / 1000
+
 func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // writeNginx: limit_req_zone + limit_req, rate as r/s or r/m, burst = C−1.
-func writeNginx(r *Result, o Options) {
+func writeNginx(r *Result, o Options) error {
 	p := localNodes(r, o, "nginx shared-memory zone")
 	rate, ok := nginxRate(p.Rate)
 	if !ok { // after division over nodes: round to whole requests per minute
@@ -74,7 +78,9 @@ func writeNginx(r *Result, o Options) {
 		rate = fmt.Sprintf("%dr/m", int64(m))
 		r.Notes = append(r.Notes, fmt.Sprintf("the per-replica rate %g r/s is rounded to %s", p.Rate, rate))
 	}
-	key := byKey(r.Key, "$binary_remote_addr", "$server_name", func(h string) string {
+	// global: a constant key, the same in every server block ($server_name
+	// is empty without a server_name, and nginx does not limit an empty key).
+	key := byKey(r.Key, "$binary_remote_addr", `"global"`, func(h string) string {
 		return "$http_" + strings.ReplaceAll(strings.ToLower(h), "-", "_")
 	})
 	mode := "nodelay"
@@ -112,6 +118,7 @@ log_format %[1]s '$remote_addr - $remote_user [$time_local] "$request" $status $
 #   access_log /var/log/nginx/%[1]s.log %[1]s;
 #   limit_req_dry_run on;    # shadow mode first
 `, o.Zone, key, rate, args)
+	return nil
 }
 
 func interval(rate float64) string {
@@ -124,12 +131,20 @@ func interval(rate float64) string {
 
 // writeHAProxy: a stick table whose gpc0_rate counts admitted requests
 // only, so the decision is the model's sliding_counter.
-func writeHAProxy(r *Result, o Options) {
+func writeHAProxy(r *Result, o Options) error {
 	p := localNodes(r, o, "stick table (tables are not summed across peers)")
 	k := byKey(r.Key, [2]string{"src", "ip"}, [2]string{"str(all)", "string len 8"}, func(h string) [2]string {
 		return [2]string{fmt.Sprintf("req.hdr(%s)", h), "string len 64"}
 	})
 	fetch, typ := k[0], k[1]
+	if p.WindowS > maxHAProxyS {
+		return fmt.Errorf("haproxy: window_s %d is beyond HAProxy's longest period, %d s (~24.8 days)", p.WindowS, maxHAProxyS)
+	}
+	expire := 2 * p.WindowS
+	if expire > maxHAProxyS {
+		expire = maxHAProxyS
+		r.Notes = append(r.Notes, fmt.Sprintf("expire is %d s, HAProxy's longest timer (~24.8 days), not two windows (%d s): a key idle that long is forgotten with its previous period's count, so its next requests may pass where the model would still count it", maxHAProxyS, 2*p.WindowS))
+	}
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("gpc0_rate(%ds) is the previous period's count weighted by its share still inside the window, plus the current period's: the model's sliding_counter", p.WindowS),
 		"only admitted requests increment gpc0 (the deny comes first), as in the model; http_req_rate(period) would also count the denied requests, which locks a client out while it keeps retrying over the limit",
@@ -141,10 +156,11 @@ func writeHAProxy(r *Result, o Options) {
     # estimate of the last %[3]d s (the request itself not counted yet)
     http-request deny deny_status 429 if { sc0_gpc0_rate ge %[5]d }
     http-request sc-inc-gpc0(0)
-`, typ, 2*p.WindowS, p.WindowS, fetch, p.Limit)
+`, typ, expire, p.WindowS, fetch, p.Limit)
+	return nil
 }
 
-func writeEnvoy(r *Result, o Options) {
+func writeEnvoy(r *Result, o Options) error {
 	sharedNodes(r, o, "ratelimit service (Redis)")
 	p := r.Exported
 	u, _ := unitOf(envoyUnits, p.WindowS)
@@ -172,9 +188,10 @@ descriptors:
 #     - actions:
 #         %[5]s
 `, o.Zone, key, u.name, p.Limit, action)
+	return nil
 }
 
-func writeKong(r *Result, o Options) {
+func writeKong(r *Result, o Options) error {
 	p := localNodes(r, o, "Kong node (policy local)")
 	u, _ := unitOf(kongUnits, p.WindowS)
 	k := byKey(r.Key, [2]string{"ip", ""}, [2]string{"service", ""}, func(h string) [2]string {
@@ -195,9 +212,10 @@ plugins:
       error_code: 429
       fault_tolerant: true
 `, u.name, p.Limit, limitBy, extra)
+	return nil
 }
 
-func writeTraefik(r *Result, o Options) {
+func writeTraefik(r *Result, o Options) error {
 	p := localNodes(r, o, "Traefik instance")
 	avg, per, ok := traefikRate(p.Rate)
 	if !ok {
@@ -221,16 +239,19 @@ http:
         sourceCriterion:
 %[5]s
 `, o.Zone, avg, per, p.Capacity, src)
+	return nil
 }
 
-func writeGo(r *Result, o Options) {
+func writeGo(r *Result, o Options) error {
 	p := localNodes(r, o, "process")
 	keyExpr := byKey(r.Key, "host, _, _ := net.SplitHostPort(r.RemoteAddr)\n\t\tkey := host", `key := ""`,
 		func(h string) string { return fmt.Sprintf("key := r.Header.Get(%q)", h) })
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("rate.NewLimiter(%g, %d): a token bucket that starts full, %d at once then %g per second; Allow consumes a token only when it admits (the model's token_bucket, checked decision by decision in go test ./model -run Oracle)", p.Rate, p.Capacity, p.Capacity, p.Rate),
 		"the map of limiters grows with the keys: evict idle ones in production")
-	r.Config = fmt.Sprintf(`// import ("net"; "net/http"; "sync"; "golang.org/x/time/rate")
+	imports := byKey(r.Key, `"net"; "net/http"; "sync"; "golang.org/x/time/rate"`, `"net/http"; "sync"; "golang.org/x/time/rate"`,
+		func(string) string { return `"net/http"; "sync"; "golang.org/x/time/rate"` })
+	r.Config = fmt.Sprintf(`// import (%[5]s)
 
 // limit admits a request when its key's token bucket has a token:
 // %[1]s.
@@ -253,10 +274,11 @@ func limit(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
-`, p.Canonical(), keyExpr, trimFloat(p.Rate), p.Capacity)
+`, p.Canonical(), keyExpr, trimFloat(p.Rate), p.Capacity, imports)
+	return nil
 }
 
-func writeRedis(r *Result, o Options) {
+func writeRedis(r *Result, o Options) error {
 	sharedNodes(r, o, "Redis")
 	p := r.Exported
 	ttl := "time.Duration(p.WindowS) * time.Second"
@@ -268,7 +290,9 @@ func writeRedis(r *Result, o Options) {
 		}
 	case model.TokenBucket:
 		lit = fmt.Sprintf("model.Policy{Algorithm: model.TokenBucket, Rate: %s, Capacity: %d}", trimFloat(p.Rate), p.Capacity)
-		ttl = fmt.Sprintf("time.Duration(float64(%d) / %s * float64(time.Second))", p.Capacity, trimFloat(p.Rate))
+		// the time to refill from empty, whole seconds rounded up (an
+		// integer constant: capacity/rate is rarely one)
+		ttl = fmt.Sprintf("%d * time.Second", int64(min(math.Ceil(float64(p.Capacity)/p.Rate), maxConfigInt)))
 	}
 	script := map[model.Algorithm]string{model.FixedWindow: "fixed_window.lua", model.SlidingWindow: "sliding_log.lua (count_rejected 0)",
 		model.SlidingLog: "sliding_log.lua (count_rejected 1)", model.TokenBucket: "token_bucket.lua"}[p.Algorithm]
@@ -284,6 +308,7 @@ lim, err := redisstate.NewLimiter(c, p, %[3]q, %[4]s)
 if err != nil { /* ... */ }
 ok, err := lim.Allow(key, time.Now().UnixNano()) // key: %[5]s
 `, lit, p.Canonical(), o.Zone, ttl, r.Key)
+	return nil
 }
 
 func goName(a model.Algorithm) string {
