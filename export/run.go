@@ -104,7 +104,10 @@ func NearestIn(p model.Policy, target string, run []*Point, o Options) (res *Res
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if fit == Nearest && asked != nil {
+	// A policy the target configures in its own form (Traefik's, which
+	// decides otherwise) is exported as asked; another is replaced by the
+	// run's closest point that the target configures.
+	if _, _, _, own := configurable(limitOnly(p), targets[target]); fit == Nearest && asked != nil && !own {
 		var best *Point
 		for _, c := range run {
 			if ok, _ := Expressible(c.Policy, target); !ok || !sameDistribution(c.Policy, p) {

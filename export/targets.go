@@ -27,19 +27,7 @@ func perNode(p model.Policy, n int) model.Policy {
 	if n <= 1 {
 		return p
 	}
-	div := func(v int64) int64 { return max(1, int64(math.Round(float64(v)/float64(n)))) }
-	switch p.Algorithm {
-	case model.Nginx:
-		p.Rate /= float64(n)
-		p.Burst = div(p.Burst+1) - 1
-		p.Delay = min(p.Delay, p.Burst)
-	case model.TokenBucket, model.GCRA:
-		p.Rate /= float64(n)
-		p.Capacity = div(p.Capacity)
-	default:
-		p.Limit = div(p.Limit)
-	}
-	return p
+	return familyOf(p.Algorithm).divide(p, n)
 }
 
 // localNodes applies Options.Nodes for a target whose replicas keep their
@@ -225,7 +213,8 @@ func writeTraefik(r *Result, o Options) error {
 	src := byKey(r.Key, "          ipStrategy:\n            depth: 0", "          requestHost: true",
 		func(h string) string { return "          requestHeaderName: " + h })
 	r.Notes = append(r.Notes,
-		fmt.Sprintf("Traefik's rateLimit is golang.org/x/time/rate: %d per %d s (%s r/s) refill, burst %d at once from idle", avg, per, strconv.FormatFloat(p.Rate, 'g', 6, 64), p.Capacity),
+		fmt.Sprintf("Traefik's rateLimit keeps a golang.org/x/time/rate bucket per key: %d per %d s (%s r/s) refill, burst %d at once from idle; a request whose token comes within %v waits for it, later ones get 429",
+			avg, per, strconv.FormatFloat(p.Rate, 'g', 6, 64), p.Capacity, traefikMaxDelay(p.Rate)),
 		"each Traefik replica keeps its own buckets: three replicas admit three times the rate (--nodes divides it)",
 		"behind another proxy, set ipStrategy.depth (or excludedIPs) so the key is the client, not the proxy")
 	r.Config = fmt.Sprintf(`# Traefik dynamic configuration (file provider)
