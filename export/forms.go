@@ -37,41 +37,46 @@ type form struct {
 	// differs says how the target decides otherwise than the configured
 	// policy q, "" when it does not; a form that differs is Nearest.
 	differs func(q model.Policy) string
+	// detail is what the target's configuration names for the form (Redis:
+	// the script).
+	detail string
 }
 
 var targets = map[string]target{
 	"nginx": {hashComment, nginxForms, nearestNginx, writeNginx},
 	"haproxy": {hashComment, map[model.Algorithm]form{
-		model.SlidingCounter: {Exact, func(p model.Policy) (model.Policy, bool) { return p, p.WindowS <= maxHAProxyS }, nil},
+		model.SlidingCounter: {Exact, func(p model.Policy) (model.Policy, bool) { return p, p.WindowS <= maxHAProxyS }, nil, ""},
 	}, nearestHAProxy, writeHAProxy},
 	"envoy": {hashComment, map[model.Algorithm]form{
-		model.FixedWindow: {Exact, epochWindow(envoyUnits), nil},
+		model.FixedWindow: {Exact, epochWindow(envoyUnits), nil, ""},
 	}, nearestWindow(envoyUnits, "envoy's ratelimit service counts in fixed windows aligned to the epoch (SECOND, MINUTE, HOUR, DAY)"), writeEnvoy},
 	"kong": {hashComment, map[model.Algorithm]form{
-		model.FixedWindow: {Exact, epochWindow(kongUnits), nil},
+		model.FixedWindow: {Exact, epochWindow(kongUnits), nil, ""},
 	}, nearestWindow(kongUnits, "Kong's rate-limiting plugin counts in calendar-aligned fixed windows (second, minute, hour, day, month, year)"), writeKong},
 	"traefik": {hashComment, map[model.Algorithm]form{
-		model.TokenBucket: {Nearest, whenRate(traefikRateOK, same), traefikReserve},
-		model.GCRA:        {Nearest, whenRate(traefikRateOK, bucketOf), traefikReserve},
-		model.Nginx:       {Nearest, whenNodelay(whenRate(traefikRateOK, bucketOf)), traefikReserve},
+		model.TokenBucket: {Nearest, whenRate(traefikRateOK, same), traefikReserve, ""},
+		model.GCRA:        {Nearest, whenRate(traefikRateOK, bucketOf), traefikReserve, ""},
+		model.Nginx:       {Nearest, whenNodelay(whenRate(traefikRateOK, bucketOf)), traefikReserve, ""},
 	}, nearestTraefik, writeTraefik},
 	"go": {slashComment, map[model.Algorithm]form{
-		model.TokenBucket: {Exact, same, nil},
-		model.GCRA:        {Equivalent, bucketOf, nil},
-		model.Nginx:       {Equivalent, whenNodelay(bucketOf), nginxTruncates},
+		model.TokenBucket: {Exact, same, nil, ""},
+		model.GCRA:        {Equivalent, bucketOf, nil, ""},
+		model.Nginx:       {Equivalent, whenNodelay(bucketOf), nginxTruncates, ""},
 	}, nearestGo, writeGo},
-	"redis": {slashComment, map[model.Algorithm]form{
-		model.FixedWindow:   {Exact, same, nil},
-		model.SlidingWindow: {Exact, same, nil},
-		model.SlidingLog:    {Exact, same, nil},
-		model.TokenBucket:   {Exact, same, nil},
-	}, nearestRedis, writeRedis},
+	"redis": {slashComment, redisForms, nearestRedis, writeRedis},
 }
 
 var nginxForms = map[model.Algorithm]form{
-	model.Nginx:       {Exact, whenRate(nginxRateOK, same), nil},
-	model.TokenBucket: {Equivalent, whenRate(nginxRateOK, nodelayNginx), nginxTruncates},
-	model.GCRA:        {Equivalent, whenRate(nginxRateOK, nodelayNginx), nginxTruncates},
+	model.Nginx:       {Exact, whenRate(nginxRateOK, same), nil, ""},
+	model.TokenBucket: {Equivalent, whenRate(nginxRateOK, nodelayNginx), nginxTruncates, ""},
+	model.GCRA:        {Equivalent, whenRate(nginxRateOK, nodelayNginx), nginxTruncates, ""},
+}
+
+var redisForms = map[model.Algorithm]form{
+	model.FixedWindow:   {Exact, same, nil, "fixed_window.lua"},
+	model.SlidingWindow: {Exact, same, nil, "sliding_log.lua (count_rejected 0)"},
+	model.SlidingLog:    {Exact, same, nil, "sliding_log.lua (count_rejected 1)"},
+	model.TokenBucket:   {Exact, same, nil, "token_bucket.lua"},
 }
 
 func same(p model.Policy) (model.Policy, bool) { return p, true }

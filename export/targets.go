@@ -271,22 +271,13 @@ func writeRedis(r *Result, o Options) error {
 	sharedNodes(r, o, "Redis")
 	p := r.Exported
 	ttl := "time.Duration(p.WindowS) * time.Second"
-	lit := fmt.Sprintf("model.Policy{Algorithm: model.%s, WindowS: %d, Limit: %d}", goName(p.Algorithm), p.WindowS, p.Limit)
-	switch p.Algorithm {
-	case model.FixedWindow:
-		if p.PhaseS != 0 {
-			lit = fmt.Sprintf("model.Policy{Algorithm: model.FixedWindow, WindowS: %d, Limit: %d, PhaseS: %d}", p.WindowS, p.Limit, p.PhaseS)
-		}
-	case model.TokenBucket:
-		lit = fmt.Sprintf("model.Policy{Algorithm: model.TokenBucket, Rate: %s, Capacity: %d}", trimFloat(p.Rate), p.Capacity)
+	if p.WindowS == 0 {
 		// the time to refill from empty, whole seconds rounded up (an
 		// integer constant: capacity/rate is rarely one)
 		ttl = fmt.Sprintf("%d * time.Second", int64(min(math.Ceil(float64(p.Capacity)/p.Rate), maxConfigInt)))
 	}
-	script := map[model.Algorithm]string{model.FixedWindow: "fixed_window.lua", model.SlidingWindow: "sliding_log.lua (count_rejected 0)",
-		model.SlidingLog: "sliding_log.lua (count_rejected 1)", model.TokenBucket: "token_bucket.lua"}[p.Algorithm]
 	r.Notes = append(r.Notes,
-		fmt.Sprintf("the Lua script redisstate/%s decides atomically in Redis (make test-redis checks it against the model)", script),
+		fmt.Sprintf("the Lua script redisstate/%s decides atomically in Redis (make test-redis checks it against the model)", redisForms[p.Algorithm].detail),
 		"pass times from one clock (e.g. Redis TIME or one NTP-synced host) so that replicas agree")
 	r.Config = fmt.Sprintf(`// import ("time"; "github.com/ratesweep/ratesweep/model"; "github.com/ratesweep/ratesweep/redisstate")
 
@@ -296,8 +287,27 @@ if err != nil { /* ... */ }
 lim, err := redisstate.NewLimiter(c, p, %[3]q, %[4]s)
 if err != nil { /* ... */ }
 ok, err := lim.Allow(key, time.Now().UnixNano()) // key: %[5]s
-`, lit, p.Canonical(), o.Zone, ttl, r.Key)
+`, goLiteral(p), p.Canonical(), o.Zone, ttl, r.Key)
 	return nil
+}
+
+// goLiteral writes p as a Go composite literal: the algorithm, then the
+// parameters that apply (a window's limit even when 0).
+func goLiteral(p model.Policy) string {
+	s := "model.Policy{Algorithm: model." + goName(p.Algorithm)
+	if p.WindowS > 0 {
+		s += fmt.Sprintf(", WindowS: %d, Limit: %d", p.WindowS, p.Limit)
+	}
+	if p.Rate > 0 {
+		s += ", Rate: " + trimFloat(p.Rate)
+	}
+	if p.Capacity > 0 {
+		s += fmt.Sprintf(", Capacity: %d", p.Capacity)
+	}
+	if p.PhaseS > 0 {
+		s += fmt.Sprintf(", PhaseS: %d", p.PhaseS)
+	}
+	return s + "}"
 }
 
 func goName(a model.Algorithm) string {
