@@ -71,6 +71,9 @@ func writeNginx(r *Result, o Options) error {
 	key := byKey(r.Key, "$binary_remote_addr", `"global"`, func(h string) string {
 		return "$http_" + strings.ReplaceAll(strings.ToLower(h), "-", "_")
 	})
+	// A header key is logged too, for ratesweep shadow --key header:NAME.
+	logKey := byKey(r.Key, "", "", func(string) string { return ` "` + key + `"` })
+	shadowKey := byKey(r.Key, "", " --key global", func(string) string { return " --key " + r.Key })
 	mode := "nodelay"
 	switch {
 	case p.Burst == 0:
@@ -98,14 +101,14 @@ func writeNginx(r *Result, o Options) error {
 limit_req_zone %[2]s zone=%[1]s:10m rate=%[3]s;
 limit_req_status 429;
 # Shadow mode: log what the limit would do without rejecting anything
-# (ratesweep shadow reads $limit_req_status and $msec back; docs/deploy.md).
-log_format %[1]s '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $limit_req_status $msec';
+# (ratesweep shadow%[6]s reads $limit_req_status and $msec back; docs/deploy.md).
+log_format %[1]s '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $limit_req_status $msec%[5]s';
 
 # in the server { } or location { } to protect:
 #   limit_req %[4]s;
 #   access_log /var/log/nginx/%[1]s.log %[1]s;
 #   limit_req_dry_run on;    # shadow mode first
-`, o.Zone, key, rate, args)
+`, o.Zone, key, rate, args, logKey, shadowKey)
 	return nil
 }
 
