@@ -43,8 +43,10 @@ const (
 	// Equivalent: another algorithm of the model that decides the same
 	// requests (token_bucket rate r capacity C = nginx burst C−1 nodelay).
 	Equivalent
-	// Nearest: the target cannot express the policy; the config implements
-	// another policy, named in Result.Exported, whose metrics differ.
+	// Nearest: anything else. The target cannot express the policy (the
+	// config implements another policy, named in Result.Exported, whose
+	// metrics differ), or it configures the policy's parameters but decides
+	// otherwise (Traefik delays instead of rejecting); Result.Why says which.
 	Nearest
 )
 
