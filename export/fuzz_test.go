@@ -136,6 +136,14 @@ func TestInjection(t *testing.T) {
 			t.Errorf("%.80q: error %v, want a short error naming the flag", o.Zone+o.Key, err)
 		}
 	}
+	for in, want := range map[string]string{
+		"out/lesson": "out/lesson", "a\nb\rc": `a\nb\rc`, "a\xadb": `a\xadb`, "a\u2028b\u0085c": `a\u2028b\u0085c`,
+		`a\b`: `a\\b`, "a\uFFFDb é": "a\uFFFDb é",
+	} {
+		if got := escapeLine(in); got != want {
+			t.Errorf("escapeLine(%q) = %q, want %q", in, got, want)
+		}
+	}
 	// A run directory with a line break stays in the comment, escaped.
 	r, _ := Export(model.Policy{Algorithm: model.Nginx, Rate: 1}, "nginx", Options{})
 	var b bytes.Buffer

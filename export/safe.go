@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -74,16 +75,19 @@ func checkInts(target string, p model.Policy) error {
 	return nil
 }
 
-// escapeLine writes s on one line: line breaks, other control characters
-// and Unicode line and paragraph separators as Go escapes (\n, \u2028),
-// a backslash as \\. Printable text is unchanged.
+// escapeLine writes s on one line of valid UTF-8: line breaks, other
+// control characters and Unicode line and paragraph separators as Go
+// escapes (\n, \u2028), a byte that is not UTF-8 as \xNN, a backslash as
+// \\. Printable text is unchanged.
 func escapeLine(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == '\\' || r == 0x7f || !strconv.IsGraphic(r) && r != ' ' }) {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == '\\' || r == 0x7f || !strconv.IsGraphic(r) && r != ' ' }) {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
+	for i, r := range s {
 		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\\':
 			b.WriteString(`\\`)
 		case r == '\t':
