@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,15 +91,18 @@ func TestFit(t *testing.T) {
 		{"nginx rate=10 burst=5", "nginx", Exact, "nginx rate=10 burst=5"},
 		{"token_bucket rate=10 capacity=900", "nginx", Equivalent, "nginx rate=10 burst=899 delay=899"},
 		{"gcra rate=2 capacity=3", "go", Equivalent, "token_bucket rate=2 capacity=3"},
-		{"nginx rate=2 burst=3 delay=3", "traefik", Equivalent, "token_bucket rate=2 capacity=4"},
+		{"nginx rate=2 burst=3 delay=3", "traefik", Nearest, "token_bucket rate=2 capacity=4"}, // Traefik delays
+		{"token_bucket rate=2 capacity=4", "traefik", Nearest, "token_bucket rate=2 capacity=4"},
+		{"sliding_counter window_s=3000000 limit=50", "haproxy", Nearest, "sliding_counter window_s=2147483 limit=36"},
 		{"nginx rate=2 burst=3", "go", Nearest, "token_bucket rate=2 capacity=4"}, // delays: not a token bucket
 		{"sliding_counter window_s=10 limit=50", "haproxy", Exact, "sliding_counter window_s=10 limit=50"},
 		{"sliding_window window_s=10 limit=50", "haproxy", Nearest, "sliding_counter window_s=10 limit=50"},
 		{"fixed_window window_s=60 limit=600", "envoy", Exact, "fixed_window window_s=60 limit=600"},
 		{"fixed_window window_s=60 limit=600 phase_s=30", "envoy", Nearest, "fixed_window window_s=60 limit=600"},
 		{"fixed_window window_s=90 limit=600", "kong", Nearest, "fixed_window window_s=60 limit=400"},
-		{"token_bucket rate=0.5 capacity=3", "nginx", Equivalent, "nginx rate=0.5 burst=2 delay=2"},
-		{"token_bucket rate=0.3 capacity=3", "traefik", Exact, "token_bucket rate=0.3 capacity=3"},
+		{"token_bucket rate=0.5 capacity=3", "nginx", Nearest, "nginx rate=0.5 burst=2 delay=2"}, // nginx truncates its refill
+		{"token_bucket rate=5 capacity=3", "nginx", Equivalent, "nginx rate=5 burst=2 delay=2"},
+		{"token_bucket rate=0.3 capacity=3", "traefik", Nearest, "token_bucket rate=0.3 capacity=3"},
 		{"token_bucket rate=0.001 capacity=3", "nginx", Nearest, "nginx rate=0.016666666666666666 burst=2 delay=2"},
 		{"sliding_log window_s=60 limit=5", "redis", Exact, "sliding_log window_s=60 limit=5"},
 		{"gcra rate=1 capacity=5", "redis", Nearest, "token_bucket rate=1 capacity=5"},
@@ -232,4 +236,59 @@ func runSpec(t *testing.T, spec *sweep.Spec) []*Point {
 		t.Fatal(err)
 	}
 	return run
+}
+
+// The fit labels mean the same for every target: exact exports the policy
+// asked, equivalent one that decides every request as the policy asked
+// (checked by the model on random arrivals), and anything else is nearest,
+// with what differs.
+func TestFitsDecide(t *testing.T) {
+	policies := append([]string{
+		"token_bucket rate=0.5 capacity=3", "gcra rate=2 capacity=3", "nginx rate=2 burst=3 delay=3",
+		"nginx rate=2 burst=3 delay=1", "nginx rate=1.5 burst=3", "sliding_log window_s=10 limit=5",
+		"fixed_window window_s=60 limit=600 phase_s=30", "fixed_window_anchored window_s=10 limit=5",
+	}, goldenPolicies...)
+	rng := rand.New(rand.NewPCG(1, 27))
+	for _, target := range Targets {
+		for _, label := range policies {
+			p, _ := model.ParseLabel(label)
+			q, fit, why, err := Translate(p, target)
+			if err != nil {
+				t.Fatalf("%s → %s: %v", label, target, err)
+			}
+			switch fit {
+			case Exact:
+				if q.Canonical() != p.Canonical() || why != "" {
+					t.Errorf("%s → %s: exact, but exports %s (%q)", label, target, q.Canonical(), why)
+				}
+			case Equivalent:
+				for trial := range 20 {
+					if i, ok := sameDecisions(p, q, rng); !ok {
+						t.Errorf("%s → %s: equivalent %s decides request %d of trial %d otherwise", label, target, q.Canonical(), i, trial)
+						break
+					}
+				}
+			case Nearest:
+				if why == "" {
+					t.Errorf("%s → %s: nearest without a reason", label, target)
+				}
+			}
+		}
+	}
+}
+
+// sameDecisions replays random arrivals (bursts and gaps over a minute)
+// through deciders for p and q and returns the first request they decide
+// differently.
+func sameDecisions(p, q model.Policy, rng *rand.Rand) (int, bool) {
+	a, _ := model.NewDecider(p)
+	b, _ := model.NewDecider(q)
+	now := int64(0)
+	for i := range 400 {
+		now += int64(rng.ExpFloat64()*float64(rng.IntN(3)+1)*100) * 1e6 // whole ms: nginx's clock
+		if a.Allow(now) != b.Allow(now) {
+			return i, false
+		}
+	}
+	return 0, true
 }

@@ -415,7 +415,7 @@ func TestProxiesNginx(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sh, err := Shadow(f, p, ShadowOptions{Key: "path_prefix"})
+		sh, err := Shadow(f, p, ShadowOptions{Key: "header:X-Key"}) // the key the limit hangs on, logged by the exported log_format
 		f.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -503,5 +503,124 @@ func TestProxiesHAProxy(t *testing.T) {
 	adm, modAdm := agreementOf(t, "haproxy http_req_rate (denied requests counted)", p, got, status429, false)
 	if adm >= modAdm {
 		t.Errorf("http_req_rate admitted %d, the admitted-only model %d: counting denied requests should admit fewer", adm, modAdm)
+	}
+}
+
+// nginxTestConf is a complete nginx.conf with an export's whole output
+// (its comment header included) verbatim in the http block, and its
+// commented limit_req line in the location.
+func nginxTestConf(t *testing.T, dir string, port int, out string) string {
+	limit := ""
+	for _, l := range strings.Split(out, "\n") {
+		if s, ok := strings.CutPrefix(l, "#   limit_req "); ok {
+			limit = "limit_req " + s
+		}
+	}
+	if limit == "" {
+		t.Fatalf("no limit_req line in the export:\n%s", out)
+	}
+	os.WriteFile(filepath.Join(dir, "ok.txt"), []byte("ok\n"), 0o644)
+	return fmt.Sprintf(`daemon off;
+master_process off;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+events { worker_connections 256; }
+http {
+    client_body_temp_path %[1]s/body; proxy_temp_path %[1]s/proxy; fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi; scgi_temp_path %[1]s/scgi;
+    access_log off;
+%[2]s
+    server {
+        listen 127.0.0.1:%[3]d;
+        location / {
+            %[4]s
+            root %[1]s;
+            try_files /ok.txt =404;
+        }
+    }
+}
+`, dir, out, port, limit)
+}
+
+// The fuzz corpus (its seeds: the injections that once reached a
+// configuration, and ordinary exports) through the real parsers: every
+// nginx and HAProxy export that is not refused passes nginx -t or
+// haproxy -c as written, header comments included.
+func TestProxiesCorpus(t *testing.T) {
+	nginx, haproxy := binary(t, "nginx"), binary(t, "haproxy")
+	checked := map[string]int{}
+	for i, in := range corpus(t) {
+		out, r := exportOf(in)
+		if r == nil || r.Target != "nginx" && r.Target != "haproxy" {
+			continue
+		}
+		dir := t.TempDir()
+		var cmd *exec.Cmd
+		if r.Target == "nginx" {
+			conf := filepath.Join(dir, "nginx.conf")
+			os.WriteFile(conf, []byte(nginxTestConf(t, dir, 1, out)), 0o644)
+			cmd = exec.Command(nginx, "-t", "-q", "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log"))
+		} else {
+			conf := filepath.Join(dir, "haproxy.cfg")
+			os.WriteFile(conf, []byte(haproxyConf(1, &Result{Config: out})), 0o644)
+			cmd = exec.Command(haproxy, "-c", "-q", "-f", conf)
+		}
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("corpus entry %d %+.200v: %s rejects the export: %v\n%s\n%s", i, in, r.Target, err, b, out)
+		}
+		checked[r.Target]++
+	}
+	fmt.Printf("test-proxies: the fuzz corpus's exports pass the real parsers: nginx -t %d, haproxy -c %d\n", checked["nginx"], checked["haproxy"])
+	if checked["nginx"] == 0 || checked["haproxy"] == 0 {
+		t.Errorf("checked %v", checked)
+	}
+}
+
+// --key global limits every request together in real nginx, whatever the
+// server block: 15 requests at once at rate 1, burst 0 pass once (twice if
+// a second turns). $server_name, the key before, is empty without a
+// server_name, and nginx limits no empty key: all 15 pass.
+func TestProxiesNginxGlobal(t *testing.T) {
+	nginx := binary(t, "nginx")
+	p, _ := model.ParseLabel("nginx rate=1 burst=0")
+	res, err := Export(p, "nginx", Options{Key: "global"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	Write(&b, res, nil, nil, "")
+	for _, c := range []struct {
+		name, out string
+		strict    bool
+	}{
+		{"nginx --key global", b.String(), true},
+		{"nginx keyed by $server_name", strings.Replace(b.String(), `limit_req_zone "global"`, "limit_req_zone $server_name", 1), false},
+	} {
+		dir := t.TempDir()
+		os.Chmod(dir, 0o755)
+		port := freePort(t)
+		conf := filepath.Join(dir, "nginx.conf")
+		os.WriteFile(conf, []byte(nginxTestConf(t, dir, port, c.out)), 0o644)
+		stop := server(t, c.name, exec.Command(nginx, "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log")), port, filepath.Join(dir, "stdout.log"))
+		admitted := 0
+		for i := range 15 {
+			req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/%d", port, i), nil)
+			req.Header.Set("X-Key", fmt.Sprintf("client-%d", i)) // different clients, one limit
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				stop()
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				admitted++
+			}
+		}
+		stop()
+		fmt.Printf("test-proxies: %s, rate 1 r/s, burst 0: %d of 15 requests admitted\n", c.name, admitted)
+		if c.strict && admitted > 2 || !c.strict && admitted != 15 {
+			t.Errorf("%s: %d of 15 admitted", c.name, admitted)
+		}
 	}
 }

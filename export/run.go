@@ -104,7 +104,10 @@ func NearestIn(p model.Policy, target string, run []*Point, o Options) (res *Res
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if fit == Nearest && asked != nil {
+	// A policy the target configures in its own form (Traefik's, which
+	// decides otherwise) is exported as asked; another is replaced by the
+	// run's closest point that the target configures.
+	if _, _, _, own := configurable(limitOnly(p), targets[target]); fit == Nearest && asked != nil && !own {
 		var best *Point
 		for _, c := range run {
 			if ok, _ := Expressible(c.Policy, target); !ok || !sameDistribution(c.Policy, p) {
@@ -163,48 +166,54 @@ func nodesEffect(p model.Policy, n int, byLabel map[string]*Point) []string {
 // the fit, the metrics from the run when given, the key and the notes),
 // then the configuration.
 func Write(w io.Writer, r *Result, asked, exported *Point, runDir string) error {
-	c := "#"
-	if r.Target == "go" || r.Target == "redis" {
-		c = "//"
+	t, ok := targets[r.Target]
+	if !ok {
+		return fmt.Errorf("unknown target %q (one of %s)", r.Target, strings.Join(Targets, ", "))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s ratesweep export --to %s\n", c, r.Target)
-	fmt.Fprintf(&b, "%s asked:    %s\n", c, r.Asked.Canonical())
+	// Every header line, free text included, goes through the target's one
+	// comment function.
+	line := func(format string, args ...any) {
+		b.WriteString(t.comment(fmt.Sprintf(format, args...)))
+		b.WriteByte('\n')
+	}
+	line("ratesweep export --to %s", r.Target)
+	line("asked:    %s", r.Asked.Canonical())
 	switch r.Fit {
 	case Nearest:
-		fmt.Fprintf(&b, "%s exported: %s (nearest: %s cannot express the policy; %s)\n", c, r.Exported.Canonical(), r.Target, r.Why)
+		line("exported: %s (nearest: %s cannot express the policy; %s)", r.Exported.Canonical(), r.Target, r.Why)
 	case Equivalent:
-		fmt.Fprintf(&b, "%s exported: %s (equivalent: the same decisions)\n", c, r.Exported.Canonical())
+		line("exported: %s (equivalent: the same decisions)", r.Exported.Canonical())
 	default:
-		fmt.Fprintf(&b, "%s exported: %s (exact)\n", c, r.Exported.Canonical())
+		line("exported: %s (exact)", r.Exported.Canonical())
 	}
 	if runDir != "" {
-		line := func(name string, p *Point) {
+		point := func(name string, p *Point) {
 			if p == nil {
-				fmt.Fprintf(&b, "%s   %-9s not in the run\n", c, name+":")
+				line("  %-9s not in the run", name+":")
 				return
 			}
-			fmt.Fprintf(&b, "%s   %-9s false cut %s (%.2f%% of legitimate), missed %s (%.2f%% of abusive)  [%s]\n",
-				c, name+":", count(p.FalseCut), p.LegitCutPct(), count(p.Missed), p.MissedPct(), p.Label)
+			line("  %-9s false cut %s (%.2f%% of legitimate), missed %s (%.2f%% of abusive)  [%s]",
+				name+":", count(p.FalseCut), p.LegitCutPct(), count(p.Missed), p.MissedPct(), p.Label)
 		}
-		fmt.Fprintf(&b, "%s in run %s:\n", c, runDir)
-		line("asked", asked)
+		line("in run %s:", runDir)
+		point("asked", asked)
 		if r.Fit == Nearest {
-			line("exported", exported)
+			point("exported", exported)
 			if asked != nil && exported != nil {
 				dc, dm := exported.LegitCutPct()-asked.LegitCutPct(), exported.MissedPct()-asked.MissedPct()
 				gain := ""
 				if dc < 0 || dm < 0 {
 					gain = " (a negative cost: the exported policy does better there)"
 				}
-				fmt.Fprintf(&b, "%s   the translation costs %+.2f pp of legitimate requests cut and %+.2f pp of abusive requests missed%s\n",
-					c, dc, dm, gain)
+				line("  the translation costs %+.2f pp of legitimate requests cut and %+.2f pp of abusive requests missed%s",
+					dc, dm, gain)
 			}
 		}
 	}
-	fmt.Fprintf(&b, "%s key: %s\n", c, r.Key)
+	line("key: %s", r.Key)
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "%s - %s\n", c, n)
+		line("- %s", n)
 	}
 	b.WriteString("\n")
 	b.WriteString(r.Config)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/model"
@@ -18,8 +19,10 @@ import (
 
 // ShadowOptions configure Shadow.
 type ShadowOptions struct {
-	// Key is the log field the limit hangs on: ip (default), user, or
-	// path_prefix (the first path segment).
+	// Key is the log field the limit hangs on: ip (default), user,
+	// path_prefix (the first path segment), global (one key for every
+	// request) or header:NAME (the quoted header value that the exported
+	// log_format writes after $msec for a header key).
 	Key string
 }
 
@@ -59,6 +62,9 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkShadowKey(o.Key); err != nil {
+		return nil, err
+	}
 	rd, err := ingest.NewReader(r, ingest.ReaderOptions{Format: ingest.FormatCombined})
 	if err != nil {
 		return nil, err
@@ -70,11 +76,14 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	for rd.Scan() {
 		rec := rd.Record()
 		res.Lines++
-		f := bytes.Fields(rec.Trailer)
-		if len(f) == 0 {
+		tr, err := splitTrailer(rec.Trailer)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %v", rec.Line, err)
+		}
+		if tr.status == "" {
 			return nil, fmt.Errorf("line %d: no $limit_req_status after the user agent (log_format: see ratesweep export --to nginx)", rec.Line)
 		}
-		st := string(f[0])
+		st := tr.status
 		res.Statuses[st]++
 		var admit bool
 		switch st {
@@ -87,10 +96,10 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 			return nil, fmt.Errorf("line %d: %q is not a $limit_req_status (PASSED, DELAYED, REJECTED, DELAYED_DRY_RUN, REJECTED_DRY_RUN or -)", rec.Line, st)
 		}
 		t := rec.Time * 1e9
-		if len(f) > 1 {
-			ms, err := strconv.ParseFloat(string(f[1]), 64)
+		if tr.msec != "" {
+			ms, err := strconv.ParseFloat(tr.msec, 64)
 			if err != nil {
-				return nil, fmt.Errorf("line %d: %q is not a $msec time (seconds.milliseconds)", rec.Line, f[1])
+				return nil, fmt.Errorf("line %d: %q is not a $msec time (seconds.milliseconds)", rec.Line, tr.msec)
 			}
 			t = int64(ms*1e3+0.5) * 1e6
 		} else {
@@ -100,20 +109,25 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 			first, firstSet = t, true
 		}
 		var key string
-		switch o.Key {
-		case "", "ip":
+		switch {
+		case o.Key == "global":
+			key = "global"
+		case strings.HasPrefix(o.Key, "header:"):
+			if !tr.quoted {
+				return nil, fmt.Errorf("line %d: no quoted %s value after $msec (the log_format of ratesweep export --to nginx --key %s writes it)", rec.Line, strings.TrimPrefix(o.Key, "header:"), o.Key)
+			}
+			key = tr.header
+		case o.Key == "" || o.Key == "ip":
 			key = string(rec.Host)
-		case "user":
+		case o.Key == "user":
 			key = string(rec.User)
-		case "path_prefix":
+		case o.Key == "path_prefix":
 			path := rec.Path
 			if i := bytes.IndexAny(path, "?#"); i >= 0 {
 				path = path[:i]
 			}
 			seg := bytes.SplitN(bytes.TrimPrefix(path, []byte("/")), []byte("/"), 2)
 			key = "/" + string(seg[0])
-		default:
-			return nil, fmt.Errorf("--key: %q is not ip, user or path_prefix", o.Key)
 		}
 		if _, ok := perKey[key]; !ok {
 			order = append(order, key)
@@ -169,6 +183,50 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 		res.Worst = res.Worst[:10]
 	}
 	return res, nil
+}
+
+// checkShadowKey validates ShadowOptions.Key.
+func checkShadowKey(k string) error {
+	switch k {
+	case "", "ip", "user", "path_prefix", "global":
+		return nil
+	}
+	if h, ok := strings.CutPrefix(k, "header:"); ok {
+		return checkHeader(h)
+	}
+	return fmt.Errorf("--key: %s is not ip, user, path_prefix, global or header:NAME", quoteShort(k))
+}
+
+// trailer is what the exported log_format writes after the user agent:
+// $limit_req_status, then $msec, then for a header key the header's value
+// in double quotes (nginx escapes a quote inside it as \x22).
+type trailer struct {
+	status, msec, header string
+	quoted               bool // a quoted header value was there
+}
+
+func splitTrailer(b []byte) (trailer, error) {
+	var t trailer
+	rest := bytes.TrimSpace(b)
+	word := func() string {
+		w, r, _ := bytes.Cut(rest, []byte(" "))
+		rest = bytes.TrimSpace(r)
+		return string(w)
+	}
+	if len(rest) > 0 && rest[0] != '"' {
+		t.status = word()
+	}
+	if len(rest) > 0 && rest[0] != '"' {
+		t.msec = word()
+	}
+	if len(rest) > 0 && rest[0] == '"' {
+		end := bytes.IndexByte(rest[1:], '"')
+		if end < 0 {
+			return t, fmt.Errorf("unterminated quoted header value %q", rest)
+		}
+		t.header, t.quoted = string(rest[1:end+1]), true
+	}
+	return t, nil
 }
 
 // spreadSeconds spreads the requests logged in one whole second evenly

@@ -72,3 +72,46 @@ func TestShadowNotALog(t *testing.T) {
 		t.Errorf("empty: %v", err)
 	}
 }
+
+// A header key: the exported log_format writes the header's value, quoted,
+// after $msec; shadow --key header:NAME reads it. --key global is one key.
+func TestShadowHeaderKey(t *testing.T) {
+	p, _ := model.ParseLabel("nginx rate=1 burst=0")
+	var b strings.Builder
+	for i, l := range []struct{ st, ms, acct string }{
+		{"PASSED", "1700000000.000", "a 1"}, {"REJECTED_DRY_RUN", "1700000000.500", "a 1"},
+		{"PASSED", "1700000000.600", "b"}, {"PASSED", "1700000001.000", "a 1"},
+		{"REJECTED_DRY_RUN", "1700000001.100", "b"},
+	} {
+		fmt.Fprintf(&b, "10.0.0.%d - - [14/Nov/2023:22:13:20 +0000] \"GET / HTTP/1.1\" 200 3 \"-\" \"curl/8\" %s %s \"%s\"\n", i, l.st, l.ms, l.acct)
+	}
+	r, err := Shadow(strings.NewReader(b.String()), p, ShadowOptions{Key: "header:X-Account"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Keys != 2 || r.Agree != 5 || !r.ExactTimes {
+		t.Errorf("header key: %+v", r)
+	}
+	// One key for all: the third request (0.6 s) is rejected by the model.
+	r, err = Shadow(strings.NewReader(b.String()), p, ShadowOptions{Key: "global"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Keys != 1 || r.Agree != 4 || r.ProxyOnly != 1 {
+		t.Errorf("global key: %+v", r)
+	}
+	// By ip every request is its own key, and all pass in the model.
+	r, _ = Shadow(strings.NewReader(b.String()), p, ShadowOptions{Key: "ip"})
+	if r.Keys != 5 || r.ModelAdmits != 5 {
+		t.Errorf("ip key: %+v", r)
+	}
+	noHeader := "10.0.0.1 - - [14/Nov/2023:22:13:20 +0000] \"GET / HTTP/1.1\" 200 3 \"-\" \"curl/8\" PASSED 1700000000.000\n"
+	if _, err := Shadow(strings.NewReader(noHeader), p, ShadowOptions{Key: "header:X-Account"}); err == nil || !strings.Contains(err.Error(), "line 1: no quoted X-Account value") {
+		t.Errorf("a log without the header: %v", err)
+	}
+	for _, k := range []string{"header:X A", "header:", "cookie"} {
+		if _, err := Shadow(strings.NewReader(noHeader), p, ShadowOptions{Key: k}); err == nil || !strings.HasPrefix(err.Error(), "--key: ") {
+			t.Errorf("key %q: %v", k, err)
+		}
+	}
+}

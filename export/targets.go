@@ -27,19 +27,7 @@ func perNode(p model.Policy, n int) model.Policy {
 	if n <= 1 {
 		return p
 	}
-	div := func(v int64) int64 { return max(1, int64(math.Round(float64(v)/float64(n)))) }
-	switch p.Algorithm {
-	case model.Nginx:
-		p.Rate /= float64(n)
-		p.Burst = div(p.Burst+1) - 1
-		p.Delay = min(p.Delay, p.Burst)
-	case model.TokenBucket, model.GCRA:
-		p.Rate /= float64(n)
-		p.Capacity = div(p.Capacity)
-	default:
-		p.Limit = div(p.Limit)
-	}
-	return p
+	return familyOf(p.Algorithm).divide(p, n)
 }
 
 // localNodes applies Options.Nodes for a target whose replicas keep their
@@ -63,10 +51,14 @@ func sharedNodes(r *Result, o Options, what string) {
 	}
 }
 
+// maxHAProxyS is HAProxy's longest timer and rate period, seconds
+// (2^31−1 ms).
+const maxHAProxyS = maxConfigInt / 1000
+
 func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // writeNginx: limit_req_zone + limit_req, rate as r/s or r/m, burst = C−1.
-func writeNginx(r *Result, o Options) {
+func writeNginx(r *Result, o Options) error {
 	p := localNodes(r, o, "nginx shared-memory zone")
 	rate, ok := nginxRate(p.Rate)
 	if !ok { // after division over nodes: round to whole requests per minute
@@ -74,9 +66,14 @@ func writeNginx(r *Result, o Options) {
 		rate = fmt.Sprintf("%dr/m", int64(m))
 		r.Notes = append(r.Notes, fmt.Sprintf("the per-replica rate %g r/s is rounded to %s", p.Rate, rate))
 	}
-	key := byKey(r.Key, "$binary_remote_addr", "$server_name", func(h string) string {
+	// global: a constant key, the same in every server block ($server_name
+	// is empty without a server_name, and nginx does not limit an empty key).
+	key := byKey(r.Key, "$binary_remote_addr", `"global"`, func(h string) string {
 		return "$http_" + strings.ReplaceAll(strings.ToLower(h), "-", "_")
 	})
+	// A header key is logged too, for ratesweep shadow --key header:NAME.
+	logKey := byKey(r.Key, "", "", func(string) string { return ` "` + key + `"` })
+	shadowKey := byKey(r.Key, "", " --key global", func(string) string { return " --key " + r.Key })
 	mode := "nodelay"
 	switch {
 	case p.Burst == 0:
@@ -104,14 +101,15 @@ func writeNginx(r *Result, o Options) {
 limit_req_zone %[2]s zone=%[1]s:10m rate=%[3]s;
 limit_req_status 429;
 # Shadow mode: log what the limit would do without rejecting anything
-# (ratesweep shadow reads $limit_req_status and $msec back; docs/deploy.md).
-log_format %[1]s '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $limit_req_status $msec';
+# (ratesweep shadow%[6]s reads $limit_req_status and $msec back; docs/deploy.md).
+log_format %[1]s '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $limit_req_status $msec%[5]s';
 
 # in the server { } or location { } to protect:
 #   limit_req %[4]s;
 #   access_log /var/log/nginx/%[1]s.log %[1]s;
 #   limit_req_dry_run on;    # shadow mode first
-`, o.Zone, key, rate, args)
+`, o.Zone, key, rate, args, logKey, shadowKey)
+	return nil
 }
 
 func interval(rate float64) string {
@@ -124,12 +122,20 @@ func interval(rate float64) string {
 
 // writeHAProxy: a stick table whose gpc0_rate counts admitted requests
 // only, so the decision is the model's sliding_counter.
-func writeHAProxy(r *Result, o Options) {
+func writeHAProxy(r *Result, o Options) error {
 	p := localNodes(r, o, "stick table (tables are not summed across peers)")
 	k := byKey(r.Key, [2]string{"src", "ip"}, [2]string{"str(all)", "string len 8"}, func(h string) [2]string {
 		return [2]string{fmt.Sprintf("req.hdr(%s)", h), "string len 64"}
 	})
 	fetch, typ := k[0], k[1]
+	if p.WindowS > maxHAProxyS {
+		return fmt.Errorf("haproxy: window_s %d is beyond HAProxy's longest period, %d s (~24.8 days)", p.WindowS, maxHAProxyS)
+	}
+	expire := 2 * p.WindowS
+	if expire > maxHAProxyS {
+		expire = maxHAProxyS
+		r.Notes = append(r.Notes, fmt.Sprintf("expire is %d s, HAProxy's longest timer (~24.8 days), not two windows (%d s): a key idle that long is forgotten with its previous period's count, so its next requests may pass where the model would still count it", maxHAProxyS, 2*p.WindowS))
+	}
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("gpc0_rate(%ds) is the previous period's count weighted by its share still inside the window, plus the current period's: the model's sliding_counter", p.WindowS),
 		"only admitted requests increment gpc0 (the deny comes first), as in the model; http_req_rate(period) would also count the denied requests, which locks a client out while it keeps retrying over the limit",
@@ -141,10 +147,11 @@ func writeHAProxy(r *Result, o Options) {
     # estimate of the last %[3]d s (the request itself not counted yet)
     http-request deny deny_status 429 if { sc0_gpc0_rate ge %[5]d }
     http-request sc-inc-gpc0(0)
-`, typ, 2*p.WindowS, p.WindowS, fetch, p.Limit)
+`, typ, expire, p.WindowS, fetch, p.Limit)
+	return nil
 }
 
-func writeEnvoy(r *Result, o Options) {
+func writeEnvoy(r *Result, o Options) error {
 	sharedNodes(r, o, "ratelimit service (Redis)")
 	p := r.Exported
 	u, _ := unitOf(envoyUnits, p.WindowS)
@@ -172,9 +179,10 @@ descriptors:
 #     - actions:
 #         %[5]s
 `, o.Zone, key, u.name, p.Limit, action)
+	return nil
 }
 
-func writeKong(r *Result, o Options) {
+func writeKong(r *Result, o Options) error {
 	p := localNodes(r, o, "Kong node (policy local)")
 	u, _ := unitOf(kongUnits, p.WindowS)
 	k := byKey(r.Key, [2]string{"ip", ""}, [2]string{"service", ""}, func(h string) [2]string {
@@ -195,9 +203,10 @@ plugins:
       error_code: 429
       fault_tolerant: true
 `, u.name, p.Limit, limitBy, extra)
+	return nil
 }
 
-func writeTraefik(r *Result, o Options) {
+func writeTraefik(r *Result, o Options) error {
 	p := localNodes(r, o, "Traefik instance")
 	avg, per, ok := traefikRate(p.Rate)
 	if !ok {
@@ -207,7 +216,8 @@ func writeTraefik(r *Result, o Options) {
 	src := byKey(r.Key, "          ipStrategy:\n            depth: 0", "          requestHost: true",
 		func(h string) string { return "          requestHeaderName: " + h })
 	r.Notes = append(r.Notes,
-		fmt.Sprintf("Traefik's rateLimit is golang.org/x/time/rate: %d per %d s (%s r/s) refill, burst %d at once from idle", avg, per, strconv.FormatFloat(p.Rate, 'g', 6, 64), p.Capacity),
+		fmt.Sprintf("Traefik's rateLimit keeps a golang.org/x/time/rate bucket per key: %d per %d s (%s r/s) refill, burst %d at once from idle; a request whose token comes within %v waits for it, later ones get 429",
+			avg, per, strconv.FormatFloat(p.Rate, 'g', 6, 64), p.Capacity, traefikMaxDelay(p.Rate)),
 		"each Traefik replica keeps its own buckets: three replicas admit three times the rate (--nodes divides it)",
 		"behind another proxy, set ipStrategy.depth (or excludedIPs) so the key is the client, not the proxy")
 	r.Config = fmt.Sprintf(`# Traefik dynamic configuration (file provider)
@@ -221,16 +231,19 @@ http:
         sourceCriterion:
 %[5]s
 `, o.Zone, avg, per, p.Capacity, src)
+	return nil
 }
 
-func writeGo(r *Result, o Options) {
+func writeGo(r *Result, o Options) error {
 	p := localNodes(r, o, "process")
 	keyExpr := byKey(r.Key, "host, _, _ := net.SplitHostPort(r.RemoteAddr)\n\t\tkey := host", `key := ""`,
 		func(h string) string { return fmt.Sprintf("key := r.Header.Get(%q)", h) })
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("rate.NewLimiter(%g, %d): a token bucket that starts full, %d at once then %g per second; Allow consumes a token only when it admits (the model's token_bucket, checked decision by decision in go test ./model -run Oracle)", p.Rate, p.Capacity, p.Capacity, p.Rate),
 		"the map of limiters grows with the keys: evict idle ones in production")
-	r.Config = fmt.Sprintf(`// import ("net"; "net/http"; "sync"; "golang.org/x/time/rate")
+	imports := byKey(r.Key, `"net"; "net/http"; "sync"; "golang.org/x/time/rate"`, `"net/http"; "sync"; "golang.org/x/time/rate"`,
+		func(string) string { return `"net/http"; "sync"; "golang.org/x/time/rate"` })
+	r.Config = fmt.Sprintf(`// import (%[5]s)
 
 // limit admits a request when its key's token bucket has a token:
 // %[1]s.
@@ -253,27 +266,21 @@ func limit(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
-`, p.Canonical(), keyExpr, trimFloat(p.Rate), p.Capacity)
+`, p.Canonical(), keyExpr, trimFloat(p.Rate), p.Capacity, imports)
+	return nil
 }
 
-func writeRedis(r *Result, o Options) {
+func writeRedis(r *Result, o Options) error {
 	sharedNodes(r, o, "Redis")
 	p := r.Exported
 	ttl := "time.Duration(p.WindowS) * time.Second"
-	lit := fmt.Sprintf("model.Policy{Algorithm: model.%s, WindowS: %d, Limit: %d}", goName(p.Algorithm), p.WindowS, p.Limit)
-	switch p.Algorithm {
-	case model.FixedWindow:
-		if p.PhaseS != 0 {
-			lit = fmt.Sprintf("model.Policy{Algorithm: model.FixedWindow, WindowS: %d, Limit: %d, PhaseS: %d}", p.WindowS, p.Limit, p.PhaseS)
-		}
-	case model.TokenBucket:
-		lit = fmt.Sprintf("model.Policy{Algorithm: model.TokenBucket, Rate: %s, Capacity: %d}", trimFloat(p.Rate), p.Capacity)
-		ttl = fmt.Sprintf("time.Duration(float64(%d) / %s * float64(time.Second))", p.Capacity, trimFloat(p.Rate))
+	if p.WindowS == 0 {
+		// the time to refill from empty, whole seconds rounded up (an
+		// integer constant: capacity/rate is rarely one)
+		ttl = fmt.Sprintf("%d * time.Second", int64(min(math.Ceil(float64(p.Capacity)/p.Rate), maxConfigInt)))
 	}
-	script := map[model.Algorithm]string{model.FixedWindow: "fixed_window.lua", model.SlidingWindow: "sliding_log.lua (count_rejected 0)",
-		model.SlidingLog: "sliding_log.lua (count_rejected 1)", model.TokenBucket: "token_bucket.lua"}[p.Algorithm]
 	r.Notes = append(r.Notes,
-		fmt.Sprintf("the Lua script redisstate/%s decides atomically in Redis (make test-redis checks it against the model)", script),
+		fmt.Sprintf("the Lua script redisstate/%s decides atomically in Redis (make test-redis checks it against the model)", redisForms[p.Algorithm].detail),
 		"pass times from one clock (e.g. Redis TIME or one NTP-synced host) so that replicas agree")
 	r.Config = fmt.Sprintf(`// import ("time"; "github.com/ratesweep/ratesweep/model"; "github.com/ratesweep/ratesweep/redisstate")
 
@@ -283,7 +290,27 @@ if err != nil { /* ... */ }
 lim, err := redisstate.NewLimiter(c, p, %[3]q, %[4]s)
 if err != nil { /* ... */ }
 ok, err := lim.Allow(key, time.Now().UnixNano()) // key: %[5]s
-`, lit, p.Canonical(), o.Zone, ttl, r.Key)
+`, goLiteral(p), p.Canonical(), o.Zone, ttl, r.Key)
+	return nil
+}
+
+// goLiteral writes p as a Go composite literal: the algorithm, then the
+// parameters that apply (a window's limit even when 0).
+func goLiteral(p model.Policy) string {
+	s := "model.Policy{Algorithm: model." + goName(p.Algorithm)
+	if p.WindowS > 0 {
+		s += fmt.Sprintf(", WindowS: %d, Limit: %d", p.WindowS, p.Limit)
+	}
+	if p.Rate > 0 {
+		s += ", Rate: " + trimFloat(p.Rate)
+	}
+	if p.Capacity > 0 {
+		s += fmt.Sprintf(", Capacity: %d", p.Capacity)
+	}
+	if p.PhaseS > 0 {
+		s += fmt.Sprintf(", PhaseS: %d", p.PhaseS)
+	}
+	return s + "}"
 }
 
 func goName(a model.Algorithm) string {

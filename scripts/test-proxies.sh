@@ -3,7 +3,10 @@
 # nginx and to HAProxy, starts each real server on a free 127.0.0.1 port with
 # the exported configuration, replays a 20-second trace of known timing over
 # four keys and compares every response with the model, decision by decision
-# (export/proxies_test.go; the servers are started and stopped by PID there).
+# (export/proxies_test.go; the servers are started and stopped by PID there);
+# proves --key global limits in real nginx; and runs nginx -t / haproxy -c on
+# the export of every entry of the fuzz corpus (FuzzExport's seeds, with the
+# injections that once reached a configuration, and testdata/fuzz/FuzzExport).
 # Installs Debian's nginx and haproxy if missing (root). About 45 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."

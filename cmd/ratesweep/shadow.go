@@ -16,7 +16,7 @@ func cmdShadow(e *env, args []string) error {
 	fs := newFlags(e, "shadow", "LOG POLICY",
 		"Compare the decisions an nginx dry run logged ($limit_req_status, limit_req_dry_run on) with the model's\n"+
 			"for POLICY on the same requests, key by key: where ratesweep's model and the proxy differ.")
-	key := fs.String("key", "ip", "the log field the limit hangs on: ip, user or path_prefix")
+	key := fs.String("key", "ip", "what the limit hangs on: ip, user, path_prefix, global or header:NAME (the quoted value after $msec that export --to nginx --key header:NAME logs)")
 	rest, err := parseFlags(fs, args, 64)
 	if err != nil {
 		return err
@@ -35,6 +35,9 @@ func cmdShadow(e *env, args []string) error {
 	defer f.Close()
 	res, err := export.Shadow(f, p, export.ShadowOptions{Key: *key})
 	if err != nil {
+		if strings.HasPrefix(err.Error(), "--key: ") {
+			return usagef("shadow: %v", err)
+		}
 		return &badInput{fmt.Errorf("%s: %v", rest[0], err)}
 	}
 	return export.WriteShadow(e.stdout, p, res)
