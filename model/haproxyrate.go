@@ -236,6 +236,15 @@ func (d *haproxyRateLimiter) AllowN(t, n int64) int64 {
 	return k + j
 }
 
+// PeriodStartMs is the start of the counter's current period (HAProxy's
+// curr_tick: ms since the Unix epoch, even) and the period in ms; ok is
+// false for a new key. Requests at start + k·period (k = 0, 1, 2) are where
+// the counter rotates or drops its previous period: a test comparing with
+// a real HAProxy reports how far a disagreement is from them.
+func (d *haproxyRateLimiter) PeriodStartMs() (start, periodMs int64, ok bool) {
+	return d.tick, d.periodMs, !d.fresh
+}
+
 // String describes the configuration, e.g. "haproxy_rate period_s=10
 // limit=100 counts=all".
 func (c HAProxyRate) String() string {
