@@ -206,6 +206,9 @@ func (d *haproxyRateLimiter) Allow(t int64) bool {
 // <= limit (counts all, read after counting) or < limit (counts admitted,
 // read before), which is the same count of the remaining ones.
 func (d *haproxyRateLimiter) AllowN(t, n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
 	var k, i int64
 	last := false
 	for ; i < n && i < 2; i++ {

@@ -109,7 +109,7 @@ func TestHAProxyRateSteps(t *testing.T) {
 			all(2, 5),
 			// 3 then 4 at 0: rate 1..7 → 5 admitted. 1000: ⌊0⌋ + 8.. → none.
 			// 2000: prev 9, curr 1..: 9+1 → none. 6000 (two idle periods): 5 of 8.
-			[]hrStep{{0, 3, 3}, {0, 4, 2}, {1000, 2, 0}, {2000, 1, 0}, {6000, 8, 5}}},
+			[]hrStep{{0, 3, 3}, {0, 4, 2}, {1000, 2, 0}, {2000, 1, 0}, {6000, 8, 5}, {6000, 0, 0}, {6000, -1, 0}}},
 		{"batches: admitted only",
 			adm(2, 5),
 			[]hrStep{{0, 3, 3}, {0, 4, 2}, {1000, 2, 0},
