@@ -239,6 +239,32 @@ func (d *haproxyRateLimiter) AllowN(t, n int64) int64 {
 	return k + j
 }
 
+// peek reports whether a request at t would be admitted, leaving the state
+// unchanged.
+func (d *haproxyRateLimiter) peek(t int64) bool {
+	c := *d
+	return c.Allow(t)
+}
+
+// charge counts one request at t as an admitted one is counted, whether or
+// not it would be admitted (what a shared store applies).
+func (d *haproxyRateLimiter) charge(t int64) { d.update(d.nowMs(t)) }
+
+// stateSize reports whether the counter at t holds state a new key would
+// not have, and its size: three numbers. From two periods after the tick
+// on, the next update starts afresh and a read finds 0, as for a new key;
+// the one exception is a read at exactly tick + 2·period with curr = 1
+// (the flapping correction then still reads 1), which only counts admitted
+// can see.
+func (d *haproxyRateLimiter) stateSize(t int64) (live bool, bytes int64) {
+	if d.fresh {
+		return false, 0
+	}
+	age := d.nowMs(t) - d.tick
+	live = age < 2*d.periodMs || (d.admittedOnly && age == 2*d.periodMs && d.curr == 1)
+	return live, 3 * wordBytes
+}
+
 // PeriodStartMs is the start of the counter's current period (HAProxy's
 // curr_tick: ms since the Unix epoch, even) and the period in ms; ok is
 // false for a new key. Requests at start + k·period (k = 0, 1, 2) are where

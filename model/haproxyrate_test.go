@@ -360,6 +360,48 @@ func TestHAProxyRateMatchesC(t *testing.T) {
 	}
 }
 
+// peek, charge and stateSize (the operations shared state and key
+// accounting need) on random traces: peek is Allow without the change;
+// charge is the C update; a counter stateSize calls dead decides the rest
+// of the trace as a new key does.
+func TestHAProxyRateStateOps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 3))
+	periods := []int64{1, 3, 10, 1000, 1001, 4000}
+	for trial := range 1500 {
+		p := periods[rng.IntN(len(periods))]
+		c := HAProxyRate{PeriodS: float64(p) / 1000, Limit: rng.Int64N(6), Counts: HAProxyCounts(rng.IntN(2))}
+		ts, _ := hrTrace(rng, p, 60)
+		origin := 1_700_000_000_000_000_000 + rng.Int64N(1e15)
+		dd, _ := NewHAProxyRateDecider(c, origin)
+		d := dd.(*haproxyRateLimiter)
+		h := &cHAProxy{period: uint32(p), limit: c.Limit, all: c.Counts == HAProxyCountsAll}
+		for i, at := range ts {
+			now := floorDiv(origin+at, 1e6)
+			if live, _ := d.stateSize(at); !live {
+				a, b := *d, haproxyRateLimiter{}
+				b.set(c, origin)
+				for j, u := range ts[i:] {
+					if x, y := a.Allow(u), b.Allow(u); x != y {
+						t.Fatalf("trial %d %s: dead at request %d, yet request %d decides %v, a new key %v", trial, c, i, i+j, x, y)
+					}
+				}
+			}
+			if rng.IntN(4) == 0 {
+				d.charge(at)
+				cUpdateFreqCtrPeriod(&h.ctr, uint32(now), uint32(p), 1)
+				continue
+			}
+			want := d.peek(at)
+			if got := d.Allow(at); got != want {
+				t.Fatalf("trial %d %s: request %d: peek %v, Allow %v", trial, c, i, want, got)
+			}
+			if cw := h.request(now); cw != want {
+				t.Fatalf("trial %d %s: request %d after charges: admitted %v, C %v", trial, c, i, want, cw)
+			}
+		}
+	}
+}
+
 // A new key's zeroed counter (tick 0) in the literal C: its first event
 // starts a period at that event, as the decider assumes, unless the 32-bit
 // clock is within 2 periods after its wrap.
