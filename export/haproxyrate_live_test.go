@@ -62,7 +62,7 @@ func TestHAProxyRateLive(t *testing.T) {
 	sched := hrSchedules(rand.New(rand.NewPCG(28, 2)))
 	for _, counts := range []model.HAProxyCounts{model.HAProxyCountsAll, model.HAProxyCountsAdmitted} {
 		t.Run(counts.String(), func(t *testing.T) {
-			c := model.HAProxyRate{PeriodS: hrPeriodMs / 1000.0, Limit: hrLimit, Counts: counts}
+			c := model.HAProxyRateConfig{PeriodS: hrPeriodMs / 1000.0, Limit: hrLimit, Counts: counts}
 			dir := t.TempDir()
 			port := hrFreePort(t)
 			conf := filepath.Join(dir, "haproxy.cfg")
@@ -224,7 +224,7 @@ type periodStarter interface {
 // distance to the counter's nearest period boundary, and requires
 // hrMinAgree of the decisions to agree, each disagreement within hrTolMs
 // of a boundary.
-func hrCompare(t *testing.T, c model.HAProxyRate, got [][]hrReq) {
+func hrCompare(t *testing.T, c model.HAProxyRateConfig, got [][]hrReq) {
 	name := fmt.Sprintf("haproxy_rate period_s=%g limit=%d counts=%s", c.PeriodS, c.Limit, c.Counts)
 	epoch, err := model.ParseLabel(fmt.Sprintf("sliding_counter window_s=%d limit=%d", hrPeriodMs/1000, hrLimit))
 	if err != nil {

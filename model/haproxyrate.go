@@ -47,10 +47,10 @@ const maxHAProxyPeriodMs = 1 << 30
 // unsigned 32-bit.
 const maxHAProxyLimit = 1<<32 - 1
 
-// HAProxyRate is the configuration of haproxy_rate, an HAProxy stick table
+// HAProxyRateConfig is the configuration of haproxy_rate, an HAProxy stick table
 // that counts a key's requests in a frequency counter of period PeriodS and
 // denies a request once the counter's rate is over Limit.
-type HAProxyRate struct {
+type HAProxyRateConfig struct {
 	// PeriodS is the counter's period, s: the table's
 	// http_req_rate(<period>) or gpc0_rate(<period>). HAProxy counts whole
 	// milliseconds, so PeriodS·1000 must be a whole number.
@@ -62,10 +62,10 @@ type HAProxyRate struct {
 }
 
 // PeriodMs is the period in HAProxy's ticks (ms), rounded to the nearest.
-func (c HAProxyRate) PeriodMs() int64 { return int64(math.Round(c.PeriodS * 1000)) }
+func (c HAProxyRateConfig) PeriodMs() int64 { return int64(math.Round(c.PeriodS * 1000)) }
 
 // Validate reports a parameter out of range as a *FieldError naming it.
-func (c HAProxyRate) Validate() error {
+func (c HAProxyRateConfig) Validate() error {
 	ms := c.PeriodS * 1000
 	if !(ms >= 1) || ms > maxHAProxyPeriodMs || math.Abs(ms-math.Round(ms)) > 1e-6 {
 		return fieldErr("period_s", "must be a whole number of milliseconds >= 0.001 and <= %d seconds, got %v", maxHAProxyPeriodMs/1000, c.PeriodS)
@@ -82,7 +82,7 @@ func (c HAProxyRate) Validate() error {
 // NewHAProxyRateDecider returns a Decider for c in the state of a new key;
 // its event times are ns since originNs, a Unix time in ns, which places
 // HAProxy's millisecond ticks (now_ms is the wall clock in whole ms).
-func NewHAProxyRateDecider(c HAProxyRate, originNs int64) (Decider, error) {
+func NewHAProxyRateDecider(c HAProxyRateConfig, originNs int64) (Decider, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ type haproxyRateLimiter struct {
 var _ Decider = (*haproxyRateLimiter)(nil)
 
 // set configures a valid c and resets the state.
-func (d *haproxyRateLimiter) set(c HAProxyRate, originNs int64) {
+func (d *haproxyRateLimiter) set(c HAProxyRateConfig, originNs int64) {
 	d.periodMs, d.limit = c.PeriodMs(), c.Limit
 	d.admittedOnly, d.originNs = c.Counts == HAProxyCountsAdmitted, originNs
 	d.Reset()
@@ -142,6 +142,10 @@ func (d *haproxyRateLimiter) set(c HAProxyRate, originNs int64) {
 
 // Reset returns the counter to a new key's (zeroed) state.
 func (d *haproxyRateLimiter) Reset() { d.fresh, d.tick, d.curr, d.prev = true, 0, 0, 0 }
+
+// atOrigin makes event time 0 the Unix time originNs (NewDeciderAt's
+// origin): it places the millisecond ticks.
+func (d *haproxyRateLimiter) atOrigin(originNs int64) { d.originNs = originNs }
 
 // nowMs is HAProxy's now_ms for event time t: the Unix time in whole ms.
 func (d *haproxyRateLimiter) nowMs(t int64) int64 { return floorDiv(d.originNs+t, 1e6) }
@@ -276,6 +280,6 @@ func (d *haproxyRateLimiter) PeriodStartMs() (start, periodMs int64, ok bool) {
 
 // String describes the configuration, e.g. "haproxy_rate period_s=10
 // limit=100 counts=all".
-func (c HAProxyRate) String() string {
+func (c HAProxyRateConfig) String() string {
 	return fmt.Sprintf("haproxy_rate period_s=%v limit=%d counts=%s", c.PeriodS, c.Limit, c.Counts)
 }

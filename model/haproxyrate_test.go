@@ -18,7 +18,7 @@ func hrOne(tMs int64, ok bool) hrStep {
 	return hrStep{tMs, 1, 0}
 }
 
-func runHAProxySteps(t *testing.T, c HAProxyRate, steps []hrStep) {
+func runHAProxySteps(t *testing.T, c HAProxyRateConfig, steps []hrStep) {
 	t.Helper()
 	d, err := NewHAProxyRateDecider(c, 0)
 	if err != nil {
@@ -41,15 +41,15 @@ func runHAProxySteps(t *testing.T, c HAProxyRate, steps []hrStep) {
 
 // Step tables worked out by hand from freq_ctr.c and freq_ctr.h (HAProxy 2.6).
 func TestHAProxyRateSteps(t *testing.T) {
-	all := func(periodS float64, limit int64) HAProxyRate {
-		return HAProxyRate{PeriodS: periodS, Limit: limit, Counts: HAProxyCountsAll}
+	all := func(periodS float64, limit int64) HAProxyRateConfig {
+		return HAProxyRateConfig{PeriodS: periodS, Limit: limit, Counts: HAProxyCountsAll}
 	}
-	adm := func(periodS float64, limit int64) HAProxyRate {
-		return HAProxyRate{PeriodS: periodS, Limit: limit, Counts: HAProxyCountsAdmitted}
+	adm := func(periodS float64, limit int64) HAProxyRateConfig {
+		return HAProxyRateConfig{PeriodS: periodS, Limit: limit, Counts: HAProxyCountsAdmitted}
 	}
 	cases := []struct {
 		name  string
-		c     HAProxyRate
+		c     HAProxyRateConfig
 		steps []hrStep
 	}{
 		{"counts all: denied requests count, so a client that keeps trying stays locked out",
@@ -125,17 +125,17 @@ func TestHAProxyRateSteps(t *testing.T) {
 
 func TestHAProxyRateValidate(t *testing.T) {
 	for _, c := range []struct {
-		c     HAProxyRate
+		c     HAProxyRateConfig
 		field string
 	}{
-		{HAProxyRate{PeriodS: 10, Limit: 100}, ""},
-		{HAProxyRate{PeriodS: 0.001, Limit: 0, Counts: HAProxyCountsAdmitted}, ""},
-		{HAProxyRate{PeriodS: 0, Limit: 1}, "period_s"},
-		{HAProxyRate{PeriodS: 1.0005, Limit: 1}, "period_s"},
-		{HAProxyRate{PeriodS: 2e6, Limit: 1}, "period_s"},
-		{HAProxyRate{PeriodS: 1, Limit: -1}, "limit"},
-		{HAProxyRate{PeriodS: 1, Limit: 1 << 32}, "limit"},
-		{HAProxyRate{PeriodS: 1, Limit: 1, Counts: 7}, "counts"},
+		{HAProxyRateConfig{PeriodS: 10, Limit: 100}, ""},
+		{HAProxyRateConfig{PeriodS: 0.001, Limit: 0, Counts: HAProxyCountsAdmitted}, ""},
+		{HAProxyRateConfig{PeriodS: 0, Limit: 1}, "period_s"},
+		{HAProxyRateConfig{PeriodS: 1.0005, Limit: 1}, "period_s"},
+		{HAProxyRateConfig{PeriodS: 2e6, Limit: 1}, "period_s"},
+		{HAProxyRateConfig{PeriodS: 1, Limit: -1}, "limit"},
+		{HAProxyRateConfig{PeriodS: 1, Limit: 1 << 32}, "limit"},
+		{HAProxyRateConfig{PeriodS: 1, Limit: 1, Counts: 7}, "counts"},
 	} {
 		err := c.c.Validate()
 		if c.field == "" {
@@ -306,7 +306,7 @@ func TestHAProxyRateMatchesC(t *testing.T) {
 	var decisions, admittedTotal int
 	for trial := range 3000 {
 		p := periods[rng.IntN(len(periods))]
-		c := HAProxyRate{PeriodS: float64(p) / 1000, Limit: rng.Int64N(13), Counts: HAProxyCounts(rng.IntN(2))}
+		c := HAProxyRateConfig{PeriodS: float64(p) / 1000, Limit: rng.Int64N(13), Counts: HAProxyCounts(rng.IntN(2))}
 		ts, batch := hrTrace(rng, p, 20+rng.IntN(200))
 		// The origin: a Unix time in ns, or one whose 32-bit ms clock wraps
 		// within the trace. The key's first request must not be in the
@@ -369,7 +369,7 @@ func TestHAProxyRateStateOps(t *testing.T) {
 	periods := []int64{1, 3, 10, 1000, 1001, 4000}
 	for trial := range 1500 {
 		p := periods[rng.IntN(len(periods))]
-		c := HAProxyRate{PeriodS: float64(p) / 1000, Limit: rng.Int64N(6), Counts: HAProxyCounts(rng.IntN(2))}
+		c := HAProxyRateConfig{PeriodS: float64(p) / 1000, Limit: rng.Int64N(6), Counts: HAProxyCounts(rng.IntN(2))}
 		ts, _ := hrTrace(rng, p, 60)
 		origin := 1_700_000_000_000_000_000 + rng.Int64N(1e15)
 		dd, _ := NewHAProxyRateDecider(c, origin)
@@ -422,7 +422,7 @@ func TestHAProxyRateZeroedEntry(t *testing.T) {
 
 func ExampleNewHAProxyRateDecider() {
 	// HAProxy's usual recipe: http_req_rate(10s), deny when over 3.
-	d, _ := NewHAProxyRateDecider(HAProxyRate{PeriodS: 10, Limit: 3, Counts: HAProxyCountsAll}, 0)
+	d, _ := NewHAProxyRateDecider(HAProxyRateConfig{PeriodS: 10, Limit: 3, Counts: HAProxyCountsAll}, 0)
 	for _, s := range []int64{0, 1, 2, 3, 9, 12, 25, 35} {
 		fmt.Print(d.Allow(s*secondNs), " ")
 	}
@@ -436,7 +436,7 @@ func ExampleNewHAProxyRateDecider() {
 func BenchmarkHAProxyRateAllow(b *testing.B) {
 	for _, counts := range []HAProxyCounts{HAProxyCountsAll, HAProxyCountsAdmitted} {
 		b.Run(counts.String(), func(b *testing.B) {
-			d, _ := NewHAProxyRateDecider(HAProxyRate{PeriodS: 10, Limit: 100, Counts: counts}, 0)
+			d, _ := NewHAProxyRateDecider(HAProxyRateConfig{PeriodS: 10, Limit: 100, Counts: counts}, 0)
 			t := int64(0)
 			for b.Loop() {
 				t += 37 * 1e6 // 27 requests/s against 10/s: rotations, denials and admissions
