@@ -22,57 +22,20 @@ func CountFunc(p Policy, originNs int64) (count func(ts []int64, c []int32, cap 
 	if !CountBased(p.Algorithm) {
 		return nil, false
 	}
-	switch p.Algorithm {
-	case FixedWindow:
-		var d fixedWindowLimiter
-		d.configure(p)
-		atOrigin(&d, originNs)
-		return func(ts []int64, c []int32, cap int64) {
-			d.Reset()
-			for j, t := range ts {
-				d.advance(t)
-				c[j] = int32(min(d.count, cap))
-				d.count++
-			}
-		}, true
-	case FixedWindowAnchored:
-		var d anchoredWindowLimiter
-		d.configure(p)
-		atOrigin(&d, originNs)
-		return func(ts []int64, c []int32, cap int64) {
-			d.Reset()
-			for j, t := range ts {
-				d.advance(t)
-				c[j] = int32(min(d.hits, cap))
-				d.hits++
-			}
-		}, true
-	case SlidingLog:
-		var d slidingLogLimiter
-		d.configure(p)
-		atOrigin(&d, originNs)
-		return func(ts []int64, c []int32, cap int64) {
-			d.Reset()
-			for j, t := range ts {
-				d.log.expire(t - d.windowNs)
-				c[j] = int32(min(d.log.total, cap))
-				d.log.add(t, 1)
-			}
-		}, true
-	}
-	return nil, false
+	return p.Algorithm.Describe().count(p, originNs), true
 }
 
 // CountBased reports whether a's decisions compare a count that does not
 // depend on the limit with the limit (CountFunc).
 func CountBased(a Algorithm) bool {
-	return a == FixedWindow || a == FixedWindowAnchored || a == SlidingLog
+	d := a.Describe()
+	return d != nil && d.count != nil
 }
 
 // CanRunLimits reports whether RunLimits runs p and other limits of it: a
 // count-based algorithm, local to each client, on event arrivals.
 func (s *Simulator) CanRunLimits(p Policy) bool {
-	return CountBased(p.Algorithm) && s.w.Scenario.Arrivals.Process != Fluid && !s.keyedScenario && !p.Distributed()
+	return CountBased(p.Algorithm) && s.w.Scenario.Arrivals.Process != Fluid && !s.keyedScenario && !p.Distributed() && !p.modified()
 }
 
 // RunLimits runs policies that differ only in their limit, of a count-based
@@ -136,7 +99,7 @@ func (s *Simulator) RunLimits(ps []Policy, outs []Outcome) bool {
 // of its algorithm.
 func (s *Simulator) CanRunLockstep(p Policy) bool {
 	return s.w.Scenario.Arrivals.Process != Fluid && !s.keyedScenario && !p.Distributed() && !p.Shapes() &&
-		!CountBased(p.Algorithm)
+		!CountBased(p.Algorithm) && !p.modified()
 }
 
 // RunLockstep runs policies of one state-dependent algorithm (Lockstep) on

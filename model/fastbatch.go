@@ -94,6 +94,9 @@ func (s *Simulator) RunFastCols(ps []Policy, dst *FastRun) int {
 		return 0
 	}
 	p0 := ps[0]
+	if p0.modified() {
+		return 0
+	}
 	nc := len(w.Scenario.Clients)
 	off := w.offered[:nc]
 	adm, stride := dst.Admitted, dst.Stride

@@ -176,6 +176,9 @@ func (k *keyedSim) store(p Policy, slot int32) decider {
 	}
 	k.stores[slot] = newDecider(p)
 	k.algs[slot] = p.Algorithm
+	if p.modified() {
+		k.algs[slot] = 0 // a wrapped decider is not reconfigured for another policy
+	}
 	return k.stores[slot]
 }
 

@@ -32,7 +32,7 @@ func (p Policy) AppendCanonical(b []byte) []byte {
 // AppendLabel is AppendCanonical for a policy of algorithm a whose Values
 // are vals (len(Params) of them), for callers that have them already.
 func AppendLabel(b []byte, a Algorithm, vals []float64) []byte {
-	if a >= algorithmEnd || a == 0 {
+	if int(a) >= len(labelNames) || a == 0 {
 		return append(b, a.String()...)
 	}
 	b = append(b, labelNames[a]...)
@@ -65,7 +65,7 @@ func (l *LabelAppender) Reset() { l.ok = false }
 
 // Append is AppendLabel(b, a, vals).
 func (l *LabelAppender) Append(b []byte, a Algorithm, vals []float64) []byte {
-	if a >= algorithmEnd || a == 0 {
+	if int(a) >= len(labelNames) || a == 0 {
 		l.ok = false
 		return AppendLabel(b, a, vals)
 	}
@@ -115,7 +115,7 @@ func (l *LabelAppender) Append(b []byte, a Algorithm, vals []float64) []byte {
 // in any when prm is -1 (a grid that steps one axis knows which): the
 // label's other parameters are not compared again.
 func (l *LabelAppender) AppendNext(b []byte, a Algorithm, vals []float64, prm int) []byte {
-	if prm >= 0 && l.ok && l.alg == a && a < algorithmEnd && labelPos[a] != nil {
+	if prm >= 0 && l.ok && l.alg == a && int(a) < len(labelPos) && labelPos[a] != nil {
 		if m := labelPos[a][prm]; m >= 0 {
 			if b, ok := l.replaceOne(b, labelParams[a], int(m), vals); ok {
 				return b
@@ -127,15 +127,7 @@ func (l *LabelAppender) AppendNext(b []byte, a Algorithm, vals []float64, prm in
 
 // labelPos is, per algorithm and parameter (Params index), the
 // parameter's place in the algorithm's labelParams, or -1.
-var labelPos = func() (t [algorithmEnd][]int8) {
-	for _, a := range Algorithms {
-		t[a] = make([]int8, len(Params))
-		for j := range t[a] {
-			t[a][j] = int8(slices.IndexFunc(labelParams[a], func(lp labelParam) bool { return lp.index == j }))
-		}
-	}
-	return t
-}()
+var labelPos [][]int8
 
 // appendOne appends the label that differs from the previous one in
 // parameter lps[m] alone, when that parameter is written in both: the
@@ -224,26 +216,34 @@ func incrementDecimal(b []byte, from int) []byte {
 	return b
 }
 
-// labelParams lists, per algorithm, the parameters it takes in column order
-// (their index in Params) and whether each is optional.
-var labelParams = func() (t [algorithmEnd][]labelParam) {
+// The label tables, by algorithm: labelParams lists the parameters it
+// takes in column order (their index in Params) and whether each is
+// optional; labelNames are the names (without a lookup).
+var (
+	labelParams [][]labelParam
+	labelNames  []string
+)
+
+// buildLabelTables fills labelParams, labelNames and labelPos from the
+// registry (again when an algorithm is registered).
+func buildLabelTables() {
+	n := len(registry)
+	labelParams, labelNames, labelPos = make([][]labelParam, n), make([]string, n), make([][]int8, n)
 	for _, a := range Algorithms {
 		for j, prm := range Params {
 			if a.Takes(prm.Name) {
-				t[a] = append(t[a], labelParam{j, !slices.Contains(a.Params(), prm.Name)})
+				labelParams[a] = append(labelParams[a], labelParam{j, !slices.Contains(a.Params(), prm.Name)})
 			}
 		}
+		labelNames[a] = a.String()
 	}
-	return t
-}()
-
-// labelNames are the algorithms' names by value (algorithmNames is a map).
-var labelNames = func() (t [algorithmEnd]string) {
 	for _, a := range Algorithms {
-		t[a] = a.String()
+		labelPos[a] = make([]int8, len(Params))
+		for j := range labelPos[a] {
+			labelPos[a][j] = int8(slices.IndexFunc(labelParams[a], func(lp labelParam) bool { return lp.index == j }))
+		}
 	}
-	return t
-}()
+}
 
 type labelParam struct {
 	index    int // in Params

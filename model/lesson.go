@@ -1,7 +1,5 @@
 package model
 
-import "fmt"
-
 // The lesson's three window shapes at one nominal limit (600 requests/minute).
 var (
 	LessonFixed   = Policy{Algorithm: FixedWindow, Limit: 600, WindowS: 60}
@@ -18,34 +16,8 @@ var (
 
 // Label is a short human name for a policy, e.g. "sliding window 60 s".
 func (p Policy) Label() string {
-	switch p.Algorithm {
-	case FixedWindow:
-		if p.PhaseS != 0 {
-			return fmt.Sprintf("fixed window %d s, phase %d s", p.WindowS, p.PhaseS)
-		}
-		return fmt.Sprintf("fixed window %d s", p.WindowS)
-	case SlidingWindow:
-		return fmt.Sprintf("sliding window %d s", p.WindowS)
-	case TokenBucket:
-		return fmt.Sprintf("token bucket %g/s", p.Rate)
-	case SlidingLog:
-		return fmt.Sprintf("sliding log %d s (attempts count)", p.WindowS)
-	case SlidingCounter:
-		return fmt.Sprintf("sliding counter %d s", p.WindowS)
-	case GCRA:
-		return fmt.Sprintf("GCRA %g/s", p.Rate)
-	case Nginx:
-		switch {
-		case p.Delay >= p.Burst:
-			return fmt.Sprintf("nginx %g r/s burst %d nodelay", p.Rate, p.Burst)
-		case p.Delay > 0:
-			return fmt.Sprintf("nginx %g r/s burst %d delay %d", p.Rate, p.Burst, p.Delay)
-		}
-		return fmt.Sprintf("nginx %g r/s burst %d", p.Rate, p.Burst)
-	case FixedWindowAnchored:
-		return fmt.Sprintf("anchored window %d s", p.WindowS)
-	case Concurrency:
-		return fmt.Sprintf("concurrency %d in flight", p.Limit)
+	if d := p.Algorithm.Describe(); d != nil && d.Label != nil {
+		return d.Label(p)
 	}
 	return p.String()
 }

@@ -20,38 +20,23 @@ const (
 	Nginx                                    // nginx limit_req: leaky bucket that delays within burst
 	FixedWindowAnchored                      // fixed window opened by the first hit (express, ulule)
 	Concurrency                              // Stripe in-flight limit, constant service time
-
-	algorithmEnd // one past the last algorithm
 )
 
-var algorithmNames = map[Algorithm]string{
-	FixedWindow:         "fixed_window",
-	SlidingWindow:       "sliding_window",
-	TokenBucket:         "token_bucket",
-	SlidingLog:          "sliding_log",
-	SlidingCounter:      "sliding_counter",
-	GCRA:                "gcra",
-	Nginx:               "nginx",
-	FixedWindowAnchored: "fixed_window_anchored",
-	Concurrency:         "concurrency",
-}
-
-// Algorithms lists every algorithm in a stable order (the lesson's three first).
-var Algorithms = []Algorithm{FixedWindow, SlidingWindow, TokenBucket,
-	SlidingLog, SlidingCounter, GCRA, Nginx, FixedWindowAnchored, Concurrency}
+// Algorithms and their descriptors: registry.go; each algorithm's own
+// file (fixed_window.go, gcra.go, …) declares its Descriptor.
 
 func (a Algorithm) String() string {
-	if n, ok := algorithmNames[a]; ok {
-		return n
+	if d := a.Describe(); d != nil {
+		return d.Name
 	}
 	return fmt.Sprintf("Algorithm(%d)", uint8(a))
 }
 
 // ParseAlgorithm returns the algorithm with the given snake_case name.
 func ParseAlgorithm(name string) (Algorithm, bool) {
-	for a, n := range algorithmNames {
-		if n == name {
-			return a, true
+	for a := 1; a < len(registry); a++ {
+		if registry[a].Name == name {
+			return Algorithm(a), true
 		}
 	}
 	return 0, false
@@ -74,24 +59,29 @@ type Param struct {
 	Values []string
 	// Default is the value an absent optional parameter has (0 unless said).
 	Default float64
+	// Role says who chooses the value: an operator (Setting), the system
+	// the limiter guards (System) or the deployment (Deployment).
+	Role Role
+	// Scale is how its values are usually spread on a grid axis.
+	Scale Scale
 }
 
 // Params lists every parameter of every algorithm, in column order.
 var Params = []Param{
-	{Name: "window_s", Whole: true, Unit: "s", Min: 0, MinOpen: true},
-	{Name: "limit", Int: true, Unit: "requests", Min: 0},
-	{Name: "rate", Unit: "requests/s", Min: 0, MinOpen: true},
-	{Name: "capacity", Int: true, Unit: "requests", Min: 1},
+	{Name: "window_s", Whole: true, Unit: "s", Min: 0, MinOpen: true, Scale: LogScale},
+	{Name: "limit", Int: true, Unit: "requests", Min: 0, Scale: LogScale},
+	{Name: "rate", Unit: "requests/s", Min: 0, MinOpen: true, Scale: LogScale},
+	{Name: "capacity", Int: true, Unit: "requests", Min: 1, Scale: LogScale},
 	{Name: "phase_s", Int: true, Unit: "s", Min: 0},
-	{Name: "burst", Int: true, Unit: "requests", Min: 0},
+	{Name: "burst", Int: true, Unit: "requests", Min: 0, Scale: LogScale},
 	{Name: "delay", Int: true, Unit: "requests", Min: 0},
-	{Name: "service_s", Unit: "s", Min: 0, MinOpen: true},
+	{Name: "service_s", Unit: "s", Min: 0, MinOpen: true, Role: System, Scale: LogScale},
 	// Keys and distributed state (docs/keys.md): every algorithm takes them.
-	{Name: "key", Values: keyNames},
-	{Name: "nodes", Int: true, Unit: "nodes", Min: 1, Default: 1},
-	{Name: "lb", Values: lbNames},
-	{Name: "state", Values: stateNames},
-	{Name: "sync_ms", Unit: "ms", Min: 0},
+	{Name: "key", Values: keyNames, Role: Deployment},
+	{Name: "nodes", Int: true, Unit: "nodes", Min: 1, Default: 1, Role: Deployment},
+	{Name: "lb", Values: lbNames, Role: Deployment},
+	{Name: "state", Values: stateNames, Role: Deployment},
+	{Name: "sync_ms", Unit: "ms", Min: 0, Role: System},
 }
 
 // ParamName returns the name of value v of an enumerated parameter, or ""
@@ -121,32 +111,24 @@ func LookupParam(name string) (Param, bool) {
 
 // Params lists the parameter names an algorithm requires.
 func (a Algorithm) Params() []string {
-	switch a {
-	case FixedWindow, SlidingWindow, SlidingLog, SlidingCounter, FixedWindowAnchored:
-		return []string{"window_s", "limit"}
-	case TokenBucket, GCRA:
-		return []string{"rate", "capacity"}
-	case Nginx:
-		return []string{"rate", "burst"}
-	case Concurrency:
-		return []string{"limit", "service_s"}
+	if d := a.Describe(); d != nil {
+		return d.Params
 	}
 	return nil
 }
 
 // OptionalParams lists the parameter names an algorithm takes but does not
-// require. An absent optional parameter is 0, which gives the behaviour of a
-// policy written before the parameter existed: fixed_window phase_s 0 puts
-// boundaries at multiples of window_s (the lesson); nginx delay 0 is nginx's
-// default (every request beyond the first of a burst waits).
+// require. An absent optional parameter holds its Default (0 unless said),
+// which gives the behaviour of a policy written before the parameter
+// existed: fixed_window phase_s 0 puts boundaries at multiples of window_s
+// (the lesson); nginx delay 0 is nginx's default (every request beyond the
+// first of a burst waits).
 func (a Algorithm) OptionalParams() []string {
-	switch a {
-	case FixedWindow:
-		return []string{"phase_s", "key", "nodes", "lb", "state", "sync_ms"}
-	case Nginx:
-		return []string{"delay", "key", "nodes", "lb", "state", "sync_ms"}
+	d := a.Describe()
+	if d == nil {
+		return deploymentParams
 	}
-	return []string{"key", "nodes", "lb", "state", "sync_ms"}
+	return append(d.Optional[:len(d.Optional):len(d.Optional)], deploymentParams...)
 }
 
 // Takes reports whether parameter name applies to the algorithm (required or
@@ -219,63 +201,22 @@ func (p Policy) Validate() error {
 }
 
 func (p Policy) validateAlgorithm() error {
-	window := func() error {
-		if p.WindowS <= 0 || p.WindowS > maxWindowS {
-			return fieldErr("window_s", "must be > 0 and <= %d seconds, got %d", maxWindowS, p.WindowS)
-		}
-		if p.Limit < 0 {
-			return fieldErr("limit", "must be >= 0 requests, got %d", p.Limit)
-		}
-		return nil
-	}
-	rate := func() error {
-		if !(p.Rate >= minRate) || p.Rate > maxRate {
-			return fieldErr("rate", "must be a finite number >= %g and <= %g requests/s, got %v", minRate, float64(maxRate), p.Rate)
-		}
-		return nil
-	}
-	switch p.Algorithm {
-	case FixedWindow:
-		if err := window(); err != nil {
-			return err
-		}
-		if p.PhaseS < 0 || p.PhaseS >= p.WindowS {
-			return fieldErr("phase_s", "must be in [0, window_s) = [0, %d) seconds, got %d", p.WindowS, p.PhaseS)
-		}
-	case SlidingWindow, SlidingLog, SlidingCounter, FixedWindowAnchored:
-		return window()
-	case TokenBucket, GCRA:
-		if err := rate(); err != nil {
-			return err
-		}
-		if p.Capacity < 1 || p.Capacity > maxCapacity {
-			return fieldErr("capacity", "must be >= 1 and <= %d requests, got %d", int64(maxCapacity), p.Capacity)
-		}
-		if p.Algorithm == GCRA && float64(p.Capacity)*1e9/p.Rate > maxSpanNs {
-			return fieldErr("capacity", "capacity/rate must be below %g s, got %d/%v", maxSpanNs/1e9, p.Capacity, p.Rate)
-		}
-	case Nginx:
-		if !(p.Rate >= 0.001) || p.Rate > maxNginxRate {
-			return fieldErr("rate", "must be >= 0.001 (nginx counts milli-requests/s) and <= %g requests/s, got %v", float64(maxNginxRate), p.Rate)
-		}
-		if p.Burst < 0 || p.Burst > maxNginxBurst {
-			return fieldErr("burst", "must be >= 0 and <= %d requests, got %d", int64(maxNginxBurst), p.Burst)
-		}
-		if float64(p.Burst)*1e9/p.Rate > maxSpanNs {
-			return fieldErr("burst", "burst/rate must be below %g s, got %d/%v", maxSpanNs/1e9, p.Burst, p.Rate)
-		}
-		if p.Delay < 0 {
-			return fieldErr("delay", "must be >= 0 requests (>= burst means nodelay), got %d", p.Delay)
-		}
-	case Concurrency:
-		if p.Limit < 0 {
-			return fieldErr("limit", "must be >= 0 requests in flight, got %d", p.Limit)
-		}
-		if !(p.ServiceS > 0) || p.ServiceS*1e9 > maxSpanNs {
-			return fieldErr("service_s", "must be a finite number > 0 seconds, got %v", p.ServiceS)
-		}
-	default:
+	d := p.Algorithm.Describe()
+	if d == nil {
 		return fieldErr("algorithm", "unknown algorithm %d", p.Algorithm)
+	}
+	if d.Validate != nil {
+		if err := d.Validate(p); err != nil {
+			return err
+		}
+	}
+	if d.newDecider == nil && (p.Key == KeyBoth || p.SyncMs != 0) {
+		if _, ok := d.NewDecider(p).(SharedState); !ok {
+			if p.Key == KeyBoth {
+				return fieldErr("key", "%s cannot decide on two keys at once (its decider has no shared-state form)", d.Name)
+			}
+			return fieldErr("sync_ms", "%s cannot run on lagged shared state (its decider has no shared-state form)", d.Name)
+		}
 	}
 	return nil
 }
@@ -471,53 +412,9 @@ func (p Policy) String() string {
 
 // Shapes reports whether the policy delays admitted requests (nginx with
 // delay < burst) rather than only admitting or rejecting them.
-func (p Policy) Shapes() bool { return p.Algorithm == Nginx && p.Delay < p.Burst }
-
-// fixedWindow admits min(a, limit - counter) in each second; the counter resets
-// whenever (t - phase) % window == 0 (0 <= phase < window). adm receives the
-// admitted count per second.
-func fixedWindow(a, adm []int32, limit int64, window, phase int) int64 {
-	var total, counter int64
-	for t, x := range a {
-		if (t+window-phase)%window == 0 {
-			counter = 0
-		}
-		n := min(int64(x), max(0, limit-counter))
-		counter += n
-		total += n
-		adm[t] = int32(n)
-	}
-	return total
-}
-
-// slidingWindow admits min(a, limit - admitted in the previous window-1 seconds).
-// Rejected requests are not counted. A running sum keeps it O(len(a)).
-func slidingWindow(a, adm []int32, limit int64, window int) int64 {
-	var total, inWindow int64 // inWindow = sum(adm[t-window+1 .. t-1])
-	for t, x := range a {
-		n := min(int64(x), max(0, limit-inWindow))
-		adm[t] = int32(n)
-		total += n
-		inWindow += n
-		if old := t - window + 1; old >= 0 {
-			inWindow -= int64(adm[old])
-		}
-	}
-	return total
-}
-
-// tokenBucket starts full; each second it first adds rate tokens (capped at
-// capacity), then admits min(a, floor(tokens)). The arithmetic is exact
-// (exact.go): rate 0.1 refills one whole token every 10 seconds.
-func tokenBucket(a, adm []int32, rate ratio, capacity int64) int64 {
-	var total int64
-	b := newStepBucket(rate, capacity)
-	for t, x := range a {
-		n := b.step(int64(x))
-		total += n
-		adm[t] = int32(n)
-	}
-	return total
+func (p Policy) Shapes() bool {
+	d := p.Algorithm.Describe()
+	return d != nil && d.Shapes != nil && d.Shapes(p)
 }
 
 // Admit runs policy p over one key's offered requests per second a (fluid
@@ -534,14 +431,9 @@ func Admit(p Policy, a, adm []int32) int64 {
 
 // admitKernel runs the per-second kernel of p's algorithm, if it has one.
 func admitKernel(p Policy, a, adm []int32) (int64, bool) {
-	adm = adm[:len(a)]
-	switch p.Algorithm {
-	case FixedWindow:
-		return fixedWindow(a, adm, p.Limit, p.WindowS, p.PhaseS), true
-	case SlidingWindow:
-		return slidingWindow(a, adm, p.Limit, p.WindowS), true
-	case TokenBucket:
-		return tokenBucket(a, adm, ratioOf(p.Rate), p.Capacity), true
+	k := p.Algorithm.Describe().kernel
+	if k == nil || p.modified() {
+		return 0, false
 	}
-	return 0, false
+	return k(p, a, adm[:len(a)]), true
 }

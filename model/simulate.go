@@ -158,8 +158,8 @@ type Outcome struct {
 type Simulator struct {
 	w        *Workload
 	adm      []int32
-	buf      []int32               // a streamed workload's series of the current client
-	deciders [algorithmEnd]decider // one per algorithm, reconfigured by Run
+	buf      []int32   // a streamed workload's series of the current client
+	deciders []decider // by algorithm,, reconfigured by Run
 	delays   delayStats
 
 	// Event mode (arrivals other than fluid): the selected realisation.
@@ -234,12 +234,12 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 		delays = &s.delays
 	}
 	fluid := w.Scenario.Arrivals.Process == Fluid
-	if fluid && !p.Shapes() && s.fast != nil && s.fast.admitAll(p, out.Clients) { // closed forms (fast.go)
+	if fluid && !p.Shapes() && s.fast != nil && !p.modified() && s.fast.admitAll(p, out.Clients) { // closed forms (fast.go)
 		out.Metrics = w.Metrics(out.Clients)
 		return
 	}
 	var d decider
-	if !fluid || !hasKernel(p.Algorithm) {
+	if !fluid || !hasKernel(p.Algorithm) || p.modified() {
 		d = s.decider(p)
 	}
 	for i := range nc {
@@ -281,6 +281,12 @@ func (s *Simulator) series(i int) []int32 {
 
 // decider returns the simulator's decider for p's algorithm, configured for p.
 func (s *Simulator) decider(p Policy) decider {
+	if p.modified() {
+		return newDecider(p) // wrapped for p alone
+	}
+	if int(p.Algorithm) >= len(s.deciders) {
+		s.deciders = append(s.deciders, make([]decider, int(p.Algorithm)+1-len(s.deciders))...)
+	}
 	d := s.deciders[p.Algorithm]
 	if d == nil {
 		d = newDecider(p)
@@ -292,32 +298,42 @@ func (s *Simulator) decider(p Policy) decider {
 }
 
 // hasKernel reports whether fluid arrivals run a per-second kernel.
-func hasKernel(a Algorithm) bool { return a == FixedWindow || a == SlidingWindow || a == TokenBucket }
+func hasKernel(a Algorithm) bool { return a.Describe().kernel != nil }
 
-// Timeline returns, for each client, the admitted requests per second under
-// p, on realisation (0, 0).
-func (w *Workload) Timeline(p Policy) [][]int32 {
-	out := make([][]int32, len(w.Scenario.Clients))
+// Timeline returns, for each client, the requests offered and admitted per
+// second under p on realisation (seed, replicate): the arrivals the sweep
+// simulated for that replicate. It decides each client on a key of its own,
+// so it does not hold for keyed scenarios or distributed policies (see
+// HasTimeline).
+func (w *Workload) Timeline(p Policy, seed uint64, replicate int) (offered, admitted [][]int32) {
+	n := len(w.Scenario.Clients)
+	offered, admitted = make([][]int32, n), make([][]int32, n)
 	if w.Scenario.Arrivals.Process == Fluid {
-		for i := range out {
-			a := w.Offered(i)
-			out[i] = make([]int32, len(a))
-			Admit(p, a, out[i])
+		for i := range admitted {
+			offered[i] = w.Offered(i)
+			admitted[i] = make([]int32, len(offered[i]))
+			Admit(p, offered[i], admitted[i])
 		}
-		return out
+		return offered, admitted
 	}
 	d := newDecider(p)
-	for i, times := range w.Realise(0, 0, nil) {
-		out[i] = make([]int32, w.Scenario.DurationS)
+	for i, times := range w.Realise(seed, replicate, nil) {
+		offered[i] = make([]int32, w.Scenario.DurationS)
+		admitted[i] = make([]int32, w.Scenario.DurationS)
 		d.Reset()
 		for _, t := range times {
+			offered[i][t/secondNs]++
 			if d.Allow(t) {
-				out[i][t/secondNs]++
+				admitted[i][t/secondNs]++
 			}
 		}
 	}
-	return out
+	return offered, admitted
 }
+
+// HasTimeline reports whether Timeline draws what the sweep simulated for
+// p: every client on a key of its own, on one node.
+func (w *Workload) HasTimeline(p Policy) bool { return !w.Scenario.Keyed() && !p.Distributed() }
 
 // delayStats collects the delays of admitted requests. Zero delays, the
 // common case, are only counted.

@@ -38,7 +38,7 @@ func TestAcrossRuns(t *testing.T) {
 	}
 	var out bytes.Buffer
 	Write(&out, res, "text")
-	if !strings.Contains(out.String(), "false cut  0.00% / 0.50% / 1.00%; mean 0.50% ±1.24") {
+	if !strings.Contains(out.String(), "false cut  0.00% / 0.50% / 1.00%; mean 0.50% [0.00, 1.74]") {
 		t.Errorf("text:\n%s", out.String())
 	}
 }

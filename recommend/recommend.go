@@ -79,8 +79,9 @@ func (o *Options) tieMetric() string {
 	return "missed_pct"
 }
 
-// Interval is a mean over replicates with its 95% confidence interval
-// (Student's t; a single replicate has a zero-width interval).
+// Interval is a mean over replicates (or runs) with its 95% confidence
+// interval (Student's t). Fewer than minIntervalN values give no interval:
+// Lo and Hi equal the mean.
 type Interval struct {
 	Mean float64 `json:"mean"`
 	Lo   float64 `json:"lo"`
@@ -88,7 +89,24 @@ type Interval struct {
 	N    int     `json:"n"`
 }
 
-func interval(v []float64) Interval {
+// minIntervalN is the fewest values an interval is computed from: with two,
+// Student's t at one degree of freedom (12.7) makes it wider than any
+// metric's range.
+const minIntervalN = 3
+
+// HasInterval reports whether v carries a confidence interval.
+func (v Interval) HasInterval() bool { return v.N >= minIntervalN }
+
+// interval is the mean of counts (>= 0) with its interval, clamped at 0.
+func interval(v []float64) Interval { return intervalIn(v, 0, math.Inf(1)) }
+
+// pctInterval is the mean of percentages with its interval, clamped to
+// [0, 100].
+func pctInterval(v []float64) Interval { return intervalIn(v, 0, 100) }
+
+// intervalIn is the mean of v with its 95% interval clamped to [lo, hi],
+// the range the metric can take.
+func intervalIn(v []float64, lo, hi float64) Interval {
 	n := len(v)
 	if n == 0 {
 		return Interval{}
@@ -98,15 +116,15 @@ func interval(v []float64) Interval {
 		sum += x
 	}
 	m := sum / float64(n)
-	if n == 1 {
-		return Interval{m, m, m, 1}
+	if n < minIntervalN {
+		return Interval{m, m, m, n}
 	}
 	var ss float64
 	for _, x := range v {
 		ss += (x - m) * (x - m)
 	}
 	h := tQuantile(n-1) * math.Sqrt(ss/float64(n-1)/float64(n))
-	return Interval{m, m - h, m + h, n}
+	return Interval{m, max(lo, m-h), min(hi, m+h), n}
 }
 
 // tQuantile is the 0.975 quantile of Student's t with df degrees of freedom.
@@ -145,10 +163,13 @@ type Measure struct {
 	CaughtPct      Interval    `json:"caught_pct"`
 	Clients        []ClientCut `json:"clients_cut,omitempty"` // legitimate clients cut, most first
 	// WorstClient is the largest share (%) and count cut from one
-	// legitimate client ("other keys" rows of log runs aggregate many keys
-	// and are left out).
-	WorstClientPct float64 `json:"worst_client_cut_pct"`
-	WorstClientCut float64 `json:"worst_client_cut"`
+	// legitimate client in a replicate, as a mean over the replicates
+	// ("other keys" rows of log runs aggregate many keys and are left
+	// out); the intervals are over the replicates, as for the totals.
+	WorstClientPct  float64  `json:"worst_client_cut_pct"`
+	WorstClientCut  float64  `json:"worst_client_cut"`
+	WorstClientPctI Interval `json:"worst_client_cut_pct_interval"`
+	WorstClientCutI Interval `json:"worst_client_cut_interval"`
 }
 
 func (m *Measure) metric(name string) float64 {
@@ -199,44 +220,12 @@ func scenarioOffered(dir string) map[string][]float64 {
 	return out
 }
 
-// clientWhy states a client's traffic against policy p's bound: its most
-// requests in one window (window algorithms; aligned windows for
-// fixed_window) or its largest burst above the rate (buckets).
+// clientWhy states a client's traffic against policy p's bound, as p's
+// algorithm words it (its most requests in one window, its largest burst
+// above the rate), or "".
 func clientWhy(p model.Policy, a []float64) string {
-	switch p.Algorithm {
-	case model.FixedWindow, model.SlidingWindow, model.SlidingLog, model.SlidingCounter, model.FixedWindowAnchored:
-		w := p.WindowS
-		var peak, sum float64
-		if p.Algorithm == model.FixedWindow {
-			for t := 0; t < len(a); {
-				end := t + w - ((t-p.PhaseS)%w+w)%w
-				sum = 0
-				for ; t < end && t < len(a); t++ {
-					sum += a[t]
-				}
-				peak = max(peak, sum)
-			}
-		} else {
-			for t := range a {
-				sum += a[t]
-				if t >= w {
-					sum -= a[t-w]
-				}
-				peak = max(peak, sum)
-			}
-		}
-		return fmt.Sprintf("up to %s requests in %d s against %d", num(math.Round(peak)), w, p.Limit)
-	case model.TokenBucket, model.GCRA, model.Nginx:
-		capacity := p.Capacity
-		if p.Algorithm == model.Nginx {
-			capacity = p.Burst + 1
-		}
-		var best, run float64 // largest sum of (a[t] − rate) over a run of seconds
-		for _, x := range a {
-			run = max(0, run+x-p.Rate)
-			best = max(best, run)
-		}
-		return fmt.Sprintf("a burst of %s requests above %s/s against a capacity of %d", num(math.Round(best)), num(p.Rate), capacity)
+	if d := p.Algorithm.Describe(); d != nil && d.Bound != nil {
+		return d.Bound(p, a)
 	}
 	return ""
 }
@@ -266,18 +255,22 @@ func ReadRun(ctx context.Context, dir string) (*Run, error) {
 		}
 		a.add(&r.Metrics)
 	}
-	perClient := map[int64]clientAcc{}
+	perClient := map[int64]*clientAcc{}
 	for _, c := range clients {
 		pc := perClient[c.PointID]
 		if pc == nil {
-			pc = clientAcc{}
+			pc = newClientAcc()
 			perClient[c.PointID] = pc
 		}
 		pc.add(&c)
 	}
 	for i, a := range order {
 		m := a.measure()
-		perClient[m.PointID].fill(m, len(a.fc), true)
+		pc := perClient[m.PointID]
+		if pc == nil {
+			pc = newClientAcc()
+		}
+		pc.fill(m, len(a.fc), true)
 		if _, dup := run.Measures[labels[i]]; !dup {
 			run.Labels = append(run.Labels, labels[i])
 		}
@@ -317,36 +310,66 @@ func (a *repAcc) measure() *Measure {
 	n := float64(len(a.fc))
 	return &Measure{PointID: a.id, OfferedLegit: a.offL / n, OfferedAbusive: a.offA / n,
 		FalseCut: interval(a.fc), Missed: interval(a.mi), Caught: interval(a.ca),
-		LegitCutPct: interval(a.lp), MissedPct: interval(a.mp), CaughtPct: interval(a.cp)}
+		LegitCutPct: pctInterval(a.lp), MissedPct: pctInterval(a.mp), CaughtPct: pctInterval(a.cp)}
 }
 
 // clientAcc sums one point's legitimate clients over its replicates
-// ("other keys" rows of log runs aggregate many keys and are left out).
-type clientAcc map[string]*[2]float64 // offered, cut
+// ("other keys" rows of log runs aggregate many keys and are left out),
+// and keeps each replicate's worst client. Rows come in replicate order.
+type clientAcc struct {
+	sums           map[string]*[2]float64 // offered, cut
+	rep            int64                  // the replicate being read; -1 before the first
+	repPct, repCut float64                // its worst client so far
+	pcts, cuts     []float64              // the worst client of each replicate read
+}
 
-func (pc clientAcc) add(c *sweep.ClientRow) {
+func newClientAcc() *clientAcc { return &clientAcc{sums: map[string]*[2]float64{}, rep: -1} }
+
+func (pc *clientAcc) add(c *sweep.ClientRow) {
 	if c.Class != "legit" || strings.HasPrefix(c.Client, "other keys") {
 		return
 	}
-	x := pc[c.Client]
+	if int64(c.Replicate) != pc.rep {
+		pc.endReplicate()
+		pc.rep = int64(c.Replicate)
+	}
+	pc.repPct = max(pc.repPct, pct(float64(c.Cut), float64(c.Offered)))
+	pc.repCut = max(pc.repCut, float64(c.Cut))
+	x := pc.sums[c.Client]
 	if x == nil {
 		x = &[2]float64{}
-		pc[c.Client] = x
+		pc.sums[c.Client] = x
 	}
 	x[0] += float64(c.Offered)
 	x[1] += float64(c.Cut)
 }
 
-// fill sets m's worst client and, when list, the clients cut (most first),
-// as means over reps replicates.
-func (pc clientAcc) fill(m *Measure, reps int, list bool) {
+func (pc *clientAcc) endReplicate() {
+	if pc.rep >= 0 {
+		pc.pcts, pc.cuts = append(pc.pcts, pc.repPct), append(pc.cuts, pc.repCut)
+	}
+	pc.rep, pc.repPct, pc.repCut = -1, 0, 0
+}
+
+// fill sets m's worst client (the largest share and count cut from one
+// legitimate client in each replicate, as means over reps replicates with
+// their intervals; a replicate without rows cut nobody) and, when list,
+// the clients cut (most first, means over the replicates).
+func (pc *clientAcc) fill(m *Measure, reps int, list bool) {
+	pc.endReplicate()
+	for len(pc.pcts) < reps {
+		pc.pcts, pc.cuts = append(pc.pcts, 0), append(pc.cuts, 0)
+	}
+	m.WorstClientPctI, m.WorstClientCutI = pctInterval(pc.pcts), interval(pc.cuts)
+	m.WorstClientPct, m.WorstClientCut = m.WorstClientPctI.Mean, m.WorstClientCutI.Mean
+	if !list {
+		return
+	}
 	n := float64(reps)
-	for name, x := range pc {
+	for name, x := range pc.sums {
 		c := ClientCut{Client: name, Offered: x[0] / n, Cut: x[1] / n}
 		c.Pct = pct(c.Cut, c.Offered)
-		m.WorstClientPct = max(m.WorstClientPct, c.Pct)
-		m.WorstClientCut = max(m.WorstClientCut, c.Cut)
-		if c.Cut > 0 && list {
+		if c.Cut > 0 {
 			m.Clients = append(m.Clients, c)
 		}
 	}
@@ -371,6 +394,7 @@ type Check struct {
 	Value      float64 `json:"value"`      // in the bound's unit
 	Margin     float64 `json:"margin"`     // bound − value (or value − bound for a minimum); < 0: violated
 	Unit       string  `json:"unit"`       // "pp" or "requests"
+	Bound      float64 `json:"bound"`      // in the bound's unit
 	// Crosses: the 95% interval over replicates reaches past the bound
 	// although the mean meets it.
 	Crosses bool `json:"crosses,omitempty"`
@@ -392,7 +416,7 @@ func (o *Options) checkInto(out []Check, m *Measure, named bool) []Check {
 		if b.Pct {
 			v, unit = pctV, "pp"
 		}
-		c := Check{Value: v.Mean, Unit: unit}
+		c := Check{Value: v.Mean, Unit: unit, Bound: b.Value}
 		if named {
 			c.Constraint = fmt.Sprintf("%s %s %s", name, map[bool]string{false: "<=", true: ">="}[isMin], b)
 		}
@@ -409,15 +433,23 @@ func (o *Options) checkInto(out []Check, m *Measure, named bool) []Check {
 	add("missed", o.MaxMissed, m.MissedPct, m.Missed, false)
 	add("caught", o.MinCaught, m.CaughtPct, m.Caught, true)
 	if b := o.MaxClientCut; b != nil {
-		one := Interval{Mean: m.WorstClientCut, Lo: m.WorstClientCut, Hi: m.WorstClientCut, N: 1}
-		onePct := Interval{Mean: m.WorstClientPct, Lo: m.WorstClientPct, Hi: m.WorstClientPct, N: 1}
-		add("cut of any legitimate client", b, onePct, one, false)
+		add("cut of any legitimate client", b, orPoint(m.WorstClientPctI, m.WorstClientPct), orPoint(m.WorstClientCutI, m.WorstClientCut), false)
 	}
 	return out
 }
 
+// orPoint is v, or the value x alone where v was never measured (a
+// Measure built by hand).
+func orPoint(v Interval, x float64) Interval {
+	if v.N == 0 {
+		return Interval{x, x, x, 1}
+	}
+	return v
+}
+
 // violation is how far a policy misses its constraints, summed in units
-// of each bound (pp, or requests relative to the bound).
+// of each bound: percentage points, or requests as a share of the bound
+// (of at least one request).
 func violation(cs []Check) float64 {
 	var v float64
 	for _, c := range cs {
@@ -425,7 +457,7 @@ func violation(cs []Check) float64 {
 			if c.Unit == "pp" {
 				v += -c.Margin
 			} else {
-				v += -c.Margin / math.Max(1, c.Value+c.Margin)
+				v += -c.Margin / math.Max(1, c.Bound)
 			}
 		}
 	}
@@ -473,7 +505,7 @@ func spread(v []float64) Spread {
 	if n%2 == 0 {
 		med = (s[n/2-1] + s[n/2]) / 2
 	}
-	return Spread{Min: s[0], Median: med, Max: s[n-1], Mean: interval(v)}
+	return Spread{Min: s[0], Median: med, Max: s[n-1], Mean: pctInterval(v)}
 }
 
 // across summarises the choice's metrics over its runs.
@@ -607,7 +639,8 @@ func Recommend(runs []*Run, o Options) (*Result, error) {
 		}
 		cands[i] = c
 	}
-	pk := &picks{own: own, ownVal: ownVal, byAlg: map[string]pick{}}
+	pk := newPicks(len(runs))
+	pk.own, pk.ownVal = own, ownVal
 	for i, c := range cands {
 		pk.consider(int64(i), c.label, algorithmOf(c.label), c.worst, c.tie, c.viol, c.ok)
 	}
@@ -630,13 +663,34 @@ type picks struct {
 	byAlg    map[string]pick
 	near     *pick // the least violation, when nothing is feasible
 	feasible int
+	// nearAlg is each algorithm's least violation (why an algorithm
+	// without a feasible policy dropped out); algs its policies, in order.
+	nearAlg map[string]pick
+	algs    []string
+	count   map[string]int
+}
+
+func newPicks(runs int) *picks {
+	return &picks{own: make([]string, runs), ownVal: make([]float64, runs), byAlg: map[string]pick{},
+		nearAlg: map[string]pick{}, count: map[string]int{}}
+}
+
+// nearer reports whether c misses the constraints by less than n.
+func (c *pick) nearer(n *pick) bool {
+	return c.vio < n.vio || (c.vio == n.vio && better(c.worst, c.tie, n.worst, n.tie))
 }
 
 // consider offers candidate i (in the first run's order) to the choices.
 func (pk *picks) consider(i int64, label, alg string, worst, tie, viol float64, ok bool) {
 	c := pick{i, label, worst, tie, viol}
-	if pk.near == nil || viol < pk.near.vio || (viol == pk.near.vio && better(worst, tie, pk.near.worst, pk.near.tie)) {
+	if pk.near == nil || c.nearer(pk.near) {
 		pk.near = &c
+	}
+	if pk.count[alg]++; pk.count[alg] == 1 {
+		pk.algs = append(pk.algs, alg)
+	}
+	if n, seen := pk.nearAlg[alg]; !seen || c.nearer(&n) {
+		pk.nearAlg[alg] = c
 	}
 	if !ok {
 		return
@@ -679,11 +733,23 @@ func (o *Options) build(res *Result, runs []*Run, labels []string, pols []model.
 		}
 		return ch
 	}
+	res.Notes = append(o.traffic(runs), res.Notes...)
+	for _, a := range pk.algs {
+		if _, ok := pk.byAlg[a]; ok {
+			continue
+		}
+		if n, ok := pk.nearAlg[a]; ok && n.label != "" {
+			res.Notes = append(res.Notes, o.dropOut(a, pk.count[a], n.label, runs))
+		}
+	}
 	if pk.overall == nil {
 		res.NearestMiss = choice(pk.near)
 		return res
 	}
 	res.Overall = choice(pk.overall)
+	if n := catchesNothing(res.Overall, runs); n != "" {
+		res.Notes = append([]string{n}, res.Notes...)
+	}
 	for _, a := range model.Algorithms {
 		if c, ok := pk.byAlg[a.String()]; ok {
 			res.ByAlgorithm = append(res.ByAlgorithm, choice(&c))
@@ -691,6 +757,72 @@ func (o *Options) build(res *Result, runs []*Run, labels []string, pols []model.
 	}
 	return res
 }
+
+// traffic notes, first of all, runs without abusive traffic: every policy
+// then misses and catches nothing, and only false cuts tell them apart.
+func (o *Options) traffic(runs []*Run) []string {
+	var none []string
+	for _, r := range runs {
+		abusive := false
+		for _, m := range r.Measures {
+			if m.OfferedAbusive > 0 {
+				abusive = true
+				break
+			}
+		}
+		if !abusive {
+			none = append(none, r.Dir)
+		}
+	}
+	if len(none) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("no request of %s is labelled abusive: every policy misses and catches nothing there, "+
+		"so only false cuts tell the policies apart (label abusive clients or keys, or add an overlay attacker)", strings.Join(none, ", "))}
+}
+
+// catchesNothing says so when the choice lets every abusive request
+// through in some run that has abusive traffic.
+func catchesNothing(c *Choice, runs []*Run) string {
+	for _, f := range c.Runs {
+		if m := f.Measure; m.OfferedAbusive > 0 && m.Caught.Mean == 0 {
+			return fmt.Sprintf("the choice %s catches no abusive request in %s (missed 100%%): "+
+				"within these constraints no swept policy does better; loosen the bound on false cuts or sweep tighter settings", c.Label, f.Dir)
+		}
+	}
+	return ""
+}
+
+// dropOut says why algorithm alg has no choice: the constraints its
+// nearest policy misses, by how much.
+func (o *Options) dropOut(alg string, n int, label string, runs []*Run) string {
+	var miss []string
+	for _, r := range runs {
+		for _, ck := range o.checks(r.Measures[label]) {
+			if !ck.ok() {
+				at := num(round2(ck.Value)) + "%"
+				if ck.Unit != "pp" {
+					at = num(round2(ck.Value)) + " requests"
+				}
+				miss = append(miss, fmt.Sprintf("%s (at %s)", ck.Constraint, at))
+			}
+		}
+		if len(miss) > 0 {
+			if len(runs) > 1 {
+				miss[0] = "in " + r.Dir + ": " + miss[0]
+			}
+			break
+		}
+	}
+	settings := "settings"
+	if n == 1 {
+		settings = "setting"
+	}
+	return fmt.Sprintf("%s: none of its %d %s meets the constraints; the nearest, %s, misses %s",
+		alg, n, settings, label, strings.Join(miss, " and "))
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 func indexOfRun(runs []*Run, dir string) int {
 	for i, r := range runs {
@@ -769,11 +901,11 @@ func neighbors(ch *Choice, labels []string, pols []model.Policy, runs []*Run, o 
 		if i < 0 {
 			continue
 		}
-		if i == 0 {
-			ch.Edges = append(ch.Edges, fmt.Sprintf("%s=%s is the smallest %s swept: extend %s below it", prm.Name, num(vals[0]), prm.Name, prm.Name))
+		if i == 0 && (vals[0] > prm.Min || prm.MinOpen) { // nothing lies below a parameter's least value
+			ch.Edges = append(ch.Edges, edgeHint(prm, vals[0], "smallest", "below"))
 		}
 		if i == len(vals)-1 {
-			ch.Edges = append(ch.Edges, fmt.Sprintf("%s=%s is the largest %s swept: extend %s above it", prm.Name, num(vals[i]), prm.Name, prm.Name))
+			ch.Edges = append(ch.Edges, edgeHint(prm, vals[i], "largest", "above"))
 		}
 		for _, j := range []int{i - 1, i + 1} {
 			if j < 0 || j >= len(vals) {
@@ -790,27 +922,25 @@ func neighbors(ch *Choice, labels []string, pols []model.Policy, runs []*Run, o 
 	}
 }
 
+// edgeHint warns that the choice has parameter prm at v, the end (the
+// "smallest" or "largest") of the values swept. A setting's range should be
+// extended past it; a property of the system (a backend's service time) is
+// not the operator's to turn, so the warning says what the choice assumes.
+func edgeHint(prm model.Param, v float64, end, side string) string {
+	if prm.Role == model.System {
+		return fmt.Sprintf("%s=%s is the %s %s swept, and %s is a property of the system, not a setting: the choice holds where the system's %s is %s; measure it", prm.Name, num(v), end, prm.Name, prm.Name, prm.Name, num(v))
+	}
+	return fmt.Sprintf("%s=%s is the %s %s swept: extend %s %s it", prm.Name, num(v), end, prm.Name, prm.Name, side)
+}
+
 // why says in words when the policy cuts a client.
 func why(label string) string {
 	p, err := model.ParseLabel(label)
 	if err != nil {
 		return ""
 	}
-	switch p.Algorithm {
-	case model.FixedWindow, model.FixedWindowAnchored:
-		return fmt.Sprintf("cut beyond %d requests in one %d s window", p.Limit, p.WindowS)
-	case model.SlidingWindow:
-		return fmt.Sprintf("cut when %d requests were admitted in the last %d s", p.Limit, p.WindowS)
-	case model.SlidingLog:
-		return fmt.Sprintf("cut when %d attempts (rejected ones too) came in the last %d s", p.Limit, p.WindowS)
-	case model.SlidingCounter:
-		return fmt.Sprintf("cut when the weighted count of the last two %d s windows reaches %d", p.WindowS, p.Limit)
-	case model.TokenBucket, model.GCRA:
-		return fmt.Sprintf("cut in bursts beyond %d requests, or when sustained above %s/s", p.Capacity, num(p.Rate))
-	case model.Nginx:
-		return fmt.Sprintf("cut in bursts beyond %d requests, or when sustained above %s/s", p.Burst+1, num(p.Rate))
-	case model.Concurrency:
-		return fmt.Sprintf("cut with %d requests in flight", p.Limit)
+	if d := p.Algorithm.Describe(); d != nil && d.Why != nil {
+		return d.Why(p)
 	}
 	return ""
 }

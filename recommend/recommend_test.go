@@ -365,3 +365,17 @@ func TestOtherKeysCutIsShown(t *testing.T) {
 		t.Errorf("every cut is in a client row, yet:\n%s", out)
 	}
 }
+
+// An edge hint tells to extend a setting's range, but not a property of
+// the system (concurrency's service_s): that one is measured, not chosen.
+func TestEdgeHintByRole(t *testing.T) {
+	limit, _ := model.LookupParam("limit")
+	service, _ := model.LookupParam("service_s")
+	if got := edgeHint(limit, 600, "largest", "above"); got != "limit=600 is the largest limit swept: extend limit above it" {
+		t.Errorf("setting: %q", got)
+	}
+	got := edgeHint(service, 0.5, "largest", "above")
+	if strings.Contains(got, "extend") || !strings.Contains(got, "property of the system, not a setting") {
+		t.Errorf("system property: %q", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 )
@@ -93,7 +94,11 @@ func detail(b *strings.Builder, c *Choice, objective string, md bool) {
 		}
 	}
 	if a := c.Across; a != nil {
-		fmt.Fprintf(b, "  across the %d runs (min / median / max of the runs; mean and its 95%% interval over the runs):\n", len(c.Runs))
+		ci := "mean and its 95% interval over the runs"
+		if !a.LegitCutPct.Mean.HasInterval() {
+			ci = fmt.Sprintf("mean; no interval from fewer than %d runs", minIntervalN)
+		}
+		fmt.Fprintf(b, "  across the %d runs (min / median / max of the runs; %s):\n", len(c.Runs), ci)
 		for _, s := range []struct {
 			name string
 			v    Spread
@@ -204,16 +209,25 @@ func margins(c *Choice) string {
 	return strings.Join(out, ", ")
 }
 
+// pctCI is a percentage with its 95% interval: ± its half-width, or its
+// ends where the range of the metric (0–100%) cuts it.
 func pctCI(v Interval) string {
-	if v.N <= 1 || v.Hi-v.Lo < 0.005 {
+	if !v.HasInterval() || v.Hi-v.Lo < 0.005 {
 		return fmt.Sprintf("%.2f%%", v.Mean)
+	}
+	if math.Abs((v.Hi-v.Mean)-(v.Mean-v.Lo)) >= 0.005 {
+		return fmt.Sprintf("%.2f%% [%.2f, %.2f]", v.Mean, v.Lo, v.Hi)
 	}
 	return fmt.Sprintf("%.2f%% ±%.2f", v.Mean, (v.Hi-v.Lo)/2)
 }
 
+// countCI is a count with its 95% interval, as pctCI.
 func countCI(v Interval) string {
-	if v.N <= 1 || v.Hi-v.Lo < 0.05 {
+	if !v.HasInterval() || v.Hi-v.Lo < 0.05 {
 		return count(v.Mean)
+	}
+	if math.Abs((v.Hi-v.Mean)-(v.Mean-v.Lo)) >= 0.05 {
+		return fmt.Sprintf("%s [%.1f, %.1f]", count(v.Mean), v.Lo, v.Hi)
 	}
 	return fmt.Sprintf("%s ±%.1f", count(v.Mean), (v.Hi-v.Lo)/2)
 }

@@ -54,6 +54,11 @@ func RecommendDirs(ctx context.Context, dirs []string, o Options) (*Result, erro
 	for _, id := range chosen {
 		want[id] = true
 	}
+	for a, c := range pk.nearAlg { // why an algorithm dropped out
+		if _, ok := pk.byAlg[a]; !ok {
+			want[c.idx] = true
+		}
+	}
 	for _, l := range pk.own {
 		if l != "" {
 			want[ownID(l)] = true
@@ -84,6 +89,10 @@ func RecommendDirs(ctx context.Context, dirs []string, o Options) (*Result, erro
 		relabel(&c)
 		pk.byAlg[a] = c
 	}
+	for a, c := range pk.nearAlg {
+		relabel(&c)
+		pk.nearAlg[a] = c
+	}
 	for k, l := range pk.own {
 		if l != "" {
 			pk.own[k] = labelOf[ownID(l)]
@@ -106,7 +115,10 @@ func (o *Options) prepare() error {
 	if o.MaxFalseCut == nil && o.MaxMissed == nil && o.MinCaught == nil && o.MaxClientCut == nil {
 		return fmt.Errorf("no constraint: give --max-false-cut and/or --max-missed, --min-caught, --max-client-cut")
 	}
-	if o.CliffPP <= 0 {
+	switch {
+	case o.CliffPP < 0 || math.IsNaN(o.CliffPP) || math.IsInf(o.CliffPP, 0):
+		return fmt.Errorf("the cliff threshold must be a positive number of percentage points, not %v", o.CliffPP)
+	case o.CliffPP == 0:
 		o.CliffPP = 5
 	}
 	return nil
@@ -215,11 +227,14 @@ type streamed struct {
 	m   *Measure
 }
 
+// worstClient is one point's worst legitimate client over its replicates.
+type worstClient struct{ pct, cut Interval }
+
 // producer streams one run's points (and, for a per-client bound, each
 // point's worst client) in point order on its own goroutine.
 type producer struct {
 	points  <-chan []streamed
-	clients <-chan [][2]float64 // worst client %, cut; one per point
+	clients <-chan []worstClient // one per point
 	errs    chan error
 }
 
@@ -249,11 +264,11 @@ func startProducer(ctx context.Context, dir string, n int64, reps int, withClien
 		p.errs <- nil
 		return p
 	}
-	cls := make(chan [][2]float64, 2)
+	cls := make(chan []worstClient, 2)
 	p.clients = cls
 	go func() {
 		defer close(cls)
-		var buf [][2]float64
+		var buf []worstClient
 		var next int64
 		flush := func(force bool) bool {
 			if len(buf) >= batch || (force && len(buf) > 0) {
@@ -263,13 +278,15 @@ func startProducer(ctx context.Context, dir string, n int64, reps int, withClien
 			}
 			return true
 		}
-		err := scanClients(ctx, dir, nil, nil, func(id int64, pc clientAcc) error {
+		err := scanClients(ctx, dir, nil, nil, func(id int64, pc *clientAcc) error {
 			for ; next <= id; next++ {
 				var m Measure
 				if next == id {
 					pc.fill(&m, reps, false)
+				} else { // a point without legitimate clients' rows
+					newClientAcc().fill(&m, reps, false)
 				}
-				buf = append(buf, [2]float64{m.WorstClientPct, m.WorstClientCut})
+				buf = append(buf, worstClient{m.WorstClientPctI, m.WorstClientCutI})
 				if !flush(false) {
 					return ctx.Err()
 				}
@@ -277,7 +294,9 @@ func startProducer(ctx context.Context, dir string, n int64, reps int, withClien
 			return nil
 		})
 		for ; err == nil && next < n; next++ { // points without legitimate clients
-			buf = append(buf, [2]float64{})
+			var m Measure
+			newClientAcc().fill(&m, reps, false)
+			buf = append(buf, worstClient{m.WorstClientPctI, m.WorstClientCutI})
 			if !flush(false) {
 				err = ctx.Err()
 			}
@@ -328,13 +347,13 @@ func (o *Options) firstPass(ctx context.Context, dirs []string, n int64, reps []
 	K := len(dirs)
 	prods := make([]*producer, K)
 	pcs := make([]cursor[streamed], K)
-	ccs := make([]cursor[[2]float64], K)
+	ccs := make([]cursor[worstClient], K)
 	for k, d := range dirs {
 		prods[k] = startProducer(ctx, d, n, reps[k], o.MaxClientCut != nil)
 		pcs[k].ch = prods[k].points
 		ccs[k].ch = prods[k].clients
 	}
-	pk := &picks{own: make([]string, K), ownVal: make([]float64, K), byAlg: map[string]pick{}}
+	pk := newPicks(K)
 	ownTie := make([]float64, K)
 	for k := range pk.ownVal {
 		pk.ownVal[k], ownTie[k] = math.Inf(1), math.Inf(1)
@@ -366,7 +385,8 @@ func (o *Options) firstPass(ctx context.Context, dirs []string, n int64, reps []
 				if !more {
 					return fail(fmt.Errorf("%s: clients end before point %d", dirs[k], id))
 				}
-				m.WorstClientPct, m.WorstClientCut = w[0], w[1]
+				m.WorstClientPctI, m.WorstClientCutI = w.pct, w.cut
+				m.WorstClientPct, m.WorstClientCut = w.pct.Mean, w.cut.Mean
 			}
 			cs = o.checkInto(cs[:0], m, false)
 			f := feasible(cs)
@@ -460,7 +480,7 @@ func readSelected(ctx context.Context, dir string, want map[int64]bool) (*Run, e
 	if err != nil {
 		return nil, err
 	}
-	err = scanClients(ctx, dir, keep, want, func(id int64, pc clientAcc) error {
+	err = scanClients(ctx, dir, keep, want, func(id int64, pc *clientAcc) error {
 		if m := byID[id]; m != nil {
 			pc.fill(m, reps[id], true)
 		}
@@ -556,14 +576,14 @@ func scanPoints(ctx context.Context, dir string, keep func(lo, hi int64) bool, w
 // scanClients reads a run's clients rows in file order (point order) and
 // calls emit once per point that has rows, with its legitimate clients
 // summed over replicates.
-func scanClients(ctx context.Context, dir string, keep func(lo, hi int64) bool, want map[int64]bool, emit func(id int64, pc clientAcc) error) error {
+func scanClients(ctx context.Context, dir string, keep func(lo, hi int64) bool, want map[int64]bool, emit func(id int64, pc *clientAcc) error) error {
 	files, err := sweep.PartFiles(dir, "clients")
 	if err != nil {
 		return err
 	}
 	cols := []string{"point_id", "replicate", "client", "class", "offered", "cut"}
 	cur := int64(-1)
-	pc := clientAcc{}
+	pc := newClientAcc()
 	for _, f := range files {
 		err := sweep.ScanPointRange(ctx, f, cols, keep, func(rec arrow.RecordBatch) error {
 			c := rec.Columns()
@@ -582,13 +602,15 @@ func scanClients(ctx context.Context, dir string, keep func(lo, hi int64) bool, 
 							return err
 						}
 					}
-					cur, pc = r.PointID, clientAcc{}
+					cur, pc = r.PointID, newClientAcc()
 				}
+				rep, _ := sweep.Int(c[1], i)
+				r.Replicate = int32(rep)
 				r.Client, _ = sweep.String(c[2], i)
 				r.Class, _ = sweep.String(c[3], i)
 				r.Offered, _ = sweep.Int(c[4], i)
 				r.Cut, _ = sweep.Int(c[5], i)
-				if r.Class == "legit" && pc[r.Client] == nil {
+				if r.Class == "legit" && pc.sums[r.Client] == nil {
 					r.Client = string([]byte(r.Client)) // own the key, not the batch's buffer
 				}
 				pc.add(&r)

@@ -188,25 +188,27 @@ var (
 	colBlack      = color.RGBA{0x00, 0x00, 0x00, 0xFF}
 )
 
-// algoColors are the algorithms' colours on every plot, by model.Algorithm:
-// Paul Tol's "muted" scheme, nine colours told apart with the common
-// colour-vision deficiencies (and in greyscale by their dashes and glyphs).
-var algoColors = map[model.Algorithm]color.RGBA{
-	model.FixedWindow:         {0xCC, 0x66, 0x77, 0xFF}, // rose
-	model.SlidingWindow:       {0x33, 0x22, 0x88, 0xFF}, // indigo
-	model.TokenBucket:         {0x11, 0x77, 0x33, 0xFF}, // green
-	model.SlidingLog:          {0x88, 0x22, 0x55, 0xFF}, // wine
-	model.SlidingCounter:      {0x88, 0xCC, 0xEE, 0xFF}, // cyan
-	model.GCRA:                {0x44, 0xAA, 0x99, 0xFF}, // teal
-	model.Nginx:               {0x99, 0x99, 0x33, 0xFF}, // olive
-	model.FixedWindowAnchored: {0xAA, 0x44, 0x99, 0xFF}, // purple
-	model.Concurrency:         {0xDD, 0xCC, 0x77, 0xFF}, // sand
+// algoPalette are the algorithms' colours on every plot, by their
+// descriptor's ColorSlot: Paul Tol's "muted" scheme, nine colours told
+// apart with the common colour-vision deficiencies (and in greyscale by
+// their dashes and glyphs).
+var algoPalette = []color.RGBA{
+	{0xCC, 0x66, 0x77, 0xFF}, // rose
+	{0x33, 0x22, 0x88, 0xFF}, // indigo
+	{0x11, 0x77, 0x33, 0xFF}, // green
+	{0x88, 0x22, 0x55, 0xFF}, // wine
+	{0x88, 0xCC, 0xEE, 0xFF}, // cyan
+	{0x44, 0xAA, 0x99, 0xFF}, // teal
+	{0x99, 0x99, 0x33, 0xFF}, // olive
+	{0xAA, 0x44, 0x99, 0xFF}, // purple
+	{0xDD, 0xCC, 0x77, 0xFF}, // sand
 }
 
-// algoColor is algorithm a's colour on every plot.
+// algoColor is algorithm a's colour on every plot (grey for an algorithm
+// without a slot in the palette).
 func algoColor(a model.Algorithm) color.RGBA {
-	if c, ok := algoColors[a]; ok {
-		return c
+	if d := a.Describe(); d != nil && d.ColorSlot >= 0 && d.ColorSlot < len(algoPalette) {
+		return algoPalette[d.ColorSlot]
 	}
 	return colGrey
 }

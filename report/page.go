@@ -55,7 +55,9 @@ func (r *Run) figures() ([]*Figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		figs = append(figs, t)
+		if t != nil {
+			figs = append(figs, t)
+		}
 	}
 	return figs, nil
 }

@@ -243,10 +243,10 @@ func (t binTicks) Ticks(min, max float64) []plot.Tick {
 
 // paramAxisLabel names a parameter with its unit for an axis of a's plots.
 func paramAxisLabel(a model.Algorithm, name string) string {
+	if d := a.Describe(); d != nil && d.AxisLabels[name] != "" {
+		return d.AxisLabels[name]
+	}
 	if name == "limit" {
-		if a == model.Concurrency {
-			return "limit (requests in flight)"
-		}
 		return "limit (requests per window)"
 	}
 	prm, ok := model.LookupParam(name)
@@ -437,18 +437,37 @@ func (r *Run) span() string {
 	return fmt.Sprintf("the %d s scenario", r.Spec.Scenario.DurationS)
 }
 
+// replicateNote says which arrivals a timeline draws when they are random.
+func replicateNote(sc *model.Scenario, replicates int) string {
+	if !sc.Arrivals.Stochastic() {
+		return ""
+	}
+	if replicates > 1 {
+		return fmt.Sprintf(" The arrivals are random: the panels draw replicate 0's, as simulated (the bar chart above gives means over the %d replicates).", replicates)
+	}
+	return " The arrivals are random: the panels draw the ones simulated."
+}
+
 // maxTimelineClients bounds the small multiples of a timeline.
 const maxTimelineClients = 12
 
 // TimelineFigure draws a selected point's offered and admitted requests per
 // second for each client, re-simulated from the run's spec (the model is
-// deterministic). Long scenarios are averaged into at most 600 bins.
+// deterministic; random arrivals are replicate 0's of the spec's seed).
+// Long scenarios are averaged into at most 600 bins. It returns no figure,
+// with a warning, where clients share keys or state.
 func (r *Run) TimelineFigure(s *Selected) (*Figure, error) {
 	w, err := model.NewWorkload(r.Spec.Scenario)
 	if err != nil {
 		return nil, err
 	}
-	adm := w.Timeline(s.Policy)
+	if !w.HasTimeline(s.Policy) {
+		if m := "no per-second timelines for keyed scenarios or policies on several nodes: clients share keys and state there"; !slices.Contains(r.Warnings, m) {
+			r.Warnings = append(r.Warnings, m)
+		}
+		return nil, nil
+	}
+	offered, adm := w.Timeline(s.Policy, r.Spec.Seed, 0)
 	sc := r.Spec.Scenario
 	idx := make([]int, len(sc.Clients))
 	for i := range idx {
@@ -459,7 +478,7 @@ func (r *Run) TimelineFigure(s *Selected) (*Figure, error) {
 		// Keep the clients with the most requests cut.
 		cut := func(i int) int64 {
 			var c int64
-			for t, a := range w.Offered(i) {
+			for t, a := range offered[i] {
 				c += int64(a - adm[i][t])
 			}
 			return c
@@ -478,11 +497,11 @@ func (r *Run) TimelineFigure(s *Selected) (*Figure, error) {
 	f.Title = fmt.Sprintf("Offered and admitted requests per second under %s (%s)", s.Policy.String(), s.Why)
 	f.Caption = "One panel per client: the grey area is what the client offered each second, the coloured line what the " +
 		"limiter admitted (blue legitimate, vermillion abusive); the gap between them is cut. Re-simulated from the spec " +
-		"stored in the run's Parquet metadata." + note
+		"stored in the run's Parquet metadata." + replicateNote(sc, r.Spec.Replicates) + note
 	var plots [][]*plot.Plot
 	for row, i := range idx {
 		c := sc.Clients[i]
-		off, ad := w.Offered(i), adm[i]
+		off, ad := offered[i], adm[i]
 		var oxy, axy plotter.XYs
 		var offSum, admSum int64
 		for t0 := 0; t0 < len(off); t0 += bin {

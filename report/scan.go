@@ -150,19 +150,23 @@ func (p ParamValue) slug() string {
 	return fmt.Sprintf("%s%g", p.Name, p.Value)
 }
 
-// fixedValue is entry e's value v of parameter name, held fixed on a plot:
-// nginx's delay at or above every swept burst is labelled "nodelay".
+// fixedValue is entry e's value v of parameter name, held fixed on a plot,
+// named as the algorithm names it against every swept value of the others
+// (nginx's delay at or above every swept burst is labelled "nodelay").
 func fixedValue(e *sweep.Entry, name string, v float64) ParamValue {
 	pv := ParamValue{Name: name, Value: v}
-	if e.Algorithm == model.Nginx && name == "delay" {
-		maxBurst := 0.0
-		for _, ax := range e.Axes {
-			if ax.Param == "burst" {
-				maxBurst = slices.Max(ax.Values)
+	if d := e.Algorithm.Describe(); d != nil && d.ValueName != nil {
+		most := func(other string) float64 {
+			m := 0.0
+			for _, ax := range e.Axes {
+				if ax.Param == other {
+					m = slices.Max(ax.Values)
+				}
 			}
+			return m
 		}
-		if v >= maxBurst {
-			pv.Label = "nodelay"
+		if n := d.ValueName(name, v, most); n != "" {
+			pv.Label = n
 		}
 	}
 	return pv
@@ -232,17 +236,7 @@ func (c *Curve) Label() string {
 	return s
 }
 
-func algoLabel(a model.Algorithm) string {
-	switch a {
-	case model.FixedWindow:
-		return "fixed window"
-	case model.SlidingWindow:
-		return "sliding window"
-	case model.TokenBucket:
-		return "token bucket"
-	}
-	return a.String()
-}
+func algoLabel(a model.Algorithm) string { return a.Title() }
 
 // Heat is one sweep entry's grid of two swept parameters, each cell pooling
 // the points binned into it.
@@ -709,8 +703,10 @@ func (r *Run) emit(file string, p *Point, plans []*entryPlan, algoIdx map[model.
 		n := int64(len(ax.Values))
 		pl.idx[i] = int(rest % n)
 		rest /= n
-		if want := ax.Values[pl.idx[i]]; p.Policy.Get(ax.Param) != want {
-			return inputErrorf("%s: point_id %d has %s = %g, but the spec in its metadata says %g", file, p.ID, ax.Param, p.Policy.Get(ax.Param), want)
+		// Value: a parameter at its default reads as the zero Policy keeps
+		// it (nodes 0 is 1), as the sweep wrote it.
+		if want := ax.Values[pl.idx[i]]; p.Policy.Value(ax.Param) != want {
+			return inputErrorf("%s: point_id %d has %s = %g, but the spec in its metadata says %g", file, p.ID, ax.Param, p.Policy.Value(ax.Param), want)
 		}
 	}
 	r.Frontier.Add(*p)

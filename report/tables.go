@@ -27,8 +27,8 @@ func paramsCell(p model.Policy) string {
 		v := p.Get(n)
 		switch {
 		case v == prm.Default || v == 0: // a zero value means the default (nodes 0 is 1)
-		case p.Algorithm == model.Nginx && n == "delay" && p.Delay >= p.Burst:
-			parts = append(parts, "nodelay")
+		case valueName(p, n, v) != "":
+			parts = append(parts, valueName(p, n, v))
 		case prm.ParamName(v) != "":
 			parts = append(parts, n+"="+prm.ParamName(v))
 		default:
@@ -250,4 +250,14 @@ func ParseTarget(s string) (float64, error) {
 		return 0, fmt.Errorf("%q: N must be a number from 0 to 100", s)
 	}
 	return v, nil
+}
+
+// valueName is the word policy p's algorithm says value v of parameter n
+// with (nginx's delay at or above burst is "nodelay"), or "".
+func valueName(p model.Policy, n string, v float64) string {
+	d := p.Algorithm.Describe()
+	if d == nil || d.ValueName == nil {
+		return ""
+	}
+	return d.ValueName(n, v, p.Get)
 }

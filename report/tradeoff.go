@@ -76,9 +76,6 @@ func labelIndices(pts []CurvePoint) []int {
 // and value of its secondary parameter, labelled with the swept value, the
 // Pareto frontier over every point on top, and the lesson's reference points.
 func (r *Run) TradeoffFigure() *Figure {
-	lesson := func(a model.Algorithm) bool {
-		return a == model.FixedWindow || a == model.SlidingWindow || a == model.TokenBucket
-	}
 	var curves []*Curve
 	for _, c := range r.Curves {
 		if lesson(c.Algorithm) {
@@ -109,8 +106,10 @@ func (r *Run) TradeoffAllFigure() *Figure {
 			curves[i] = c
 		}
 	}
-	for _, a := range []model.Algorithm{model.FixedWindow, model.SlidingWindow, model.TokenBucket} {
-		delete(seen, a)
+	for a := range seen {
+		if lesson(a) {
+			delete(seen, a)
+		}
 	}
 	if len(seen) == 0 {
 		return nil
@@ -583,11 +582,19 @@ func curveSummary(r *Run, curves []*Curve) string {
 
 // lessonName is the lesson's name for a reference policy, e.g. "fixed window 600/60 s".
 func lessonName(p model.Policy) string {
-	switch p.Algorithm {
-	case model.FixedWindow, model.SlidingWindow:
-		return fmt.Sprintf("%s %d/%d s", algoLabel(p.Algorithm), p.Limit, p.WindowS)
-	case model.TokenBucket:
-		return fmt.Sprintf("token bucket %g/s, capacity %d", p.Rate, p.Capacity)
+	if d := p.Algorithm.Describe(); d != nil && d.Lesson {
+		switch d.Family {
+		case model.WindowFamily:
+			return fmt.Sprintf("%s %d/%d s", algoLabel(p.Algorithm), p.Limit, p.WindowS)
+		case model.BucketFamily:
+			return fmt.Sprintf("%s %g/s, capacity %d", algoLabel(p.Algorithm), p.Rate, p.Capacity)
+		}
 	}
 	return p.String()
+}
+
+// lesson reports whether a is one of the lesson's three algorithms.
+func lesson(a model.Algorithm) bool {
+	d := a.Describe()
+	return d != nil && d.Lesson
 }

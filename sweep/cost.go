@@ -2,26 +2,24 @@ package sweep
 
 import (
 	"slices"
+
+	"github.com/ratesweep/ratesweep/model"
 )
 
-// relativeCost is the simulation cost of one grid point per algorithm, in
-// hundredths of a fixed_window point: CPU time per point on the lesson's
-// scenario (configs/bench-large.yaml and the default spec, one thread; a
-// 2-core VM shared with other jobs, so about ±15%). The cost of these
-// kernels hardly depends on the parameters (the sliding window keeps a
-// running sum, so window_s does not matter); it depends on the algorithm.
-// Algorithms missing here count as 100. Integers keep the dealing identical
-// on every machine of a cluster. Re-measure when a kernel changes much.
-var relativeCost = map[string]int64{
-	"fixed_window":          100,
-	"sliding_window":        80,
-	"token_bucket":          230,
-	"fixed_window_anchored": 100,
-	"sliding_log":           270,
-	"sliding_counter":       250,
-	"gcra":                  220,
-	"nginx":                 1300,
-	"concurrency":           260,
+// relativeCost is the simulation cost of one grid point of algorithm a, in
+// hundredths of a fixed_window point: its descriptor's Cost, CPU time per
+// point on the lesson's scenario (configs/bench-large.yaml and the default
+// spec, one thread; a 2-core VM shared with other jobs, so about ±15%). The
+// cost of these kernels hardly depends on the parameters (the sliding
+// window keeps a running sum, so window_s does not matter); it depends on
+// the algorithm. An algorithm without a Cost counts as 100. Integers keep
+// the dealing identical on every machine of a cluster. Re-measure when a
+// kernel changes much.
+func relativeCost(a model.Algorithm) int64 {
+	if d := a.Describe(); d != nil && d.Cost > 0 {
+		return d.Cost
+	}
+	return 100
 }
 
 // partCost estimates the cost of simulating part p of grid g.
@@ -31,11 +29,7 @@ func partCost(g *Grid, p Part) int64 {
 		lo := g.offsets[e]
 		hi := lo + g.spec.Entries[e].Size()
 		if n := min(hi, p.To) - max(lo, p.From); n > 0 {
-			w, ok := relativeCost[g.spec.Entries[e].Algorithm.String()]
-			if !ok {
-				w = 100
-			}
-			cost += n * w
+			cost += n * relativeCost(g.spec.Entries[e].Algorithm)
 		}
 	}
 	return cost

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
 
@@ -49,10 +50,37 @@ sweep:                         # entries: an algorithm and its parameter axes (g
   - algorithm: token_bucket
     rate: [2, 5, 10, 20]       # tokens per second
     capacity: {from: 5, to: 2000, count: 30, scale: log}  # requests at once from idle
-  # Also: sliding_log, sliding_counter, fixed_window_anchored (window_s, limit),
-  # gcra (rate, capacity), nginx (rate, burst, delay), concurrency (limit, service_s);
-  # every entry takes key, nodes, lb, state and sync_ms too (docs/keys.md).
+%s  # every entry takes key, nodes, lb, state and sync_ms too (docs/keys.md).
 `
+
+// otherAlgorithms comments the algorithms beyond the lesson's three, with
+// their parameters, from the registry ("  # Also: sliding_log (window_s,
+// limit), …"), in lines of at most 80 columns.
+func otherAlgorithms() string {
+	var items []string
+	for _, a := range model.Algorithms {
+		if d := a.Describe(); !d.Lesson {
+			items = append(items, fmt.Sprintf("%s (%s)", d.Name, strings.Join(append(d.Params[:len(d.Params):len(d.Params)], d.Optional...), ", ")))
+		}
+	}
+	var b strings.Builder
+	line := "  # Also:"
+	for i, it := range items {
+		sep := ","
+		if i == len(items)-1 {
+			sep = ";"
+		}
+		if len(line)+1+len(it)+1 > 80 {
+			b.WriteString(line + "\n")
+			line = "  #"
+		}
+		line += " " + it + sep
+	}
+	if len(items) > 0 {
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
 
 func cmdInit(e *env, args []string) error {
 	fs := newFlags(e, "init", "[--from-log LOG]",
@@ -82,7 +110,7 @@ func cmdInit(e *env, args []string) error {
 		"#   ratesweep run THIS.yaml --dry-run    # points and bytes first\n" +
 		"#   ratesweep run THIS.yaml && ratesweep report out/" + specName + "\n" +
 		"# Fields: README.md (Sweep specs); editors complete them from `ratesweep schema`.\n"
-	body := fmt.Sprintf(starterSpec, specName)
+	body := fmt.Sprintf(starterSpec, specName, otherAlgorithms())
 	if *fromLog != "" {
 		dir := "."
 		if *out != "" {
@@ -227,11 +255,16 @@ func specFromLog(e *env, log, dir, name string) (string, error) {
 		initWindowS, q.P50, q.P90, q.P99, q.Max, peakS)
 	fmt.Fprintf(&b, "# The grids span those figures: limits from the median key's peak to above the busiest key's.\n")
 	fmt.Fprintf(&b, "sweep:\n")
-	for _, alg := range []string{"fixed_window", "sliding_window"} {
-		fmt.Fprintf(&b, "  - algorithm: %s\n    window_s: %d\n    limit: {from: %d, to: %d, count: 30, scale: log}\n", alg, initWindowS, lo, hi)
+	for _, a := range model.Algorithms { // the lesson's three, by the bound they put
+		switch d := a.Describe(); {
+		case !d.Lesson:
+		case d.Family == model.WindowFamily:
+			fmt.Fprintf(&b, "  - algorithm: %s\n    window_s: %d\n    limit: {from: %d, to: %d, count: 30, scale: log}\n", d.Name, initWindowS, lo, hi)
+		case d.Family == model.BucketFamily:
+			fmt.Fprintf(&b, "  - algorithm: %s\n    rate: {from: %s, to: %s, count: 6, scale: log}   # tokens per second\n", d.Name, f(rateLo), f(rateHi))
+			fmt.Fprintf(&b, "    capacity: {from: 1, to: %d, count: 20, scale: log}\n", capHi)
+		}
 	}
-	fmt.Fprintf(&b, "  - algorithm: token_bucket\n    rate: {from: %s, to: %s, count: 6, scale: log}   # tokens per second\n", f(rateLo), f(rateHi))
-	fmt.Fprintf(&b, "    capacity: {from: 1, to: %d, count: 20, scale: log}\n", capHi)
 	return b.String(), nil
 }
 

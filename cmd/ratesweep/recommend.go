@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/ratesweep/ratesweep/recommend"
@@ -35,6 +36,9 @@ func cmdRecommend(e *env, args []string) error {
 	}
 	if *format != "text" && *format != "markdown" && *format != "json" {
 		return usagef("recommend: --format must be text, markdown or json, got %q", *format)
+	}
+	if !(*cliff > 0) || math.IsInf(*cliff, 0) {
+		return usagef("recommend: --cliff must be a positive number of percentage points, got %v", *cliff)
 	}
 	o := recommend.Options{CliffPP: *cliff}
 	for _, b := range []struct {

@@ -24,6 +24,8 @@ func TestRecommendCLI(t *testing.T) {
 		{"recommend", lessonBaseline, "--max-false-cut", "1%", "--max-missed", "1", "--min-caught", "2"},
 		{"recommend", lessonBaseline, "--max-false-cut", "1%", "--format", "xml"},
 		{"recommend", "/nonexistent", "--max-false-cut", "1%"},
+		{"recommend", lessonBaseline, "--max-false-cut", "1%", "--cliff", "-3"},
+		{"recommend", lessonBaseline, "--max-false-cut", "1%", "--cliff", "0"},
 	} {
 		if code, _, errOut := runCLI(t, args...); code != 2 || errOut == "" {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
