@@ -91,6 +91,48 @@ func NewHAProxyRateDecider(c HAProxyRateConfig, originNs int64) (Decider, error)
 	return d, nil
 }
 
+// haproxyRateAlgorithm is haproxy_rate, HAProxy's stick-table rate
+// counters (http_req_rate, gpc0_rate), exactly (docs/haproxy-rate.md).
+var haproxyRateAlgorithm = Descriptor{
+	Name: "haproxy_rate", Title: "HAProxy rate", Family: WindowFamily, ColorSlot: -1,
+	Params: []string{"period_s", "limit", "counts"},
+	Cost:   150,
+	Validate: func(p Policy) error {
+		// A request the counter denies is still counted (counts all), which
+		// the lagged and two-key simulations' charges do not model.
+		switch {
+		case p.Key == KeyBoth:
+			return fieldErr("key", "haproxy_rate cannot decide on two keys at once")
+		case p.SyncMs != 0:
+			return fieldErr("sync_ms", "haproxy_rate cannot run on lagged shared state (HAProxy's tables are per process)")
+		}
+		return p.haproxyRate().Validate()
+	},
+	Label: func(p Policy) string {
+		return fmt.Sprintf("HAProxy rate %g s (%s)", p.PeriodS, p.Counts)
+	},
+	Why: func(p Policy) string {
+		if p.Counts == HAProxyCountsAdmitted {
+			return fmt.Sprintf("cut when the admitted requests of the key's last %g s period, the previous one weighted, reach %d", p.PeriodS, p.Limit)
+		}
+		return fmt.Sprintf("cut when the requests of the key's last %g s period, the previous one weighted and denied ones included, exceed %d", p.PeriodS, p.Limit)
+	},
+	newDecider: func() decider { return &haproxyRateLimiter{} },
+}
+
+// haproxyRate is the policy's haproxy_rate configuration.
+func (p Policy) haproxyRate() HAProxyRateConfig {
+	return HAProxyRateConfig{PeriodS: p.PeriodS, Limit: p.Limit, Counts: p.Counts}
+}
+
+var _ decider = (*haproxyRateLimiter)(nil)
+
+func (d *haproxyRateLimiter) configure(p Policy) { d.set(p.haproxyRate(), 0) }
+
+func (d *haproxyRateLimiter) cloneInto(dst decider) decider {
+	return copyInto[haproxyRateLimiter](dst, d)
+}
+
 // haproxyRateLimiter is haproxy_rate: one key's HAProxy frequency counter
 // (struct freq_ctr) as HAProxy 2.6 updates and reads it, in its integer
 // arithmetic on millisecond ticks:

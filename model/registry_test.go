@@ -66,7 +66,7 @@ func TestRegisterRefuses(t *testing.T) {
 		{Name: "x"},
 		{Name: "x", NewDecider: newD},
 		{Name: "gcra", NewDecider: newD, Label: label},
-		{Name: "x", NewDecider: newD, Label: label, Params: []string{"period_s"}},
+		{Name: "x", NewDecider: newD, Label: label, Params: []string{"no_such_param"}},
 	} {
 		if _, err := Register(d); err == nil {
 			t.Errorf("Register(%+v): no error", d)
