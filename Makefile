@@ -110,6 +110,7 @@ test-redis:
 # decision on a replayed trace; installs nginx and haproxy if missing.
 test-proxies:
 	bash scripts/test-proxies.sh
+	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run '^TestHAProxyRateLive$$' -v ./export
 
 # The report page in a real browser (installs Debian's chromium if missing).
 test-browser: build

@@ -204,6 +204,8 @@ func randomPolicy(rng *rand.Rand, a Algorithm) Policy {
 		p.Rate, p.Burst, p.Delay = 0.5+rng.Float64()*20, int64(rng.IntN(10)), int64(rng.IntN(12))
 	case Concurrency:
 		p.ServiceS = 0.01 + rng.Float64()*3
+	case HAProxyRate:
+		p.PeriodS, p.Counts = float64(1+rng.IntN(5000))/1000, HAProxyCounts(rng.IntN(2))
 	}
 	return p
 }

@@ -20,6 +20,7 @@ const (
 	Nginx                                    // nginx limit_req: leaky bucket that delays within burst
 	FixedWindowAnchored                      // fixed window opened by the first hit (express, ulule)
 	Concurrency                              // Stripe in-flight limit, constant service time
+	HAProxyRate                              // HAProxy stick-table rate (freq_ctr), periods from the key's first request
 )
 
 // Algorithms and their descriptors: registry.go; each algorithm's own
@@ -82,6 +83,9 @@ var Params = []Param{
 	{Name: "lb", Values: lbNames, Role: Deployment},
 	{Name: "state", Values: stateNames, Role: Deployment},
 	{Name: "sync_ms", Unit: "ms", Min: 0, Role: System},
+	// HAProxy's stick-table rates (haproxy_rate, docs/haproxy-rate.md).
+	{Name: "period_s", Unit: "s", Min: 0, MinOpen: true, Scale: LogScale},
+	{Name: "counts", Values: []string{"all", "admitted"}},
 }
 
 // ParamName returns the name of value v of an enumerated parameter, or ""
@@ -179,6 +183,11 @@ type Policy struct {
 	// request's charge) reaches the shared store SyncMs after the node made
 	// it; until then only that node sees it. 0 is an atomic store (Redis Lua).
 	SyncMs float64
+
+	// PeriodS is haproxy_rate's period, seconds (a whole number of ms).
+	PeriodS float64
+	// Counts is which requests haproxy_rate counts.
+	Counts HAProxyCounts
 }
 
 // Limits on parameters so that times fit int64 nanoseconds.
@@ -250,6 +259,10 @@ func (p *Policy) Get(name string) float64 {
 		return float64(p.State)
 	case "sync_ms":
 		return p.SyncMs
+	case "period_s":
+		return p.PeriodS
+	case "counts":
+		return float64(p.Counts)
 	}
 	return 0
 }
@@ -380,6 +393,10 @@ func (p *Policy) SetParam(j int, v float64) bool {
 		p.State = State(v)
 	case 12:
 		p.SyncMs = v
+	case 13:
+		p.PeriodS = v
+	case 14:
+		p.Counts = HAProxyCounts(v)
 	default:
 		return false
 	}
@@ -387,7 +404,7 @@ func (p *Policy) SetParam(j int, v float64) bool {
 }
 
 // stringOrder is the order in which String lists parameters.
-var stringOrder = []string{"limit", "window_s", "rate", "capacity", "burst", "delay", "service_s", "phase_s",
+var stringOrder = []string{"limit", "window_s", "period_s", "counts", "rate", "capacity", "burst", "delay", "service_s", "phase_s",
 	"key", "nodes", "lb", "state", "sync_ms"}
 
 // String names the algorithm and its parameters, e.g.

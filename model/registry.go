@@ -168,6 +168,7 @@ func init() {
 		Nginx:               &nginxAlgorithm,
 		FixedWindowAnchored: &anchoredWindowAlgorithm,
 		Concurrency:         &concurrencyAlgorithm,
+		HAProxyRate:         &haproxyRateAlgorithm,
 	}
 	for a := 1; a < len(registry); a++ {
 		Algorithms = append(Algorithms, Algorithm(a))

@@ -66,7 +66,7 @@ func TestRegisterRefuses(t *testing.T) {
 		{Name: "x"},
 		{Name: "x", NewDecider: newD},
 		{Name: "gcra", NewDecider: newD, Label: label},
-		{Name: "x", NewDecider: newD, Label: label, Params: []string{"period_s"}, ColorSlot: -1},
+		{Name: "x", NewDecider: newD, Label: label, Params: []string{"no_such_param"}, ColorSlot: -1},
 		{Name: "x", NewDecider: newD, Label: label, Params: []string{"limit"}}, // slot 0 is fixed_window's
 	} {
 		if _, err := Register(d); err == nil {

@@ -139,15 +139,21 @@ func scanFile(ctx context.Context, path string, columns []string, rows int, keep
 		return inputErrorf("%s: %v", path, err)
 	}
 	idx := make([]int, len(columns))
+	var absent []int // parameter columns added after the file was written: null
 	for i, c := range columns {
 		found := sc.FieldIndices(c)
 		if len(found) == 0 {
+			if _, ok := model.LookupParam(c); ok {
+				idx[i] = -1
+				absent = append(absent, i)
+				continue
+			}
 			return inputErrorf("%s: no column %q (not a ratesweep file, or from an older version)", path, c)
 		}
 		idx[i] = found[0]
 	}
 	// The reader returns columns in file order; map them back to the order asked.
-	order := slices.Clone(idx)
+	order := slices.DeleteFunc(slices.Clone(idx), func(j int) bool { return j < 0 })
 	slices.Sort(order)
 	rr, err := fr.GetRecordReader(ctx, order, groups)
 	if err != nil {
@@ -159,10 +165,21 @@ func scanFile(ctx context.Context, path string, columns []string, rows int, keep
 		cols := make([]arrow.Array, len(columns))
 		fields := make([]arrow.Field, len(columns))
 		for i, want := range idx {
+			if want < 0 {
+				continue
+			}
 			j := slices.Index(order, want)
 			cols[i], fields[i] = rec.Column(j), rec.Schema().Field(j)
 		}
+		for _, i := range absent {
+			prm, _ := model.LookupParam(columns[i])
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, paramType(prm), int(rec.NumRows()))
+			fields[i] = arrow.Field{Name: columns[i], Type: cols[i].DataType(), Nullable: true}
+		}
 		out := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+		for _, i := range absent {
+			cols[i].Release()
+		}
 		inFn = true
 		err := fn(out)
 		inFn = false
