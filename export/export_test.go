@@ -45,6 +45,8 @@ var goldenPolicies = []string{
 	"sliding_counter window_s=10 limit=50",
 	"fixed_window window_s=60 limit=600",
 	"sliding_window window_s=60 limit=600",
+	"haproxy_rate limit=50 period_s=10 counts=all",
+	"haproxy_rate limit=5 period_s=0.25 counts=admitted",
 }
 
 func TestGolden(t *testing.T) {
@@ -93,10 +95,12 @@ func TestFit(t *testing.T) {
 		{"gcra rate=2 capacity=3", "go", Equivalent, "token_bucket rate=2 capacity=3"},
 		{"nginx rate=2 burst=3 delay=3", "traefik", Nearest, "token_bucket rate=2 capacity=4"}, // Traefik delays
 		{"token_bucket rate=2 capacity=4", "traefik", Nearest, "token_bucket rate=2 capacity=4"},
-		{"sliding_counter window_s=3000000 limit=50", "haproxy", Nearest, "sliding_counter window_s=2147483 limit=36"},
+		{"sliding_counter window_s=3000000 limit=50", "haproxy", Nearest, "haproxy_rate limit=18 period_s=1073741 counts=admitted"},
+		{"haproxy_rate limit=50 period_s=10 counts=all", "haproxy", Exact, "haproxy_rate limit=50 period_s=10 counts=all"},
+		{"haproxy_rate limit=5 period_s=0.25 counts=admitted", "haproxy", Exact, "haproxy_rate limit=5 period_s=0.25 counts=admitted"},
 		{"nginx rate=2 burst=3", "go", Nearest, "token_bucket rate=2 capacity=4"}, // delays: not a token bucket
-		{"sliding_counter window_s=10 limit=50", "haproxy", Exact, "sliding_counter window_s=10 limit=50"},
-		{"sliding_window window_s=10 limit=50", "haproxy", Nearest, "sliding_counter window_s=10 limit=50"},
+		{"sliding_counter window_s=10 limit=50", "haproxy", Nearest, "haproxy_rate limit=50 period_s=10 counts=admitted"}, // periods from a key's first request
+		{"sliding_window window_s=10 limit=50", "haproxy", Nearest, "haproxy_rate limit=50 period_s=10 counts=admitted"},
 		{"fixed_window window_s=60 limit=600", "envoy", Exact, "fixed_window window_s=60 limit=600"},
 		{"fixed_window window_s=60 limit=600 phase_s=30", "envoy", Nearest, "fixed_window window_s=60 limit=600"},
 		{"fixed_window window_s=90 limit=600", "kong", Nearest, "fixed_window window_s=60 limit=400"},

@@ -45,7 +45,8 @@ type form struct {
 var targets = map[string]target{
 	"nginx": {hashComment, nginxForms, nearestNginx, writeNginx},
 	"haproxy": {hashComment, map[model.Algorithm]form{
-		model.SlidingCounter: {Exact, func(p model.Policy) (model.Policy, bool) { return p, p.WindowS <= maxHAProxyS }, nil, ""},
+		model.HAProxyRate:    {Exact, func(p model.Policy) (model.Policy, bool) { return p, haproxyPeriodOK(p.PeriodS) }, nil, ""},
+		model.SlidingCounter: {Nearest, counterAsHAProxy, haproxyPeriods, ""},
 	}, nearestHAProxy, writeHAProxy},
 	"envoy": {hashComment, map[model.Algorithm]form{
 		model.FixedWindow: {Exact, epochWindow(envoyUnits), nil, ""},
@@ -130,6 +131,7 @@ type family struct {
 }
 
 var families = map[model.Algorithm]family{
+	model.HAProxyRate: {func(p model.Policy) (float64, int64) { return float64(p.Limit) / p.PeriodS, p.Limit }, divideLimit},
 	model.TokenBucket: bucketFamily, model.GCRA: bucketFamily,
 	model.Nginx: {func(p model.Policy) (float64, int64) { return p.Rate, p.Burst + 1 }, func(p model.Policy, n int) model.Policy {
 		p.Rate /= float64(n)
@@ -316,17 +318,41 @@ func nearestNginx(p model.Policy, rate float64, capacity int64) (model.Policy, s
 	return model.Policy{Algorithm: model.Nginx, Rate: m, Burst: capacity - 1, Delay: capacity - 1}, why
 }
 
+// maxHAProxyPeriodS is HAProxy's longest frequency-counter period, s:
+// 2^30 ms (it reads tick + period − now as a signed 32-bit int).
+const maxHAProxyPeriodS = 1 << 30 / 1000
+
+// haproxyPeriodOK reports whether HAProxy can count over a period of
+// periodS seconds: whole milliseconds up to its longest period.
+func haproxyPeriodOK(periodS float64) bool {
+	return model.HAProxyRateConfig{PeriodS: periodS}.Validate() == nil
+}
+
+// counterAsHAProxy is sliding_counter as HAProxy counts it: gpc0_rate over
+// admitted requests, a period as long as the window.
+func counterAsHAProxy(p model.Policy) (model.Policy, bool) {
+	q := model.Policy{Algorithm: model.HAProxyRate, PeriodS: float64(p.WindowS), Limit: p.Limit, Counts: model.HAProxyCountsAdmitted}
+	return q, haproxyPeriodOK(q.PeriodS)
+}
+
+// haproxyPeriods says how HAProxy's counter differs from a sliding counter
+// on the epoch.
+func haproxyPeriods(model.Policy) string {
+	return "HAProxy starts a key's periods at its first request (not on the epoch, as sliding_counter does in log replay) " +
+		"and forgets the previous period after two idle ones: decisions near a period's end differ; sweep haproxy_rate to measure what HAProxy does"
+}
+
 func nearestHAProxy(p model.Policy, rate float64, capacity int64) (model.Policy, string) {
-	why := "HAProxy's stick-table rates are sliding counters (previous period weighted)"
-	w := p.WindowS
+	why := "HAProxy's stick-table rates are frequency counters over a period, the previous period weighted (haproxy_rate)"
+	w := float64(p.WindowS)
 	if w == 0 {
-		w = int(max(1, min(math.Round(float64(capacity)/rate), maxHAProxyS)))
+		w = max(1, min(math.Round(float64(capacity)/rate), maxHAProxyPeriodS))
 	}
-	if w > maxHAProxyS {
-		why = fmt.Sprintf("HAProxy's periods are at most %d s (~24.8 days)", maxHAProxyS)
-		w = maxHAProxyS
+	if w > maxHAProxyPeriodS {
+		why = fmt.Sprintf("HAProxy's rate periods are at most %d s (~12.4 days)", maxHAProxyPeriodS)
+		w = maxHAProxyPeriodS
 	}
-	return model.Policy{Algorithm: model.SlidingCounter, WindowS: w, Limit: int64(math.Round(rate * float64(w)))}, why
+	return model.Policy{Algorithm: model.HAProxyRate, PeriodS: w, Limit: int64(math.Round(rate * w)), Counts: model.HAProxyCountsAdmitted}, why
 }
 
 // nearestWindow: the unit nearest the window (log scale), the limit scaled

@@ -288,16 +288,33 @@ func dirNames(ds [][2]string) []string {
 	return s
 }
 
-var haproxyLines = []*regexp.Regexp{
-	regexp.MustCompile(`^stick-table type (ip|string len (8|64)) size 1m expire [1-9][0-9]*s store gpc0,gpc0_rate\([1-9][0-9]*s\)$`),
+// haproxyRecipes are the two forms of an HAProxy export, line by line:
+// gpc0 incremented on allow (counts admitted) and http_req_rate (counts
+// all).
+var haproxyRecipes = [][]*regexp.Regexp{{
+	regexp.MustCompile(`^stick-table type (ip|string len (8|64)) size 1m expire [1-9][0-9]*m?s store gpc0,gpc0_rate\([1-9][0-9]*m?s\)$`),
 	regexp.MustCompile(`^http-request track-sc0 (src|str\(all\)|req\.hdr\([A-Za-z][A-Za-z0-9-]*\))$`),
 	regexp.MustCompile(`^http-request deny deny_status 429 if \{ sc0_gpc0_rate ge [0-9]+ \}$`),
 	regexp.MustCompile(`^http-request sc-inc-gpc0\(0\)$`),
+}, {
+	regexp.MustCompile(`^stick-table type (ip|string len (8|64)) size 1m expire [1-9][0-9]*m?s store http_req_rate\([1-9][0-9]*m?s\)$`),
+	regexp.MustCompile(`^http-request track-sc0 (src|str\(all\)|req\.hdr\([A-Za-z][A-Za-z0-9-]*\))$`),
+	regexp.MustCompile(`^http-request deny deny_status 429 if \{ sc0_http_req_rate gt [0-9]+ \}$`),
+}}
+
+// checkHAProxy reads the lines as HAProxy does ('#' starts a comment, blank
+// lines are skipped) and wants one recipe's lines, each of its form.
+func checkHAProxy(out string) error {
+	var err error
+	for _, r := range haproxyRecipes {
+		if err = checkHAProxyLines(out, r); err == nil {
+			return nil
+		}
+	}
+	return err
 }
 
-// checkHAProxy reads the lines as HAProxy does: '#' starts a comment, blank
-// lines are skipped; four lines remain, each of its expected form.
-func checkHAProxy(out string) error {
+func checkHAProxyLines(out string, haproxyLines []*regexp.Regexp) error {
 	var lines []string
 	for _, l := range strings.Split(out, "\n") {
 		if i := strings.IndexByte(l, '#'); i >= 0 {

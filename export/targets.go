@@ -120,35 +120,58 @@ func interval(rate float64) string {
 	return fmt.Sprintf("%g s", math.Round(s*1e3)/1e3)
 }
 
-// writeHAProxy: a stick table whose gpc0_rate counts admitted requests
-// only, so the decision is the model's sliding_counter.
+// writeHAProxy: a stick table whose frequency counter decides as the
+// model's haproxy_rate: http_req_rate counts every request (counts all),
+// gpc0 incremented after the deny only the admitted ones (counts admitted).
 func writeHAProxy(r *Result, o Options) error {
 	p := localNodes(r, o, "stick table (tables are not summed across peers)")
 	k := byKey(r.Key, [2]string{"src", "ip"}, [2]string{"str(all)", "string len 8"}, func(h string) [2]string {
 		return [2]string{fmt.Sprintf("req.hdr(%s)", h), "string len 64"}
 	})
 	fetch, typ := k[0], k[1]
-	if p.WindowS > maxHAProxyS {
-		return fmt.Errorf("haproxy: window_s %d is beyond HAProxy's longest period, %d s (~24.8 days)", p.WindowS, maxHAProxyS)
+	if !haproxyPeriodOK(p.PeriodS) {
+		return fmt.Errorf("haproxy: period_s %g is not a whole number of milliseconds up to HAProxy's longest rate period, %d s (~12.4 days)", p.PeriodS, maxHAProxyPeriodS)
 	}
-	expire := 2 * p.WindowS
-	if expire > maxHAProxyS {
-		expire = maxHAProxyS
-		r.Notes = append(r.Notes, fmt.Sprintf("expire is %d s, HAProxy's longest timer (~24.8 days), not two windows (%d s): a key idle that long is forgotten with its previous period's count, so its next requests may pass where the model would still count it", maxHAProxyS, 2*p.WindowS))
+	periodMs := int64(math.Round(p.PeriodS * 1000))
+	// Three periods: an entry must outlive two idle periods, after which
+	// HAProxy reads it as new anyway.
+	expireMs := 3 * periodMs
+	if expireMs > maxHAProxyS*1000 {
+		expireMs = maxHAProxyS * 1000
+		r.Notes = append(r.Notes, fmt.Sprintf("expire is %d s, HAProxy's longest timer (~24.8 days), not three periods: a key idle that long is forgotten with its previous period's count, so its next requests may pass where the model would still count it", maxHAProxyS))
 	}
-	r.Notes = append(r.Notes,
-		fmt.Sprintf("gpc0_rate(%ds) is the previous period's count weighted by its share still inside the window, plus the current period's: the model's sliding_counter", p.WindowS),
-		"only admitted requests increment gpc0 (the deny comes first), as in the model; http_req_rate(period) would also count the denied requests, which locks a client out while it keeps retrying over the limit",
-		"HAProxy starts a key's periods at its first request and again after two idle periods; ratesweep's log replay puts them on the epoch (Cloudflare's), so decisions near a period's end may differ")
-	r.Config = fmt.Sprintf(`# in the frontend (HAProxy 2.x)
-    stick-table type %[1]s size 1m expire %[2]ds store gpc0,gpc0_rate(%[3]ds)
+	period, expire := haproxyTime(periodMs), haproxyTime(expireMs)
+	r.Notes = append(r.Notes, "HAProxy 2.6's frequency counter (freq_ctr), as the model's haproxy_rate: a key's periods start at its first request, the previous period is weighted by its share still inside the last period, and it is forgotten after two idle periods (docs/haproxy-rate.md)")
+	if p.Counts == model.HAProxyCountsAll {
+		r.Notes = append(r.Notes, "http_req_rate counts every request, denied ones too: a client that keeps retrying over the limit stays locked out until it slows down")
+		r.Config = fmt.Sprintf(`# in the frontend (HAProxy 2.x)
+    stick-table type %[1]s size 1m expire %[2]s store http_req_rate(%[3]s)
     http-request track-sc0 %[4]s
-    # admitted iff fewer than %[5]d requests were admitted in the sliding
-    # estimate of the last %[3]d s (the request itself not counted yet)
+    # track-sc0 counts the request first: denied when the rate of the
+    # last %[3]s, this request included, is over %[5]d
+    http-request deny deny_status 429 if { sc0_http_req_rate gt %[5]d }
+`, typ, expire, period, fetch, p.Limit)
+		return nil
+	}
+	r.Notes = append(r.Notes, "only admitted requests increment gpc0 (the deny comes first): a client over the limit gets through again as soon as its admitted rate falls below it")
+	r.Config = fmt.Sprintf(`# in the frontend (HAProxy 2.x)
+    stick-table type %[1]s size 1m expire %[2]s store gpc0,gpc0_rate(%[3]s)
+    http-request track-sc0 %[4]s
+    # admitted iff fewer than %[5]d requests were admitted in the rate of
+    # the last %[3]s (the request itself not counted yet)
     http-request deny deny_status 429 if { sc0_gpc0_rate ge %[5]d }
     http-request sc-inc-gpc0(0)
-`, typ, expire, p.WindowS, fetch, p.Limit)
+`, typ, expire, period, fetch, p.Limit)
 	return nil
+}
+
+// haproxyTime writes a duration of ms milliseconds as HAProxy reads it:
+// whole seconds as "Ns", else "Nms".
+func haproxyTime(ms int64) string {
+	if ms%1000 == 0 {
+		return fmt.Sprintf("%ds", ms/1000)
+	}
+	return fmt.Sprintf("%dms", ms)
 }
 
 func writeEnvoy(r *Result, o Options) error {
