@@ -98,7 +98,7 @@ func TestFit(t *testing.T) {
 		{"sliding_counter window_s=3000000 limit=50", "haproxy", Nearest, "haproxy_rate limit=18 period_s=1073741 counts=admitted"},
 		{"haproxy_rate limit=50 period_s=10 counts=all", "haproxy", Exact, "haproxy_rate limit=50 period_s=10 counts=all"},
 		{"haproxy_rate limit=5 period_s=0.25 counts=admitted", "haproxy", Exact, "haproxy_rate limit=5 period_s=0.25 counts=admitted"},
-		{"nginx rate=2 burst=3", "go", Nearest, "token_bucket rate=2 capacity=4"}, // delays: not a token bucket
+		{"nginx rate=2 burst=3", "go", Nearest, "token_bucket rate=2 capacity=4"},                                         // delays: not a token bucket
 		{"sliding_counter window_s=10 limit=50", "haproxy", Nearest, "haproxy_rate limit=50 period_s=10 counts=admitted"}, // periods from a key's first request
 		{"sliding_window window_s=10 limit=50", "haproxy", Nearest, "haproxy_rate limit=50 period_s=10 counts=admitted"},
 		{"fixed_window window_s=60 limit=600", "envoy", Exact, "fixed_window window_s=60 limit=600"},
