@@ -240,7 +240,7 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 }
 
 func resolve(dir, p string) string {
-	if filepath.IsAbs(p) || dir == "" {
+	if filepath.IsAbs(p) || dir == "" || p == Stdin {
 		return p
 	}
 	return filepath.Join(dir, p)

@@ -3,7 +3,6 @@ package ingest
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -49,7 +48,7 @@ func (e *LineError) Error() string {
 type Reader struct {
 	opt        ReaderOptions
 	br         *bufio.Reader
-	gz         *gzip.Reader
+	closeZ     func() error // releases the decompressor
 	parse      func([]byte, *Record) error
 	csv        *csvParser
 	json       *jsonParser
@@ -70,10 +69,11 @@ type Reader struct {
 	reasons    map[string]int64
 	format     Format
 	gzipped    bool
+	compress   Compression
 }
 
-// NewReader returns a Reader over r, which may be gzip-compressed (detected
-// by its magic bytes).
+// NewReader returns a Reader over r, which may be compressed with gzip,
+// zstd, bzip2 or xz (detected by its magic bytes).
 func NewReader(r io.Reader, opt ReaderOptions) (*Reader, error) {
 	if opt.MaxLineBytes <= 0 {
 		opt.MaxLineBytes = DefaultMaxLineBytes
@@ -81,14 +81,13 @@ func NewReader(r io.Reader, opt ReaderOptions) (*Reader, error) {
 	rd := &Reader{opt: opt, format: opt.Format}
 	size := max(256<<10, opt.MaxLineBytes+2)
 	br := bufio.NewReaderSize(r, size)
-	magic, _ := br.Peek(2)
-	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("gzip: %v", err)
-		}
-		rd.gz, rd.gzipped = gz, true
-		br = bufio.NewReaderSize(gz, size)
+	zr, c, closeZ, err := decompress(br)
+	if err != nil {
+		return nil, err
+	}
+	rd.closeZ, rd.compress, rd.gzipped = closeZ, c, c == CompressGzip
+	if c != CompressNone {
+		br = bufio.NewReaderSize(zr, size)
 	}
 	rd.br = br
 	if opt.Format == FormatCSV {
@@ -128,6 +127,9 @@ func (r *Reader) Format() Format { return r.format }
 
 // Gzipped reports whether the input was gzip-compressed.
 func (r *Reader) Gzipped() bool { return r.gzipped }
+
+// Compression is the input's compression (CompressNone when plain).
+func (r *Reader) Compression() Compression { return r.compress }
 
 // Record returns the last request read; valid until the next Scan.
 func (r *Reader) Record() *Record { return &r.rec }
@@ -178,6 +180,10 @@ func (r *Reader) Scan() bool {
 			continue
 		}
 		if !r.started {
+			if line[0] == '[' && (r.opt.Format == FormatAuto || r.opt.Format.IsJSON()) && jsonArray(line) {
+				r.err = fmt.Errorf("line %d: a JSON array, not JSON lines (one object per line): convert it with jq -c '.[]' FILE", r.line)
+				return false
+			}
 			if r.opt.Format == FormatAuto && Detect(line) == FormatAuto {
 				// Junk before the first recognisable line is malformed.
 				r.undetected++
@@ -229,6 +235,14 @@ func (r *Reader) Scan() bool {
 		r.rec.Line = first
 		return true
 	}
+}
+
+// jsonArray reports whether a first line opens a JSON array of objects
+// ("[" then "{" or the end of the line, as gcloud logging read
+// --format=json writes it).
+func jsonArray(line []byte) bool {
+	rest := bytes.TrimLeft(line[1:], " \t")
+	return len(rest) == 0 || rest[0] == '{'
 }
 
 // openQuote reports whether a CSV line ends inside a quoted field (one that
@@ -446,8 +460,8 @@ func (r *Reader) tooLong(line []byte) ([]byte, error) {
 }
 
 func (r *Reader) ioErr(err error) error {
-	if r.gzipped {
-		return fmt.Errorf("gzip: %v", err)
+	if r.compress != CompressNone {
+		return fmt.Errorf("%s: %v", r.compress, err)
 	}
 	return err
 }
@@ -494,7 +508,7 @@ func (r *Reader) reject(msg string) bool { return r.bad(r.raw, msg) }
 
 func (r *Reader) stats(s *Stats) {
 	s.Lines, s.Malformed, s.Samples = r.line, r.malformed, r.samples
-	s.InvalidUTF8, s.Gzipped = r.badUTF8, r.gzipped
+	s.InvalidUTF8, s.Gzipped, s.Compression = r.badUTF8, r.gzipped, r.compress
 	s.Filtered, s.Blank, s.Continued = r.filtered, r.blank, r.continued
 	s.Reasons = maps.Clone(r.reasons)
 	if r.w3c != nil {
@@ -512,10 +526,10 @@ func (r *Reader) stats(s *Stats) {
 	}
 }
 
-// Close releases the gzip reader, if any (not the underlying reader).
+// Close releases the decompressor, if any (not the underlying reader).
 func (r *Reader) Close() error {
-	if r.gz != nil {
-		return r.gz.Close()
+	if r.closeZ != nil {
+		return r.closeZ()
 	}
 	return nil
 }

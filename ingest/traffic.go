@@ -1,9 +1,9 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -101,6 +101,9 @@ type Stats struct {
 	MaxBackS      int64 // the largest step back in time, s
 	FirstBack     int64 // line of the first out-of-order request
 	Gzipped       bool
+	// Compression is the log's compression (gzip, zstd, bzip2, xz; none
+	// when plain).
+	Compression Compression
 	// LimitReqStatus counts the requests by the nginx $limit_req_status
 	// their lines log (Record.LimitReqStatus); nil when no line logs one.
 	LimitReqStatus map[string]int64
@@ -129,9 +132,15 @@ func plainErr(err error) string {
 	return err.Error()
 }
 
-// Load reads and compiles the log at path. Errors are *yamlx.Error naming
-// the file (and line where there is one).
+// Stdin is the log name that reads standard input.
+const Stdin = "-"
+
+// Load reads and compiles the log at path ("-": standard input). Errors
+// are *yamlx.Error naming the file (and line where there is one).
 func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
+	if path == Stdin {
+		return LoadStdin(ctx, os.Stdin, opt)
+	}
 	f, err := Open(path)
 	if err != nil {
 		return nil, err
@@ -153,6 +162,17 @@ func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
 		return nil, yamlx.InFile(err, path)
 	}
 	t.Source = path
+	return t, nil
+}
+
+// LoadStdin reads and compiles a log streamed on r, the standard input
+// (plain or compressed; its Source is "-").
+func LoadStdin(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) {
+	t, err := Build(ctx, r, opt)
+	if err != nil {
+		return nil, yamlx.InFile(err, "(stdin)")
+	}
+	t.Source = Stdin
 	return t, nil
 }
 
@@ -204,15 +224,11 @@ func countLines(f *os.File) (int64, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return 0, err
 	}
-	var r io.Reader = f
-	if magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return 0, fmt.Errorf("gzip: %v", err)
-		}
-		defer zr.Close()
-		r = zr
+	r, c, closeZ, err := decompress(bufio.NewReaderSize(f, 64<<10))
+	if err != nil {
+		return 0, err
 	}
+	defer closeZ()
 	buf := make([]byte, 1<<20)
 	var n int64
 	for {
@@ -222,7 +238,10 @@ func countLines(f *os.File) (int64, error) {
 			return n + 1, nil
 		}
 		if err != nil {
-			return 0, fmt.Errorf("gzip: %v", err)
+			if c == CompressNone {
+				return 0, err
+			}
+			return 0, fmt.Errorf("%s: %v", c, err)
 		}
 	}
 }

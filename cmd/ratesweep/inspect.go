@@ -17,7 +17,7 @@ import (
 func cmdInspect(e *env, args []string) error {
 	fs := newFlags(e, "inspect", "[LOG] [--spec SPEC.yaml]",
 		"Profile an access log (requests, span, keys, malformed lines, peak and p99 requests/s, top keys) to help choose a grid.\n"+
-			"LOG is Common/Combined Log Format, the NASA TSV, CSV, JSON lines (envoy, caddy, traefik, cloudflare, gcp-lb or field paths), AWS ALB or W3C (plain or gzip), or Parquet;\n"+
+			"LOG is Common/Combined Log Format, the NASA TSV, CSV, JSON lines (envoy, caddy, traefik, cloudflare, gcp-lb or field paths), AWS ALB or W3C (plain, gzip, zstd, bzip2 or xz; - reads standard input), or Parquet;\n"+
 			"the format is detected unless given. --spec reads log, key and rules from a traffic section.")
 	spec := fs.String("spec", "", "take the log, format, key and rules from this spec's traffic: section (LOG overrides its log)")
 	format := fs.String("format", "auto", "log format: auto | clf | combined | nasa-tsv | csv | parquet | jsonl | envoy | caddy | traefik | cloudflare | gcp-lb | alb | w3c")
@@ -70,7 +70,12 @@ func cmdInspect(e *env, args []string) error {
 		cfg.Options.Reader.Strict = *strict
 	}
 	start := time.Now()
-	tr, err := ingest.Load(e.ctx, cfg.Log, cfg.Options)
+	var tr *ingest.Traffic
+	if cfg.Log == ingest.Stdin && e.stdin != nil {
+		tr, err = ingest.LoadStdin(e.ctx, e.stdin, cfg.Options)
+	} else {
+		tr, err = ingest.Load(e.ctx, cfg.Log, cfg.Options)
+	}
 	if err != nil {
 		if e.ctx.Err() != nil {
 			return err
@@ -172,8 +177,8 @@ func inspectConfig(format, key string, depth int, rules, csvTime, csvTimeFormat,
 func printProfile(w io.Writer, tr *ingest.Traffic, cfg *ingest.Config, p *ingest.Profile) {
 	s := tr.Stats
 	comp := ""
-	if s.Gzipped {
-		comp = ", gzip"
+	if s.Compression != ingest.CompressNone {
+		comp = ", " + s.Compression.String()
 	}
 	detected := ""
 	if cfg.Options.Reader.Format == ingest.FormatAuto {
