@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/netip"
 	"strings"
 	"unicode/utf8"
 )
@@ -29,6 +30,13 @@ type ReaderOptions struct {
 	CSV          CSVOptions
 	MaxLineBytes int  // default DefaultMaxLineBytes
 	Strict       bool // the first malformed line is an error
+	// Template is the format string of envoy-text (envoy_format), haproxy
+	// (haproxy_format) or nginx (nginx_log_format); empty: the default.
+	Template string
+	// TrustedProxies are the addresses of proxies in front of the server
+	// (envoy-text, haproxy and nginx formats with X-Forwarded-For): the key
+	// ip is the first X-Forwarded-For hop from the right that is not one.
+	TrustedProxies []netip.Prefix
 }
 
 // LineError is a malformed line: its number, reason and a short excerpt.
@@ -102,6 +110,11 @@ func NewReader(r io.Reader, opt ReaderOptions) (*Reader, error) {
 			return nil, err
 		}
 	}
+	if opt.Format.Templated() {
+		if err := rd.useTemplate(opt.Format); err != nil {
+			return nil, err
+		}
+	}
 	return rd, nil
 }
 
@@ -119,6 +132,35 @@ func (r *Reader) useJSON(f Format) error {
 		return err
 	}
 	r.json, r.parse = p, p.parse
+	return nil
+}
+
+// Templated reports whether f reads lines by a format string (envoy-text,
+// haproxy, nginx).
+func (f Format) Templated() bool {
+	return f == FormatEnvoyText || f == FormatHAProxy || f == FormatNginx
+}
+
+// useTemplate sets up the parser of a format read by a format string: the
+// configured one, or the format's default (HAProxy's httplog line is read
+// by ParseHAProxy, which also takes a syslog header).
+func (r *Reader) useTemplate(f Format) error {
+	s := r.opt.Template
+	switch {
+	case s != "":
+	case f == FormatHAProxy:
+		r.parse = ParseHAProxy
+		return nil
+	case f == FormatEnvoyText:
+		s = EnvoyDefaultFormat
+	case f == FormatNginx:
+		s = NginxCombinedFormat
+	}
+	t, err := newTemplate(f, s, r.opt.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	r.parse = t.parse
 	return nil
 }
 
@@ -355,6 +397,10 @@ func (r *Reader) first(line []byte) (bool, error) {
 	case FormatW3C:
 		r.w3c = newW3CParser(&r.line)
 		r.parse = r.w3c.parse
+	case FormatEnvoyText, FormatHAProxy, FormatNginx:
+		if r.parse == nil {
+			return false, r.useTemplate(r.format)
+		}
 	default:
 		if r.format.IsJSON() {
 			if r.json == nil {
@@ -394,6 +440,14 @@ func Detect(line []byte) Format {
 	}
 	if ParseALB(line, &rec) == nil {
 		return FormatALB
+	}
+	if ParseHAProxy(line, &rec) == nil {
+		return FormatHAProxy
+	}
+	if len(line) > 0 && line[0] == '[' {
+		if t, err := newTemplate(FormatEnvoyText, EnvoyDefaultFormat, nil); err == nil && t.parse(line, &rec) == nil {
+			return FormatEnvoyText
+		}
 	}
 	return FormatAuto
 }
