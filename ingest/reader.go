@@ -37,7 +37,14 @@ type ReaderOptions struct {
 	// (envoy-text, haproxy and nginx formats with X-Forwarded-For): the key
 	// ip is the first X-Forwarded-For hop from the right that is not one.
 	TrustedProxies []netip.Prefix
+	// key are the key's fields (set by Build): a W3C #Fields: header
+	// without their columns is an error.
+	key []Field
 }
+
+// fatalError is a line that stops the reading (a W3C header without the
+// key's column).
+type fatalError struct{ error }
 
 // LineError is a malformed line: its number, reason and a short excerpt.
 type LineError struct {
@@ -54,30 +61,31 @@ func (e *LineError) Error() string {
 // modelled on bufio.Scanner: call Scan until it returns false, then Err.
 // Malformed lines are counted and skipped (or fail Scan when Strict).
 type Reader struct {
-	opt        ReaderOptions
-	br         *bufio.Reader
-	closeZ     func() error // releases the decompressor
-	parse      func([]byte, *Record) error
-	csv        *csvParser
-	json       *jsonParser
-	w3c        *w3cParser
-	joined     []byte // a CSV record whose quoted field spans lines
-	rec        Record
-	raw        []byte // the last line read
-	line       int64
-	err        error
-	started    bool
-	undetected int // lines before the format was detected
-	malformed  int64
-	samples    []LineError
-	badUTF8    int64
-	blank      int64
-	filtered   int64 // directive and header lines
-	continued  int64 // lines that continue a CSV record (quoted newlines)
-	reasons    map[string]int64
-	format     Format
-	gzipped    bool
-	compress   Compression
+	opt         ReaderOptions
+	br          *bufio.Reader
+	closeZ      func() error // releases the decompressor
+	parse       func([]byte, *Record) error
+	csv         *csvParser
+	json        *jsonParser
+	w3c         *w3cParser
+	joined      []byte // a CSV record whose quoted field spans lines
+	rec         Record
+	raw         []byte // the last line read
+	line        int64
+	err         error
+	started     bool
+	undetected  int // lines before the format was detected
+	malformed   int64
+	samples     []LineError
+	badUTF8     int64
+	blank       int64
+	filtered    int64 // directive and header lines
+	continued   int64 // lines that continue a CSV record (quoted newlines)
+	reasons     map[string]int64
+	format      Format
+	gzipped     bool
+	compress    Compression
+	nulPrefixed int64 // lines that started with NUL bytes
 }
 
 // NewReader returns a Reader over r, which may be compressed with gzip,
@@ -133,6 +141,17 @@ func (r *Reader) useJSON(f Format) error {
 	}
 	r.json, r.parse = p, p.parse
 	return nil
+}
+
+// hasPath reports whether a JSON line has the field path.
+func hasPath(line []byte, path string) bool {
+	p, err := newJSONParser(CSVOptions{TimeFormat: TimeAuto, Columns: map[string]string{"time": path}})
+	if err != nil {
+		return false
+	}
+	var rec Record
+	p.parse(line, &rec)
+	return p.found[0]
 }
 
 // Templated reports whether f reads lines by a format string (envoy-text,
@@ -266,6 +285,10 @@ func (r *Reader) Scan() bool {
 				r.filtered++
 				continue
 			}
+			if fe, ok := perr.(fatalError); ok {
+				r.err = fmt.Errorf("line %d: %v", first, fe.error)
+				return false
+			}
 			if !r.badAt(first, line, perr.Error()) {
 				return false
 			}
@@ -380,6 +403,13 @@ func (r *Reader) first(line []byte) (bool, error) {
 		if r.format == FormatAuto {
 			return false, fmt.Errorf("cannot detect the log format from %s (give the format)", excerpt(line))
 		}
+		if r.format == FormatCaddy && r.opt.CSV.Columns["ip"] == "" && caddyRemoteIP(line) && !hasPath(line, "request.client_ip") {
+			r.opt.CSV.Columns = maps.Clone(r.opt.CSV.Columns)
+			if r.opt.CSV.Columns == nil {
+				r.opt.CSV.Columns = map[string]string{}
+			}
+			r.opt.CSV.Columns["ip"] = caddyLegacyIP
+		}
 	}
 	switch r.format {
 	case FormatCLF, FormatCombined:
@@ -396,6 +426,7 @@ func (r *Reader) first(line []byte) (bool, error) {
 		r.parse = ParseALB
 	case FormatW3C:
 		r.w3c = newW3CParser(&r.line)
+		r.w3c.key = r.opt.key
 		r.parse = r.w3c.parse
 	case FormatEnvoyText, FormatHAProxy, FormatNginx:
 		if r.parse == nil {
@@ -493,6 +524,16 @@ func (r *Reader) readLine() ([]byte, error) {
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
+	if len(line) > 0 && line[0] == 0 {
+		// NUL bytes before a line: the gap a truncated or preallocated
+		// file leaves (logrotate copytruncate); never part of a field.
+		k := 0
+		for k < len(line) && line[k] == 0 {
+			k++
+		}
+		line = line[k:]
+		r.nulPrefixed++
+	}
 	if len(line) > r.opt.MaxLineBytes {
 		return r.tooLong(line)
 	}
@@ -564,6 +605,7 @@ func (r *Reader) stats(s *Stats) {
 	s.Lines, s.Malformed, s.Samples = r.line, r.malformed, r.samples
 	s.InvalidUTF8, s.Gzipped, s.Compression = r.badUTF8, r.gzipped, r.compress
 	s.Filtered, s.Blank, s.Continued = r.filtered, r.blank, r.continued
+	s.NULPrefixed = r.nulPrefixed
 	s.Reasons = maps.Clone(r.reasons)
 	if r.w3c != nil {
 		s.FieldsChanges = r.w3c.changes

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -97,6 +98,7 @@ type Stats struct {
 	// without it.
 	MissingFields map[string]int64
 	InvalidUTF8   int64 // accepted lines that are not valid UTF-8
+	NULPrefixed   int64 // lines that started with NUL bytes (dropped before parsing)
 	OutOfOrder    int64 // requests earlier than one before them (sorted anyway)
 	MaxBackS      int64 // the largest step back in time, s
 	FirstBack     int64 // line of the first out-of-order request
@@ -278,13 +280,16 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 	if len(b.rateRule) > MaxRateRules {
 		return nil, fmt.Errorf("at most %d rules with a rate condition, got %d", MaxRateRules, len(b.rateRule))
 	}
+	opt.Reader.key = opt.Key
 	rd, err := newSource(r, opt.Reader)
 	if err != nil {
 		return nil, err
 	}
 	defer rd.Close()
+	var refused int64 // records read but refused (time, label, key)
 	for rd.Scan() {
 		if err := b.add(rd.Record()); err != nil {
+			refused++
 			if !rd.reject(err.Error()) {
 				break
 			}
@@ -301,7 +306,7 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 		}
 		return nil, err
 	}
-	if err := checkPaths(&b.stats, int64(len(b.times)), rd.Format(), opt.Key); err != nil {
+	if err := checkPaths(&b.stats, int64(len(b.times))+refused, rd.Format(), opt.Key); err != nil {
 		return nil, err
 	}
 	if len(b.times) == 0 {
@@ -358,6 +363,9 @@ func (b *builder) add(rec *Record) error {
 		if s != model.NoStage {
 			rp, st = 0, s
 		}
+	}
+	if err := b.checkKey(rec); err != nil {
+		return err
 	}
 	ns := rec.Time*secondNs + rec.TimeNs
 	if tol := b.opt.MaxBackS; tol >= 0 && b.maxT-ns > tol*secondNs && len(b.times) > 0 {
@@ -447,6 +455,43 @@ func excerptString(b []byte) string {
 		b = b[:40]
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// checkKey refuses a request whose key field is missing, empty or "-" (a
+// shared key "-" would make one busy client of every such line) or holds a
+// NUL byte.
+func (b *builder) checkKey(rec *Record) error {
+	for _, f := range b.opt.Key {
+		var v []byte
+		switch f {
+		case FieldIP:
+			v = rec.Host
+		case FieldLogname:
+			v = rec.Logname
+		case FieldUser:
+			v = rec.User
+		case FieldMethod:
+			v = rec.Method
+		case FieldPath, FieldPathPrefix:
+			v = rec.Path
+		case FieldStatus:
+			if rec.Status == 0 {
+				return errors.New("no status to key by (logged as -)")
+			}
+			continue
+		case FieldUserAgent:
+			v = rec.UserAgent
+		case FieldReferer:
+			v = rec.Referer
+		}
+		if len(v) == 0 || len(v) == 1 && v[0] == '-' {
+			return fmt.Errorf("no %s to key by (missing, empty or -)", f)
+		}
+		if bytes.IndexByte(v, 0) >= 0 {
+			return fmt.Errorf("the %s to key by holds a NUL byte", f)
+		}
+	}
+	return nil
 }
 
 // key interns the record's key and returns its index.

@@ -1,0 +1,98 @@
+package ingest
+
+import (
+	"strings"
+	"testing"
+)
+
+// A request whose key field is missing, empty or "-" is malformed with its
+// own reason, never counted under a shared key "-".
+func TestMissingKeyIsMalformed(t *testing.T) {
+	clf := `1.2.3.4 - - [01/Jan/2026:00:00:00 +0000] "GET / HTTP/1.1" 200 1 "-" "curl"
+- - - [01/Jan/2026:00:00:01 +0000] "GET / HTTP/1.1" 200 1 "-" "curl"
+1.2.3.4 - - [01/Jan/2026:00:00:02 +0000] "GET / HTTP/1.1" 200 1 "-" "-"
+`
+	jsonl := `{"t":1767225600,"ip":"1.2.3.4","ua":"curl"}
+{"t":1767225601,"ua":"curl"}
+{"t":1767225602,"ip":"","ua":"curl"}
+`
+	jopt := ReaderOptions{Format: FormatJSONL, CSV: CSVOptions{Columns: map[string]string{"time": "t", "ip": "ip", "user_agent": "ua"}}}
+	for _, c := range []struct {
+		name, log string
+		opt       Options
+		reason    string
+		malformed int64
+	}{
+		{"clf ip", clf, Options{}, "no ip to key by (missing, empty or -)", 1},
+		{"clf user", clf, Options{Key: []Field{FieldUser}}, "no user to key by (missing, empty or -)", 3},
+		{"clf ip and user_agent", clf, Options{Key: []Field{FieldIP, FieldUserAgent}}, "no user_agent to key by (missing, empty or -)", 2},
+		{"jsonl ip", jsonl, Options{Reader: jopt}, "no ip to key by (missing, empty or -)", 2},
+	} {
+		tr, err := build(t, c.log, c.opt)
+		if c.malformed == 3 {
+			if err == nil || !strings.Contains(err.Error(), c.reason) {
+				t.Errorf("%s: %v", c.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if tr.Stats.Malformed != c.malformed || tr.Stats.Reasons[c.reason] == 0 {
+			t.Errorf("%s: malformed %d, reasons %v", c.name, tr.Stats.Malformed, tr.Stats.Reasons)
+		}
+		for _, k := range tr.Keys {
+			if k.Name == "-" || strings.Contains(k.Name, " -") || strings.HasPrefix(k.Name, "- ") {
+				t.Errorf("%s: shared key %q", c.name, k.Name)
+			}
+		}
+	}
+}
+
+// NUL bytes before a line (the gap of a truncated file) never reach a key.
+func TestNULsBeforeALine(t *testing.T) {
+	log := `1.2.3.4 - - [01/Jan/2026:00:00:00 +0000] "GET / HTTP/1.1" 200 1` + "\n" +
+		"\x00\x00\x00\x00" + `1.2.3.4 - - [01/Jan/2026:00:00:01 +0000] "GET / HTTP/1.1" 200 1` + "\n" +
+		"\x00\x00\x00\x00\n"
+	tr, err := build(t, log, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Keys) != 1 || tr.Keys[0].Name != "1.2.3.4" || tr.Keys[0].Requests != 2 || tr.Stats.NULPrefixed != 2 || tr.Stats.Blank != 1 {
+		t.Errorf("keys %+v stats %+v", tr.Keys, tr.Stats)
+	}
+	// A NUL inside the key field is malformed.
+	tr, err = build(t, log+"1.2\x003.4 - - [01/Jan/2026:00:00:02 +0000] \"GET / HTTP/1.1\" 200 1\n", Options{})
+	if err != nil || tr.Stats.Reasons["the ip to key by holds a NUL byte"] != 1 {
+		t.Errorf("%v %v", err, tr.Stats.Reasons)
+	}
+}
+
+// A W3C log without the key's column is an error naming the columns it has.
+func TestW3CWithoutKeyColumn(t *testing.T) {
+	log := "#Fields: date time cs-method cs-uri-stem sc-status\n2026-01-01 00:00:00 GET / 200\n"
+	_, err := build(t, log, Options{})
+	if err == nil || !strings.Contains(err.Error(), "no column for the key field ip (c-ip); its columns: date time cs-method cs-uri-stem sc-status") {
+		t.Errorf("%v", err)
+	}
+	if _, err := build(t, log, Options{Key: []Field{FieldMethod}}); err != nil {
+		t.Errorf("keyed by method: %v", err)
+	}
+}
+
+// Caddy's preset keys by client_ip, the address Caddy believes behind a
+// trusted proxy; a log from before Caddy 2.7 (no client_ip) by remote_ip.
+func TestCaddyClientIP(t *testing.T) {
+	log := `{"ts":1767225600.1,"request":{"remote_ip":"10.0.0.1","client_ip":"203.0.113.7","method":"GET","uri":"/"},"status":200}
+{"ts":1767225600.2,"request":{"remote_ip":"10.0.0.1","client_ip":"198.51.100.4","method":"GET","uri":"/"},"status":200}
+`
+	tr, err := build(t, log, Options{})
+	if err != nil || tr.Format != FormatCaddy || len(tr.Keys) != 2 || tr.Keys[0].Name == "10.0.0.1" {
+		t.Fatalf("%v %v %+v", err, tr.Format, tr.Keys)
+	}
+	old := strings.ReplaceAll(strings.ReplaceAll(log, `"client_ip":"203.0.113.7",`, ""), `"client_ip":"198.51.100.4",`, "")
+	tr, err = build(t, old, Options{})
+	if err != nil || tr.Format != FormatCaddy || len(tr.Keys) != 1 || tr.Keys[0].Name != "10.0.0.1" {
+		t.Fatalf("before 2.7: %v %v %+v", err, tr.Format, tr.Keys)
+	}
+}
