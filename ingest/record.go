@@ -67,6 +67,10 @@ type Record struct {
 	Referer   []byte
 	UserAgent []byte
 	Label     []byte // CSV label column, if configured
+	// Started is set when Time is when the request started while the line
+	// was written when it completed (ALB's request_creation_time): however
+	// far back it goes behind earlier lines, it is not malformed.
+	Started bool
 	// Trailer is what a Combined line holds after the user agent (fields a
 	// log_format appends, e.g. nginx's $limit_req_status $msec).
 	Trailer []byte

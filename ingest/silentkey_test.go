@@ -96,3 +96,30 @@ func TestCaddyClientIP(t *testing.T) {
 		t.Fatalf("before 2.7: %v %v %+v", err, tr.Format, tr.Keys)
 	}
 }
+
+// A leap second is read in RFC 3339 as in CLF: the next second.
+func TestLeapSecond(t *testing.T) {
+	sec, ns, err := parseRFC3339([]byte("2016-12-31T23:59:60.5Z"))
+	clf, err2 := parseCLFTime([]byte("31/Dec/2016:23:59:60 +0000"))
+	if err != nil || err2 != nil || sec != 1483228800 || ns != 500_000_000 || clf != sec {
+		t.Errorf("rfc3339 %d.%09d %v, clf %d %v", sec, ns, err, clf, err2)
+	}
+	if _, _, err := parseRFC3339([]byte("2016-12-31T23:59:61Z")); err == nil {
+		t.Error(":61 accepted")
+	}
+}
+
+// An ALB line is timed at the request's creation but written at its
+// completion: a WebSocket that lasted longer than max_backwards_s is not
+// malformed.
+func TestALBLongWebSocket(t *testing.T) {
+	line := func(done, created, ip string) string {
+		return `wss ` + done + ` app/lb/1 ` + ip + `:1 10.0.0.1:80 0.000 0.001 0.000 101 101 1 1 "GET wss://h:443/ws HTTP/1.1" "ua" - - arn "Root=1" "h" "-" 0 ` + created + ` "forward" "-" "-" "10.0.0.1:80" "101" "-" "-"` + "\n"
+	}
+	log := line("2026-01-01T01:00:00.000000Z", "2026-01-01T00:59:59.000000Z", "1.1.1.1") +
+		line("2026-01-01T01:00:01.000000Z", "2026-01-01T00:00:00.000000Z", "2.2.2.2") // open for an hour
+	tr, err := build(t, log, Options{})
+	if err != nil || tr.Requests() != 2 || tr.Stats.Malformed != 0 || tr.DurationS != 3600 {
+		t.Errorf("%v %+v duration %d", err, tr.Stats, tr.DurationS)
+	}
+}

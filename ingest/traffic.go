@@ -368,7 +368,7 @@ func (b *builder) add(rec *Record) error {
 		return err
 	}
 	ns := rec.Time*secondNs + rec.TimeNs
-	if tol := b.opt.MaxBackS; tol >= 0 && b.maxT-ns > tol*secondNs && len(b.times) > 0 {
+	if tol := b.opt.MaxBackS; tol >= 0 && b.maxT-ns > tol*secondNs && len(b.times) > 0 && !rec.Started {
 		return fmt.Errorf("time goes back %d s behind an earlier line, more than max_backwards_s %d", (b.maxT-ns)/secondNs, tol)
 	}
 	// Past here the request is accepted: nothing may fail.

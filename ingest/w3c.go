@@ -209,6 +209,9 @@ func ParseALB(line []byte, rec *Record) error {
 	tf := f[1]
 	if n >= 22 && len(f[21]) > 1 {
 		tf = f[21]
+		// Written when the request completes, timed when it was created:
+		// a long request (a WebSocket) is far behind the lines before it.
+		rec.Started = true
 	}
 	var err error
 	if rec.Time, rec.TimeNs, err = parseRFC3339(tf); err != nil {

@@ -94,7 +94,7 @@ func cmdInspect(e *env, args []string) error {
 			seed = sp.Seed
 		}
 		if tr, err = tr.WithOverlay(cfg.Overlay, cfg.Spread, seed); err != nil {
-			return &badInput{fmt.Errorf("%s: overlay: %v", *spec, err)}
+			return &badInput{fmt.Errorf("%s: %v", *spec, err)} // err says overlay
 		}
 	}
 	took := time.Since(start).Seconds()
