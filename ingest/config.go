@@ -90,7 +90,8 @@ const MaxLogs = 366
 // DecodeConfig decodes a traffic mapping found at path (strict). Relative
 // file names (log, rules, keys_file) are resolved against dir.
 //
-//	log: access.log.gz          # required; plain or gzip; or a list of logs (days): one per replicate
+//	log: access.log.gz          # required; plain or compressed; or a list of logs (days): one per replicate
+//	log: {files: 'access.log*', as: one}  # or a rotated set read as one log: a list (oldest first) or a glob
 //	format: combined            # auto (default) | clf | combined | nasa-tsv | csv | parquet | alb | w3c
 //	                            # | jsonl and presets | envoy-text | haproxy | nginx
 //	nginx_log_format: '$remote_addr ... $msec'  # format nginx: its log_format (default combined)
@@ -118,7 +119,12 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 		return nil, ec.Err()
 	}
 	c := &Config{TopKeys: DefaultTopKeys}
-	if ln, err := m.Require("log"); !ec.Add(err) {
+	if ln, err := m.Require("log"); !ec.Add(err) && ln.Kind == yaml.MappingNode {
+		files, err := decodeLogSet(ln, m.FieldPath("log"), dir)
+		if !ec.Add(err) {
+			c.Log, c.Logs, c.Options.Set = files[0], files[:1], files
+		}
+	} else if err == nil {
 		logs, err := strList(ln, m.FieldPath("log"))
 		switch {
 		case ec.Add(err):
@@ -283,6 +289,57 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+var logSetKeys = []string{"files", "as"}
+
+// decodeLogSet decodes log: {files: [...] or GLOB, as: one}: the files of
+// one log (a rotated set), oldest first.
+func decodeLogSet(n *yaml.Node, path, dir string) ([]string, error) {
+	m, err := yamlx.Mapping(n, path, logSetKeys...)
+	if err != nil {
+		return nil, err
+	}
+	as, err := m.String("as")
+	if err != nil {
+		return nil, err
+	}
+	if as != "one" {
+		return nil, yamlx.Errorf(m.Get("as"), m.FieldPath("as"), "must be one (the files are one log; a list of logs under log: are the replicates), got %q", as)
+	}
+	fn, err := m.Require("files")
+	if err != nil {
+		return nil, err
+	}
+	if fn.Kind == yaml.ScalarNode {
+		s, err := yamlx.Str(fn, m.FieldPath("files"))
+		if err != nil {
+			return nil, err
+		}
+		files, err := ExpandSet(resolve(dir, s))
+		if err != nil {
+			return nil, yamlx.Errorf(fn, m.FieldPath("files"), "%v", err)
+		}
+		if len(files) > MaxSetFiles {
+			return nil, yamlx.Errorf(fn, m.FieldPath("files"), "%d files, at most %d", len(files), MaxSetFiles)
+		}
+		return files, nil
+	}
+	list, err := strList(fn, m.FieldPath("files"))
+	if err != nil {
+		return nil, err
+	}
+	if len(list) > MaxSetFiles {
+		return nil, yamlx.Errorf(fn, m.FieldPath("files"), "%d files, at most %d", len(list), MaxSetFiles)
+	}
+	var files []string
+	for i, f := range list {
+		if f == "" || f == Stdin {
+			return nil, yamlx.Errorf(fn, fmt.Sprintf("%s[%d]", m.FieldPath("files"), i), "a file name, got %q", f)
+		}
+		files = append(files, resolve(dir, f))
+	}
+	return files, nil
 }
 
 func resolve(dir, p string) string {

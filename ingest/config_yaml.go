@@ -22,7 +22,13 @@ func (c *Config) YAML() []byte {
 		}
 		return log
 	}
-	if len(c.Logs) > 1 {
+	if set := c.Options.Set; len(set) > 1 {
+		var ls []string
+		for _, l := range set {
+			ls = append(ls, q(abs(l)))
+		}
+		fmt.Fprintf(&b, "  log: {files: [%s], as: one}\n", strings.Join(ls, ", "))
+	} else if len(c.Logs) > 1 {
 		var ls []string
 		for _, l := range c.Logs {
 			ls = append(ls, q(abs(l)))

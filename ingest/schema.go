@@ -46,8 +46,17 @@ func SchemaDefs() map[string]any {
 			"propertyNames":        map[string]any{"enum": trafficKeys},
 			"properties": map[string]any{
 				"log": map[string]any{"oneOf": []any{
-					map[string]any{"type": "string", "minLength": 1, "description": "the log file, relative to the spec; plain or gzip"},
+					map[string]any{"type": "string", "minLength": 1, "description": "the log file, relative to the spec; plain or compressed (gzip, zstd, bzip2, xz)"},
 					map[string]any{"type": "array", "items": str, "minItems": 2, "maxItems": MaxLogs, "description": "several logs (days), one per replicate"},
+					map[string]any{"type": "object", "additionalProperties": false, "required": []string{"files", "as"},
+						"description": "one log in several files (a rotated set), read as one",
+						"properties": map[string]any{
+							"files": map[string]any{"oneOf": []any{
+								map[string]any{"type": "string", "minLength": 1, "description": "a glob pattern: its files ordered by rotation suffix (access.log.2.gz before access.log.1 before access.log), then modification time"},
+								map[string]any{"type": "array", "items": str, "minItems": 1, "maxItems": MaxSetFiles, "description": "the files, oldest first"},
+							}},
+							"as": map[string]any{"const": "one"},
+						}},
 				}},
 				"format":           map[string]any{"enum": formatNames, "default": FormatAuto.String()},
 				"csv":              table(csvKeys, "format csv: the columns"),

@@ -31,6 +31,9 @@ type Options struct {
 	Key       []Field // the rate-limit key: fields joined by a space; default [ip]
 	PathDepth int     // path segments kept by path_prefix; default 1
 	Rules     []Rule
+	// Set are the files of a log read as one (log: {files: [...], as: one}),
+	// oldest first: Load of Set[0] reads them all.
+	Set []string
 	// MaxBackS is how far a line's time may go back behind the latest time
 	// before it, seconds (logs written at response time by several workers
 	// are a little out of order; such requests are sorted). A line further
@@ -142,6 +145,9 @@ const Stdin = "-"
 func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
 	if path == Stdin {
 		return LoadStdin(ctx, os.Stdin, opt)
+	}
+	if len(opt.Set) > 1 && path == opt.Set[0] {
+		return LoadSet(ctx, opt.Set, opt)
 	}
 	f, err := Open(path)
 	if err != nil {
