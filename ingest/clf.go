@@ -78,8 +78,28 @@ func ParseCombined(line []byte, rec *Record) error {
 	rec.Trailer = bytes.TrimSpace(line)
 	if len(rec.Trailer) > 0 {
 		exportedMsec(rec)
+		rec.Forwarded = trailingForwarded(rec.Trailer)
 	}
 	return nil
+}
+
+// trailingForwarded is the X-Forwarded-For list a Combined line ends with
+// as nginx's stock main format writes it ("$http_x_forwarded_for" after
+// the user agent), or nil.
+func trailingForwarded(t []byte) []byte {
+	if len(t) < 3 || t[0] != '"' || t[len(t)-1] != '"' {
+		return nil
+	}
+	v := t[1 : len(t)-1]
+	if len(v) == 0 || len(v) == 1 && v[0] == '-' {
+		return nil
+	}
+	for _, c := range v {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '.' || c == ':' || c == ',' || c == ' ') {
+			return nil
+		}
+	}
+	return v
 }
 
 // exportedMsec takes the time from $msec where a Combined line ends as the

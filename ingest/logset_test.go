@@ -68,8 +68,8 @@ func TestRotatedSetAsOne(t *testing.T) {
 		t.Errorf("%v %+v", err, tr.Stats)
 	}
 	for body, want := range map[string]string{
-		"traffic:\n  log: {files: 'nothing*', as: one}\n":        "no file matches",
-		"traffic:\n  log: {files: [access.log], as: replicas}\n": "traffic.log.as: must be one",
+		"traffic:\n  log: {files: 'nothing*', as: one}\n":             "no file matches",
+		"traffic:\n  log: {files: [access.log], as: replicas}\n":      "traffic.log.as: must be one",
 		"traffic:\n  log: {files: [access.log, gone.log], as: one}\n": "gone.log",
 	} {
 		c, err := LoadConfig(writeFile(t, dir, "bad.yaml", body))

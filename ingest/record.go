@@ -67,6 +67,10 @@ type Record struct {
 	Referer   []byte
 	UserAgent []byte
 	Label     []byte // CSV label column, if configured
+	// Forwarded is the X-Forwarded-For list a line logs (envoy-text,
+	// haproxy and nginx formats; a Combined line that ends with one, as
+	// nginx's stock main format does), or nil.
+	Forwarded []byte
 	// Started is set when Time is when the request started while the line
 	// was written when it completed (ALB's request_creation_time): however
 	// far back it goes behind earlier lines, it is not malformed.

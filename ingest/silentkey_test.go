@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -121,5 +123,46 @@ func TestALBLongWebSocket(t *testing.T) {
 	tr, err := build(t, log, Options{})
 	if err != nil || tr.Requests() != 2 || tr.Stats.Malformed != 0 || tr.DurationS != 3600 {
 		t.Errorf("%v %+v duration %d", err, tr.Stats, tr.DurationS)
+	}
+}
+
+// One key with most of the requests is warned about, with the setting that
+// keys by the client behind it.
+func TestKeyWarning(t *testing.T) {
+	var main, plain strings.Builder
+	for i := range 60 {
+		lb, client := "10.0.0.5", fmt.Sprintf("203.0.113.%d", i%20)
+		if i%5 == 0 {
+			lb = client // some clients come directly
+		}
+		fmt.Fprintf(&main, "%s - - [01/Jan/2026:00:00:%02d +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"curl\" \"%s\"\n", lb, i, client)
+		fmt.Fprintf(&plain, "%s - - [01/Jan/2026:00:00:%02d +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"curl\"\n", lb, i)
+	}
+	nginxMain := `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" "$http_x_forwarded_for"`
+	for _, c := range []struct {
+		name, log string
+		opt       Options
+		want      string
+	}{
+		{"combined with xff", main.String(), Options{}, "key 10.0.0.5 holds 80% of the requests: a load balancer or proxy in front of the server? 60 lines end with an X-Forwarded-For address (nginx's main format): read them with format: nginx"},
+		{"nginx main", main.String(), Options{Reader: ReaderOptions{Format: FormatNginx, Template: nginxMain}}, "60 requests log X-Forwarded-For: trusted_proxies: [10.0.0.5]"},
+		{"plain", plain.String(), Options{}, "log the client it forwards"},
+		{"keyed by path", plain.String(), Options{Key: []Field{FieldPath}}, ""},
+	} {
+		tr, err := build(t, c.log, c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := tr.KeyWarning(c.opt.Key)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	// With the balancer trusted, the clients are the keys and nothing is
+	// warned about.
+	p, _ := ParseTrustedProxy("10.0.0.5")
+	tr, err := build(t, main.String(), Options{Reader: ReaderOptions{Format: FormatNginx, Template: nginxMain, TrustedProxies: []netip.Prefix{p}}})
+	if err != nil || len(tr.Keys) != 20 || tr.KeyWarning(nil) != "" {
+		t.Errorf("%v keys %d warning %q", err, len(tr.Keys), tr.KeyWarning(nil))
 	}
 }

@@ -394,7 +394,7 @@ func (t *template) parse(line []byte, rec *Record) error {
 			return err
 		}
 	}
-	rec.Host = t.client(ip, xff)
+	rec.Host, rec.Forwarded = t.client(ip, xff), xff
 	return nil
 }
 

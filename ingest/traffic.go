@@ -102,6 +102,7 @@ type Stats struct {
 	MissingFields map[string]int64
 	InvalidUTF8   int64 // accepted lines that are not valid UTF-8
 	NULPrefixed   int64 // lines that started with NUL bytes (dropped before parsing)
+	Forwarded     int64 // requests whose line logs an X-Forwarded-For address
 	OutOfOrder    int64 // requests earlier than one before them (sorted anyway)
 	MaxBackS      int64 // the largest step back in time, s
 	FirstBack     int64 // line of the first out-of-order request
@@ -378,6 +379,9 @@ func (b *builder) add(rec *Record) error {
 		return fmt.Errorf("time goes back %d s behind an earlier line, more than max_backwards_s %d", (b.maxT-ns)/secondNs, tol)
 	}
 	// Past here the request is accepted: nothing may fail.
+	if rec.Forwarded != nil {
+		b.stats.Forwarded++
+	}
 	if rec.Trailer != nil {
 		if s := rec.LimitReqStatus(); s != "" {
 			if b.stats.LimitReqStatus == nil {

@@ -252,6 +252,9 @@ func printProfile(w io.Writer, tr *ingest.Traffic, cfg *ingest.Config, p *ingest
 		}
 		fmt.Fprintf(w, "limit_req   %s ($limit_req_status)\n", strings.Join(parts, ", "))
 	}
+	if warn := tr.KeyWarning(cfg.Options.Key); warn != "" {
+		fmt.Fprintf(w, "warning     %s\n", warn)
+	}
 	if s.OutOfOrder > 0 {
 		fmt.Fprintf(w, "warning     %s requests earlier than a previous line (first at line %d, up to %d s back); sorted\n",
 			commas(s.OutOfOrder), s.FirstBack, s.MaxBackS)
