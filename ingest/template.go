@@ -376,10 +376,18 @@ func (t *template) parse(line []byte, rec *Record) error {
 		case len(p.lit) == 0:
 			v, pos = rest, len(line)
 		case i == len(t.parts)-1:
-			if !bytes.HasSuffix(rest, p.lit) {
+			switch {
+			case bytes.HasSuffix(rest, p.lit):
+				v = rest[:len(rest)-len(p.lit)]
+			case p.quoted && len(p.lit) == 1:
+				// A last quoted value cut off before its closing quote
+				// (seen in real logs, read so as Combined is) keeps what
+				// is there.
+				v = rest
+			default:
 				return fmt.Errorf("line does not end with %q after %s as the format does", p.lit, p.name)
 			}
-			v, pos = rest[:len(rest)-len(p.lit)], len(line)
+			pos = len(line)
 		default:
 			j := indexLit(rest, p.lit, p.quoted)
 			if j < 0 {

@@ -192,3 +192,29 @@ func TestTemplateConfig(t *testing.T) {
 		}
 	}
 }
+
+// The real Combined logs read as format nginx by nginx's combined
+// log_format give the rows format combined gives: the same requests, keys
+// and times.
+func TestNginxCombinedEqualsCombined(t *testing.T) {
+	for _, log := range []string{"antlr_org_20030902/access.log.gz", "elastic_apache_logs/apache_logs.gz"} {
+		path := filepath.Join("..", "configs", "examples", "logs", log)
+		ref, err := Load(context.Background(), path, Options{Reader: ReaderOptions{Format: FormatCombined}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load(context.Background(), path, Options{Reader: ReaderOptions{Format: FormatNginx}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Requests() != ref.Requests() || len(got.Keys) != len(ref.Keys) || got.Stats.Malformed != ref.Stats.Malformed {
+			t.Fatalf("%s: %d requests %d keys %d malformed, combined %d %d %d", log, got.Requests(), len(got.Keys), got.Stats.Malformed,
+				ref.Requests(), len(ref.Keys), ref.Stats.Malformed)
+		}
+		for i := range ref.Keys {
+			if got.Keys[i].Name != ref.Keys[i].Name || !equalTimes(got.Times(i), ref.Times(i)) {
+				t.Fatalf("%s: key %d %s, combined %s", log, i, got.Keys[i].Name, ref.Keys[i].Name)
+			}
+		}
+	}
+}
