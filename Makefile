@@ -107,10 +107,12 @@ test-redis:
 
 # export for real (docs/deploy.md): nginx and HAProxy started on free
 # loopback ports with exported configs agree with the model decision by
-# decision on a replayed trace; installs nginx and haproxy if missing.
+# decision on a replayed trace; installs nginx and haproxy if missing. Then
+# the exported log_format through nginx read back at millisecond precision.
 test-proxies:
 	bash scripts/test-proxies.sh
 	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run '^TestHAProxyRateLive$$' -v ./export
+	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run 'TestProxiesNginxMsecReplay' -v ./ingest
 
 # The report page in a real browser (installs Debian's chromium if missing).
 test-browser: build

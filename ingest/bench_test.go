@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // combinedLog returns the two real Combined logs, decompressed, repeated to
@@ -119,4 +121,61 @@ func BenchmarkBuildCombined(b *testing.B) {
 		}
 	}
 	reportLines(b, lines, cpu0)
+}
+
+// benchRead streams data through a Reader with opt and reports lines per
+// second and per CPU second.
+func benchRead(b *testing.B, data []byte, lines int, opt ReaderOptions) {
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	cpu0 := cpuSeconds()
+	for b.Loop() {
+		rd, err := NewReader(bytes.NewReader(data), opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for rd.Scan() {
+			n++
+		}
+		if rd.Err() != nil || n != lines {
+			b.Fatalf("%d lines of %d, %v (%v)", n, lines, rd.Err(), rd.Samples())
+		}
+	}
+	reportLines(b, lines, cpu0)
+}
+
+// BenchmarkReadNginxFormat is the real Combined logs read as format nginx
+// by nginx's combined log_format (the format string reader).
+func BenchmarkReadNginxFormat(b *testing.B) {
+	data, lines := combinedLog(b)
+	benchRead(b, data, lines, ReaderOptions{Format: FormatNginx, Template: NginxCombinedFormat})
+}
+
+// BenchmarkReadGzipCombined and BenchmarkReadZstdCombined are the Reader
+// over the compressed log: decompression and parsing.
+func BenchmarkReadGzipCombined(b *testing.B) {
+	data, lines := combinedLog(b)
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(data)
+	w.Close()
+	benchRead(b, z.Bytes(), lines, ReaderOptions{})
+}
+
+func BenchmarkReadZstdCombined(b *testing.B) {
+	data, lines := combinedLog(b)
+	z := compressWithB(b, data)
+	benchRead(b, z, lines, ReaderOptions{})
+}
+
+func compressWithB(b *testing.B, data []byte) []byte {
+	var z bytes.Buffer
+	w, err := zstd.NewWriter(&z)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.Write(data)
+	w.Close()
+	return z.Bytes()
 }

@@ -76,7 +76,51 @@ func ParseCombined(line []byte, rec *Record) error {
 	}
 	rec.UserAgent, line = ua, rest
 	rec.Trailer = bytes.TrimSpace(line)
+	if len(rec.Trailer) > 0 {
+		exportedMsec(rec)
+		rec.Forwarded = trailingForwarded(rec.Trailer)
+	}
 	return nil
+}
+
+// trailingForwarded is the X-Forwarded-For list a Combined line ends with
+// as nginx's stock main format writes it ("$http_x_forwarded_for" after
+// the user agent), or nil.
+func trailingForwarded(t []byte) []byte {
+	if len(t) < 3 || t[0] != '"' || t[len(t)-1] != '"' {
+		return nil
+	}
+	v := t[1 : len(t)-1]
+	if len(v) == 0 || len(v) == 1 && v[0] == '-' {
+		return nil
+	}
+	for _, c := range v {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '.' || c == ':' || c == ',' || c == ' ') {
+			return nil
+		}
+	}
+	return v
+}
+
+// exportedMsec takes the time from $msec where a Combined line ends as the
+// log_format of ratesweep export --to nginx does, "$limit_req_status
+// $msec": seconds with three decimals, within a second of [$time_local]
+// (the same moment, to the millisecond).
+func exportedMsec(rec *Record) {
+	t := rec.Trailer
+	i := bytes.LastIndexAny(t, " \t")
+	if i < 0 || rec.LimitReqStatus() == "" {
+		return
+	}
+	ms := t[i+1:]
+	if len(ms) < 5 || ms[len(ms)-4] != '.' {
+		return
+	}
+	sec, ns, err := parseUnixDecimal(ms, 0)
+	if err != nil || sec < rec.Time-1 || sec > rec.Time+1 {
+		return
+	}
+	rec.Time, rec.TimeNs = sec, ns
 }
 
 // token returns the bytes up to the next space and the rest after it.

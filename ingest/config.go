@@ -34,7 +34,11 @@ type Config struct {
 	WindowOrigin WindowOrigin
 }
 
-var trafficKeys = []string{"log", "format", "csv", "parquet", "jsonl", "key", "path_depth", "spread", "strict", "max_line_bytes", "max_backwards_s", "top_keys", "rules", "window_origin"}
+var trafficKeys = []string{"log", "format", "csv", "parquet", "jsonl", "key", "path_depth", "spread", "strict", "max_line_bytes", "max_backwards_s", "top_keys", "rules", "window_origin",
+	"envoy_format", "haproxy_format", "nginx_log_format", "trusted_proxies"}
+
+// templateKeys are the format string field of each templated format.
+var templateKeys = map[Format]string{FormatEnvoyText: "envoy_format", FormatHAProxy: "haproxy_format", FormatNginx: "nginx_log_format"}
 var csvKeys = []string{"delimiter", "time_format", "columns"}
 var ruleKeys = []string{"name", "stage", "scope", "path", "method", "status", "user_agent", "keys", "keys_file", "rate", "limit_req_status"}
 var rateKeys = []string{"requests", "window_s"}
@@ -86,8 +90,14 @@ const MaxLogs = 366
 // DecodeConfig decodes a traffic mapping found at path (strict). Relative
 // file names (log, rules, keys_file) are resolved against dir.
 //
-//	log: access.log.gz          # required; plain or gzip; or a list of logs (days): one per replicate
-//	format: combined            # auto (default) | clf | combined | nasa-tsv | csv | parquet
+//	log: access.log.gz          # required; plain or compressed; or a list of logs (days): one per replicate
+//	log: {files: 'access.log*', as: one}  # or a rotated set read as one log: a list (oldest first) or a glob
+//	format: combined            # auto (default) | clf | combined | nasa-tsv | csv | parquet | alb | w3c
+//	                            # | jsonl and presets | envoy-text | haproxy | nginx
+//	nginx_log_format: '$remote_addr ... $msec'  # format nginx: its log_format (default combined)
+//	envoy_format: '[%START_TIME%] ...'          # format envoy-text: its format string (default envoy's)
+//	haproxy_format: '%ci:%cp [%tr] ...'         # format haproxy: its log-format (default option httplog)
+//	trusted_proxies: [10.0.0.0/8]  # the key ip is the first X-Forwarded-For hop from the right not among these
 //	csv: {delimiter: ",", time_format: unix, columns: {time: ts, ip: client, label: label}}
 //	parquet: {time_format: unix, columns: {time: ts, ip: client}}  # timestamp columns need no format
 //	jsonl: {time_format: auto, columns: {time: ts, ip: req.ip}}     # JSON field paths; optional with a preset
@@ -109,7 +119,12 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 		return nil, ec.Err()
 	}
 	c := &Config{TopKeys: DefaultTopKeys}
-	if ln, err := m.Require("log"); !ec.Add(err) {
+	if ln, err := m.Require("log"); !ec.Add(err) && ln.Kind == yaml.MappingNode {
+		files, err := decodeLogSet(ln, m.FieldPath("log"), dir)
+		if !ec.Add(err) {
+			c.Log, c.Logs, c.Options.Set = files[0], files[:1], files
+		}
+	} else if err == nil {
 		logs, err := strList(ln, m.FieldPath("log"))
 		switch {
 		case ec.Add(err):
@@ -160,6 +175,43 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 			ec.Add(err)
 		} else if o.Reader.Format == sec.f {
 			ec.Errorf(n, m.FieldPath(sec.name), "missing: format %s needs %s: {columns: {time: NAME, ...}}", sec.name, sec.name)
+		}
+	}
+	for _, f := range []Format{FormatEnvoyText, FormatHAProxy, FormatNginx} {
+		k := templateKeys[f]
+		v := m.Get(k)
+		if v == nil || !formatOK {
+			continue
+		}
+		if o.Reader.Format != f {
+			ec.Errorf(v, m.FieldPath(k), "only with format: %s", f)
+			continue
+		}
+		s, err := yamlx.Str(v, m.FieldPath(k))
+		if ec.Add(err) {
+			continue
+		}
+		if _, err := newTemplate(f, s, nil); err != nil {
+			ec.Errorf(v, m.FieldPath(k), "%v", err)
+			continue
+		}
+		o.Reader.Template = s
+	}
+	if v := m.Get("trusted_proxies"); v != nil && formatOK {
+		ps, err := strList(v, m.FieldPath("trusted_proxies"))
+		switch {
+		case ec.Add(err):
+		case !o.Reader.Format.Templated():
+			ec.Errorf(v, m.FieldPath("trusted_proxies"), "only with format envoy-text, haproxy or nginx (formats that log X-Forwarded-For)")
+		default:
+			for _, p := range ps {
+				pr, err := ParseTrustedProxy(p)
+				if err != nil {
+					ec.Errorf(v, m.FieldPath("trusted_proxies"), "%v", err)
+					break
+				}
+				o.Reader.TrustedProxies = append(o.Reader.TrustedProxies, pr)
+			}
 		}
 	}
 	if v := m.Get("key"); v != nil && ec.Len() == 0 { // keys depend on the format and columns
@@ -239,8 +291,59 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 	return c, nil
 }
 
+var logSetKeys = []string{"files", "as"}
+
+// decodeLogSet decodes log: {files: [...] or GLOB, as: one}: the files of
+// one log (a rotated set), oldest first.
+func decodeLogSet(n *yaml.Node, path, dir string) ([]string, error) {
+	m, err := yamlx.Mapping(n, path, logSetKeys...)
+	if err != nil {
+		return nil, err
+	}
+	as, err := m.String("as")
+	if err != nil {
+		return nil, err
+	}
+	if as != "one" {
+		return nil, yamlx.Errorf(m.Get("as"), m.FieldPath("as"), "must be one (the files are one log; a list of logs under log: are the replicates), got %q", as)
+	}
+	fn, err := m.Require("files")
+	if err != nil {
+		return nil, err
+	}
+	if fn.Kind == yaml.ScalarNode {
+		s, err := yamlx.Str(fn, m.FieldPath("files"))
+		if err != nil {
+			return nil, err
+		}
+		files, err := ExpandSet(resolve(dir, s))
+		if err != nil {
+			return nil, yamlx.Errorf(fn, m.FieldPath("files"), "%v", err)
+		}
+		if len(files) > MaxSetFiles {
+			return nil, yamlx.Errorf(fn, m.FieldPath("files"), "%d files, at most %d", len(files), MaxSetFiles)
+		}
+		return files, nil
+	}
+	list, err := strList(fn, m.FieldPath("files"))
+	if err != nil {
+		return nil, err
+	}
+	if len(list) > MaxSetFiles {
+		return nil, yamlx.Errorf(fn, m.FieldPath("files"), "%d files, at most %d", len(list), MaxSetFiles)
+	}
+	var files []string
+	for i, f := range list {
+		if f == "" || f == Stdin {
+			return nil, yamlx.Errorf(fn, fmt.Sprintf("%s[%d]", m.FieldPath("files"), i), "a file name, got %q", f)
+		}
+		files = append(files, resolve(dir, f))
+	}
+	return files, nil
+}
+
 func resolve(dir, p string) string {
-	if filepath.IsAbs(p) || dir == "" {
+	if filepath.IsAbs(p) || dir == "" || p == Stdin {
 		return p
 	}
 	return filepath.Join(dir, p)

@@ -22,7 +22,13 @@ func (c *Config) YAML() []byte {
 		}
 		return log
 	}
-	if len(c.Logs) > 1 {
+	if set := c.Options.Set; len(set) > 1 {
+		var ls []string
+		for _, l := range set {
+			ls = append(ls, q(abs(l)))
+		}
+		fmt.Fprintf(&b, "  log: {files: [%s], as: one}\n", strings.Join(ls, ", "))
+	} else if len(c.Logs) > 1 {
 		var ls []string
 		for _, l := range c.Logs {
 			ls = append(ls, q(abs(l)))
@@ -32,6 +38,16 @@ func (c *Config) YAML() []byte {
 		fmt.Fprintf(&b, "  log: %s\n", q(abs(c.Log)))
 	}
 	fmt.Fprintf(&b, "  format: %s\n", o.Reader.Format)
+	if k := templateKeys[o.Reader.Format]; k != "" && o.Reader.Template != "" {
+		fmt.Fprintf(&b, "  %s: %s\n", k, q(o.Reader.Template))
+	}
+	if len(o.Reader.TrustedProxies) > 0 {
+		ps := make([]string, len(o.Reader.TrustedProxies))
+		for i, p := range o.Reader.TrustedProxies {
+			ps[i] = q(p.String())
+		}
+		fmt.Fprintf(&b, "  trusted_proxies: [%s]\n", strings.Join(ps, ", "))
+	}
 	if f := o.Reader.Format; f.IsJSON() && (f == FormatJSONL || o.Reader.CSV.Columns != nil || o.Reader.CSV.TimeSet) {
 		cs := o.Reader.CSV
 		b.WriteString("  jsonl:\n")

@@ -1,7 +1,9 @@
 // Package ingest reads real HTTP access logs (Apache/Nginx Common and Combined
 // Log Format, the NASA TSV, CSV, JSON lines with field paths and presets for
 // Envoy, Caddy, Traefik, Cloudflare and Google Cloud load balancers, AWS ALB,
-// W3C extended; plain or gzip; Parquet) as streams of requests, keys
+// W3C extended, envoy's text log, HAProxy's HTTP log, nginx by any
+// log_format; plain, gzip, zstd, bzip2 or xz, a rotated set of files or
+// standard input; Parquet) as streams of requests, keys
 // them for a rate limiter, labels them with rules, and compiles them into a
 // compact in-memory Traffic: per-key request times and labels, per-key
 // aggregates, realisations with request times in nanoseconds, and a per-second

@@ -11,8 +11,10 @@ var jsonPresets = map[Format]map[string]string{
 	// (start_time, method, path, response_code, downstream_remote_address, …).
 	FormatEnvoy: {"time": "start_time", "ip": "downstream_remote_address", "method": "method",
 		"path": "path", "status": "response_code", "user_agent": "user_agent"},
-	// Caddy's http.log.access: ts is Unix seconds with a fraction.
-	FormatCaddy: {"time": "ts", "ip": "request.remote_ip", "user": "user_id", "method": "request.method",
+	// Caddy's http.log.access: ts is Unix seconds with a fraction;
+	// client_ip is the address Caddy believes (the peer, or the
+	// X-Forwarded-For client when the peer is a trusted proxy; Caddy 2.7+).
+	FormatCaddy: {"time": "ts", "ip": "request.client_ip", "user": "user_id", "method": "request.method",
 		"path": "request.uri", "status": "status", "user_agent": "request.headers.User-Agent",
 		"referer": "request.headers.Referer"},
 	// Traefik's access log in JSON; headers kept as request_<Name>.
@@ -81,5 +83,20 @@ func detectJSON(line []byte) Format {
 			return f
 		}
 	}
+	if caddyRemoteIP(line) {
+		return FormatCaddy
+	}
 	return FormatJSONL
+}
+
+// caddyLegacyIP is the key ip of a Caddy log written before client_ip
+// (Caddy 2.7): the peer's address.
+const caddyLegacyIP = "request.remote_ip"
+
+// caddyRemoteIP reports whether a JSON line is a Caddy access log without
+// request.client_ip (ts and request.remote_ip present).
+func caddyRemoteIP(line []byte) bool {
+	p, _ := newJSONParser(jsonOptions(FormatCaddy, CSVOptions{Columns: map[string]string{"ip": caddyLegacyIP}}))
+	var rec Record
+	return p.parse(line, &rec) == nil && p.found[0] && p.found[1]
 }

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,5 +134,45 @@ func FuzzALB(f *testing.F) {
 		if r.Status != 0 && (r.Status < 100 || r.Status > 999) || r.Time < 0 || r.Time > maxUnix || r.TimeNs < 0 || r.TimeNs >= secondNs {
 			t.Fatalf("status %d time %d.%09d", r.Status, r.Time, r.TimeNs)
 		}
+	})
+}
+
+// FuzzTemplates: lines read by a format string (nginx, envoy, HAProxy) and
+// HAProxy's httplog parser never panic, and an accepted line has a time in
+// range and a key that is not "-".
+func FuzzTemplates(f *testing.F) {
+	for _, g := range []string{"envoy*.log", "haproxy*.log", "nginx*.log"} {
+		sampleLines(f, g)
+	}
+	f.Add([]byte(`1767225600.100 10.0.0.2 "1.2.3.4, 10.0.0.3" GET /a?b 200 "ua \"q\""`))
+	p, _ := ParseTrustedProxy("10.0.0.0/8")
+	tms := []*template{}
+	for _, c := range []struct {
+		f Format
+		s string
+	}{
+		{FormatNginx, NginxCombinedFormat + " $limit_req_status $msec"},
+		{FormatNginx, `$msec $remote_addr "$http_x_forwarded_for" $request_method $request_uri $status "$http_user_agent"`},
+		{FormatEnvoyText, EnvoyDefaultFormat},
+		{FormatHAProxy, `%ci [%tr] %HM %HU %ST %{+Q}[req.hdr(user-agent)]`},
+	} {
+		tm, err := newTemplate(c.f, c.s, []netip.Prefix{p})
+		if err != nil {
+			f.Fatal(err)
+		}
+		tms = append(tms, tm)
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var rec Record
+		check := func(what string, err error) {
+			if err == nil && (rec.Time < 0 || rec.Time > maxUnix || rec.TimeNs < 0 || rec.TimeNs >= 1e9 || string(rec.Host) == "-") {
+				t.Errorf("%s accepted %q: time %d.%09d host %q", what, line, rec.Time, rec.TimeNs, rec.Host)
+			}
+		}
+		for i, tm := range tms {
+			check(fmt.Sprint("template ", i), tm.parse(line, &rec))
+		}
+		check("haproxy", ParseHAProxy(line, &rec))
+		Detect(line)
 	})
 }

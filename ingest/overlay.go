@@ -216,7 +216,7 @@ const MaxOverlayRequests = 200_000_000
 func (t *Traffic) WithOverlay(o *Overlay, s Spread, seed uint64) (*Traffic, error) {
 	wl, err := model.NewWorkload(o.Scenario)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("overlay: %w", err)
 	}
 	times := wl.Realise(seed, 0, nil)
 	var total int64
@@ -268,6 +268,11 @@ func (t *Traffic) WithOverlay(o *Overlay, s Spread, seed uint64) (*Traffic, erro
 			if ok.Top > 0 {
 				for i := 0; i < ok.Top && i < len(t.Keys); i++ {
 					list = append(list, t.Keys[i].Name)
+				}
+			}
+			for _, name := range ok.Names {
+				if _, inLog := index[name]; !inLog {
+					return nil, fmt.Errorf("overlay: keys: %s: %q is not a key of the log%s", c.Name, name, yamlx.DidYouMean(name, logKeyNames(t, name)))
 				}
 			}
 			for _, name := range list {
@@ -354,6 +359,21 @@ func (t *Traffic) WithOverlay(o *Overlay, s Spread, seed uint64) (*Traffic, erro
 	out.Stats.Requests = t.Stats.Requests
 	out.OverlayRequests = n - t.Requests()
 	return out, nil
+}
+
+// logKeyNames are the log's keys to suggest for a mistyped one: those of
+// its length give or take two (a log may hold millions).
+func logKeyNames(t *Traffic, name string) []string {
+	var out []string
+	for i := range t.Keys {
+		if k := t.Keys[i].Name; len(k) >= len(name)-2 && len(k) <= len(name)+2 {
+			out = append(out, k)
+			if len(out) == 10_000 {
+				break
+			}
+		}
+	}
+	return out
 }
 
 // aimAtEdges moves a client's requests (ns since the overlay's start) to

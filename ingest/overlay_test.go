@@ -119,3 +119,20 @@ func TestOverlayDecodeErrors(t *testing.T) {
 		t.Errorf("round trip: %v\n%s\n%s", err, ov.YAML(), again.YAML())
 	}
 }
+
+// A key listed under keys: that the log does not hold is an error with a
+// suggestion, not a new key of its own.
+func TestOverlayKeyNotInLog(t *testing.T) {
+	tr, err := build(t, clfLine("10.0.0.1", "01/Jan/2020:00:00:00", "/")+clfLine("10.0.0.2", "01/Jan/2020:00:00:01", "/"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov, err := decodeOverlayText(t, "overlay:\n  name: x\n  duration_s: 2\n  clients:\n    - {name: nat, class: abusive, stage: none, segments: [[0, 2, 1]]}\n  keys:\n    nat: [10.0.0.1, 10.0.0.3]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tr.WithOverlay(ov, SpreadEven, 1)
+	if err == nil || err.Error() != `overlay: keys: nat: "10.0.0.3" is not a key of the log; did you mean "10.0.0.1"?` {
+		t.Errorf("%v", err)
+	}
+}

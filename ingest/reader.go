@@ -3,11 +3,11 @@ package ingest
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"net/netip"
 	"strings"
 	"unicode/utf8"
 )
@@ -30,7 +30,21 @@ type ReaderOptions struct {
 	CSV          CSVOptions
 	MaxLineBytes int  // default DefaultMaxLineBytes
 	Strict       bool // the first malformed line is an error
+	// Template is the format string of envoy-text (envoy_format), haproxy
+	// (haproxy_format) or nginx (nginx_log_format); empty: the default.
+	Template string
+	// TrustedProxies are the addresses of proxies in front of the server
+	// (envoy-text, haproxy and nginx formats with X-Forwarded-For): the key
+	// ip is the first X-Forwarded-For hop from the right that is not one.
+	TrustedProxies []netip.Prefix
+	// key are the key's fields (set by Build): a W3C #Fields: header
+	// without their columns is an error.
+	key []Field
 }
+
+// fatalError is a line that stops the reading (a W3C header without the
+// key's column).
+type fatalError struct{ error }
 
 // LineError is a malformed line: its number, reason and a short excerpt.
 type LineError struct {
@@ -47,33 +61,35 @@ func (e *LineError) Error() string {
 // modelled on bufio.Scanner: call Scan until it returns false, then Err.
 // Malformed lines are counted and skipped (or fail Scan when Strict).
 type Reader struct {
-	opt        ReaderOptions
-	br         *bufio.Reader
-	gz         *gzip.Reader
-	parse      func([]byte, *Record) error
-	csv        *csvParser
-	json       *jsonParser
-	w3c        *w3cParser
-	joined     []byte // a CSV record whose quoted field spans lines
-	rec        Record
-	raw        []byte // the last line read
-	line       int64
-	err        error
-	started    bool
-	undetected int // lines before the format was detected
-	malformed  int64
-	samples    []LineError
-	badUTF8    int64
-	blank      int64
-	filtered   int64 // directive and header lines
-	continued  int64 // lines that continue a CSV record (quoted newlines)
-	reasons    map[string]int64
-	format     Format
-	gzipped    bool
+	opt         ReaderOptions
+	br          *bufio.Reader
+	closeZ      func() error // releases the decompressor
+	parse       func([]byte, *Record) error
+	csv         *csvParser
+	json        *jsonParser
+	w3c         *w3cParser
+	joined      []byte // a CSV record whose quoted field spans lines
+	rec         Record
+	raw         []byte // the last line read
+	line        int64
+	err         error
+	started     bool
+	undetected  int // lines before the format was detected
+	malformed   int64
+	samples     []LineError
+	badUTF8     int64
+	blank       int64
+	filtered    int64 // directive and header lines
+	continued   int64 // lines that continue a CSV record (quoted newlines)
+	reasons     map[string]int64
+	format      Format
+	gzipped     bool
+	compress    Compression
+	nulPrefixed int64 // lines that started with NUL bytes
 }
 
-// NewReader returns a Reader over r, which may be gzip-compressed (detected
-// by its magic bytes).
+// NewReader returns a Reader over r, which may be compressed with gzip,
+// zstd, bzip2 or xz (detected by its magic bytes).
 func NewReader(r io.Reader, opt ReaderOptions) (*Reader, error) {
 	if opt.MaxLineBytes <= 0 {
 		opt.MaxLineBytes = DefaultMaxLineBytes
@@ -81,14 +97,13 @@ func NewReader(r io.Reader, opt ReaderOptions) (*Reader, error) {
 	rd := &Reader{opt: opt, format: opt.Format}
 	size := max(256<<10, opt.MaxLineBytes+2)
 	br := bufio.NewReaderSize(r, size)
-	magic, _ := br.Peek(2)
-	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("gzip: %v", err)
-		}
-		rd.gz, rd.gzipped = gz, true
-		br = bufio.NewReaderSize(gz, size)
+	zr, c, closeZ, err := decompress(br)
+	if err != nil {
+		return nil, err
+	}
+	rd.closeZ, rd.compress, rd.gzipped = closeZ, c, c == CompressGzip
+	if c != CompressNone {
+		br = bufio.NewReaderSize(zr, size)
 	}
 	rd.br = br
 	if opt.Format == FormatCSV {
@@ -100,6 +115,11 @@ func NewReader(r io.Reader, opt ReaderOptions) (*Reader, error) {
 	}
 	if opt.Format.IsJSON() {
 		if err := rd.useJSON(opt.Format); err != nil {
+			return nil, err
+		}
+	}
+	if opt.Format.Templated() {
+		if err := rd.useTemplate(opt.Format); err != nil {
 			return nil, err
 		}
 	}
@@ -123,11 +143,54 @@ func (r *Reader) useJSON(f Format) error {
 	return nil
 }
 
+// hasPath reports whether a JSON line has the field path.
+func hasPath(line []byte, path string) bool {
+	p, err := newJSONParser(CSVOptions{TimeFormat: TimeAuto, Columns: map[string]string{"time": path}})
+	if err != nil {
+		return false
+	}
+	var rec Record
+	p.parse(line, &rec)
+	return p.found[0]
+}
+
+// Templated reports whether f reads lines by a format string (envoy-text,
+// haproxy, nginx).
+func (f Format) Templated() bool {
+	return f == FormatEnvoyText || f == FormatHAProxy || f == FormatNginx
+}
+
+// useTemplate sets up the parser of a format read by a format string: the
+// configured one, or the format's default (HAProxy's httplog line is read
+// by ParseHAProxy, which also takes a syslog header).
+func (r *Reader) useTemplate(f Format) error {
+	s := r.opt.Template
+	switch {
+	case s != "":
+	case f == FormatHAProxy:
+		r.parse = ParseHAProxy
+		return nil
+	case f == FormatEnvoyText:
+		s = EnvoyDefaultFormat
+	case f == FormatNginx:
+		s = NginxCombinedFormat
+	}
+	t, err := newTemplate(f, s, r.opt.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	r.parse = t.parse
+	return nil
+}
+
 // Format is the log's format (detected after the first Scan when auto).
 func (r *Reader) Format() Format { return r.format }
 
 // Gzipped reports whether the input was gzip-compressed.
 func (r *Reader) Gzipped() bool { return r.gzipped }
+
+// Compression is the input's compression (CompressNone when plain).
+func (r *Reader) Compression() Compression { return r.compress }
 
 // Record returns the last request read; valid until the next Scan.
 func (r *Reader) Record() *Record { return &r.rec }
@@ -178,6 +241,10 @@ func (r *Reader) Scan() bool {
 			continue
 		}
 		if !r.started {
+			if line[0] == '[' && (r.opt.Format == FormatAuto || r.opt.Format.IsJSON()) && jsonArray(line) {
+				r.err = fmt.Errorf("line %d: a JSON array, not JSON lines (one object per line): convert it with jq -c '.[]' FILE", r.line)
+				return false
+			}
 			if r.opt.Format == FormatAuto && Detect(line) == FormatAuto {
 				// Junk before the first recognisable line is malformed.
 				r.undetected++
@@ -218,6 +285,10 @@ func (r *Reader) Scan() bool {
 				r.filtered++
 				continue
 			}
+			if fe, ok := perr.(fatalError); ok {
+				r.err = fmt.Errorf("line %d: %v", first, fe.error)
+				return false
+			}
 			if !r.badAt(first, line, perr.Error()) {
 				return false
 			}
@@ -229,6 +300,14 @@ func (r *Reader) Scan() bool {
 		r.rec.Line = first
 		return true
 	}
+}
+
+// jsonArray reports whether a first line opens a JSON array of objects
+// ("[" then "{" or the end of the line, as gcloud logging read
+// --format=json writes it).
+func jsonArray(line []byte) bool {
+	rest := bytes.TrimLeft(line[1:], " \t")
+	return len(rest) == 0 || rest[0] == '{'
 }
 
 // openQuote reports whether a CSV line ends inside a quoted field (one that
@@ -324,6 +403,13 @@ func (r *Reader) first(line []byte) (bool, error) {
 		if r.format == FormatAuto {
 			return false, fmt.Errorf("cannot detect the log format from %s (give the format)", excerpt(line))
 		}
+		if r.format == FormatCaddy && r.opt.CSV.Columns["ip"] == "" && caddyRemoteIP(line) && !hasPath(line, "request.client_ip") {
+			r.opt.CSV.Columns = maps.Clone(r.opt.CSV.Columns)
+			if r.opt.CSV.Columns == nil {
+				r.opt.CSV.Columns = map[string]string{}
+			}
+			r.opt.CSV.Columns["ip"] = caddyLegacyIP
+		}
 	}
 	switch r.format {
 	case FormatCLF, FormatCombined:
@@ -340,7 +426,12 @@ func (r *Reader) first(line []byte) (bool, error) {
 		r.parse = ParseALB
 	case FormatW3C:
 		r.w3c = newW3CParser(&r.line)
+		r.w3c.key = r.opt.key
 		r.parse = r.w3c.parse
+	case FormatEnvoyText, FormatHAProxy, FormatNginx:
+		if r.parse == nil {
+			return false, r.useTemplate(r.format)
+		}
 	default:
 		if r.format.IsJSON() {
 			if r.json == nil {
@@ -380,6 +471,14 @@ func Detect(line []byte) Format {
 	}
 	if ParseALB(line, &rec) == nil {
 		return FormatALB
+	}
+	if ParseHAProxy(line, &rec) == nil {
+		return FormatHAProxy
+	}
+	if len(line) > 0 && line[0] == '[' {
+		if t, err := newTemplate(FormatEnvoyText, EnvoyDefaultFormat, nil); err == nil && t.parse(line, &rec) == nil {
+			return FormatEnvoyText
+		}
 	}
 	return FormatAuto
 }
@@ -425,6 +524,16 @@ func (r *Reader) readLine() ([]byte, error) {
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
+	if len(line) > 0 && line[0] == 0 {
+		// NUL bytes before a line: the gap a truncated or preallocated
+		// file leaves (logrotate copytruncate); never part of a field.
+		k := 0
+		for k < len(line) && line[k] == 0 {
+			k++
+		}
+		line = line[k:]
+		r.nulPrefixed++
+	}
 	if len(line) > r.opt.MaxLineBytes {
 		return r.tooLong(line)
 	}
@@ -446,8 +555,8 @@ func (r *Reader) tooLong(line []byte) ([]byte, error) {
 }
 
 func (r *Reader) ioErr(err error) error {
-	if r.gzipped {
-		return fmt.Errorf("gzip: %v", err)
+	if r.compress != CompressNone {
+		return fmt.Errorf("%s: %v", r.compress, err)
 	}
 	return err
 }
@@ -494,8 +603,9 @@ func (r *Reader) reject(msg string) bool { return r.bad(r.raw, msg) }
 
 func (r *Reader) stats(s *Stats) {
 	s.Lines, s.Malformed, s.Samples = r.line, r.malformed, r.samples
-	s.InvalidUTF8, s.Gzipped = r.badUTF8, r.gzipped
+	s.InvalidUTF8, s.Gzipped, s.Compression = r.badUTF8, r.gzipped, r.compress
 	s.Filtered, s.Blank, s.Continued = r.filtered, r.blank, r.continued
+	s.NULPrefixed = r.nulPrefixed
 	s.Reasons = maps.Clone(r.reasons)
 	if r.w3c != nil {
 		s.FieldsChanges = r.w3c.changes
@@ -512,10 +622,10 @@ func (r *Reader) stats(s *Stats) {
 	}
 }
 
-// Close releases the gzip reader, if any (not the underlying reader).
+// Close releases the decompressor, if any (not the underlying reader).
 func (r *Reader) Close() error {
-	if r.gz != nil {
-		return r.gz.Close()
+	if r.closeZ != nil {
+		return r.closeZ()
 	}
 	return nil
 }

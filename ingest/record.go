@@ -24,10 +24,13 @@ const (
 	FormatGCPLB                    // Google Cloud HTTP(S) load balancer, Cloud Logging export (JSON lines preset)
 	FormatALB                      // AWS Application Load Balancer access log
 	FormatW3C                      // W3C extended log format (#Fields: header; CloudFront, IIS)
+	FormatEnvoyText                // envoy's text access log: the default format string or envoy_format
+	FormatHAProxy                  // HAProxy's HTTP log (option httplog) or haproxy_format
+	FormatNginx                    // nginx by its log_format (nginx_log_format; default combined)
 )
 
 var formatNames = []string{"auto", "clf", "combined", "nasa-tsv", "csv", "parquet",
-	"jsonl", "envoy", "caddy", "traefik", "cloudflare", "gcp-lb", "alb", "w3c"}
+	"jsonl", "envoy", "caddy", "traefik", "cloudflare", "gcp-lb", "alb", "w3c", "envoy-text", "haproxy", "nginx"}
 
 func (f Format) String() string {
 	if int(f) < len(formatNames) {
@@ -37,7 +40,7 @@ func (f Format) String() string {
 }
 
 // ParseFormat parses a format name (auto, clf, combined, nasa-tsv, csv,
-// parquet, jsonl and its presets, alb, w3c).
+// parquet, jsonl and its presets, alb, w3c, envoy-text, haproxy, nginx).
 func ParseFormat(s string) (Format, error) {
 	for i, n := range formatNames {
 		if s == n {
@@ -64,6 +67,14 @@ type Record struct {
 	Referer   []byte
 	UserAgent []byte
 	Label     []byte // CSV label column, if configured
+	// Forwarded is the X-Forwarded-For list a line logs (envoy-text,
+	// haproxy and nginx formats; a Combined line that ends with one, as
+	// nginx's stock main format does), or nil.
+	Forwarded []byte
+	// Started is set when Time is when the request started while the line
+	// was written when it completed (ALB's request_creation_time): however
+	// far back it goes behind earlier lines, it is not malformed.
+	Started bool
 	// Trailer is what a Combined line holds after the user agent (fields a
 	// log_format appends, e.g. nginx's $limit_req_status $msec).
 	Trailer []byte

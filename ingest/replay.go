@@ -92,6 +92,9 @@ func MetricsByLabel(keys []KeyResult) model.Metrics {
 // FileSHA256 is the hex SHA-256 of a file's bytes as stored (compressed or
 // not): the identity of a log for run metadata.
 func FileSHA256(path string) (string, error) {
+	if path == Stdin {
+		return "", &yamlx.Error{File: "(stdin)", Msg: "a sweep needs the log as a file (its hash identifies the run); inspect reads standard input"}
+	}
 	f, err := Open(path)
 	if err != nil {
 		return "", err

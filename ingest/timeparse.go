@@ -179,7 +179,15 @@ func parseRFC3339(b []byte) (sec, ns int64, err error) {
 	if perr != nil {
 		// A space instead of the "T" (allowed by RFC 3339 section 5.6's note).
 		if len(s) > 10 && s[10] == ' ' {
-			t, perr = time.Parse(time.RFC3339Nano, s[:10]+"T"+s[11:])
+			s = s[:10] + "T" + s[11:]
+			t, perr = time.Parse(time.RFC3339Nano, s)
+		}
+		// A leap second, 23:59:60 (time.Parse refuses it): the next
+		// second, as CLF's is read.
+		if perr != nil && len(s) > 19 && s[16:19] == ":60" {
+			if t, perr = time.Parse(time.RFC3339Nano, s[:17]+"59"+s[19:]); perr == nil {
+				t = t.Add(time.Second)
+			}
 		}
 		if perr != nil {
 			return 0, 0, fmt.Errorf("time %q is not RFC 3339", excerptString(b))

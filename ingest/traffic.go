@@ -1,10 +1,11 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,6 +31,9 @@ type Options struct {
 	Key       []Field // the rate-limit key: fields joined by a space; default [ip]
 	PathDepth int     // path segments kept by path_prefix; default 1
 	Rules     []Rule
+	// Set are the files of a log read as one (log: {files: [...], as: one}),
+	// oldest first: Load of Set[0] reads them all.
+	Set []string
 	// MaxBackS is how far a line's time may go back behind the latest time
 	// before it, seconds (logs written at response time by several workers
 	// are a little out of order; such requests are sorted). A line further
@@ -97,10 +101,15 @@ type Stats struct {
 	// without it.
 	MissingFields map[string]int64
 	InvalidUTF8   int64 // accepted lines that are not valid UTF-8
+	NULPrefixed   int64 // lines that started with NUL bytes (dropped before parsing)
+	Forwarded     int64 // requests whose line logs an X-Forwarded-For address
 	OutOfOrder    int64 // requests earlier than one before them (sorted anyway)
 	MaxBackS      int64 // the largest step back in time, s
 	FirstBack     int64 // line of the first out-of-order request
 	Gzipped       bool
+	// Compression is the log's compression (gzip, zstd, bzip2, xz; none
+	// when plain).
+	Compression Compression
 	// LimitReqStatus counts the requests by the nginx $limit_req_status
 	// their lines log (Record.LimitReqStatus); nil when no line logs one.
 	LimitReqStatus map[string]int64
@@ -129,9 +138,18 @@ func plainErr(err error) string {
 	return err.Error()
 }
 
-// Load reads and compiles the log at path. Errors are *yamlx.Error naming
-// the file (and line where there is one).
+// Stdin is the log name that reads standard input.
+const Stdin = "-"
+
+// Load reads and compiles the log at path ("-": standard input). Errors
+// are *yamlx.Error naming the file (and line where there is one).
 func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
+	if path == Stdin {
+		return LoadStdin(ctx, os.Stdin, opt)
+	}
+	if len(opt.Set) > 1 && path == opt.Set[0] {
+		return LoadSet(ctx, opt.Set, opt)
+	}
 	f, err := Open(path)
 	if err != nil {
 		return nil, err
@@ -153,6 +171,17 @@ func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
 		return nil, yamlx.InFile(err, path)
 	}
 	t.Source = path
+	return t, nil
+}
+
+// LoadStdin reads and compiles a log streamed on r, the standard input
+// (plain or compressed; its Source is "-").
+func LoadStdin(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) {
+	t, err := Build(ctx, r, opt)
+	if err != nil {
+		return nil, yamlx.InFile(err, "(stdin)")
+	}
+	t.Source = Stdin
 	return t, nil
 }
 
@@ -204,15 +233,11 @@ func countLines(f *os.File) (int64, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return 0, err
 	}
-	var r io.Reader = f
-	if magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return 0, fmt.Errorf("gzip: %v", err)
-		}
-		defer zr.Close()
-		r = zr
+	r, c, closeZ, err := decompress(bufio.NewReaderSize(f, 64<<10))
+	if err != nil {
+		return 0, err
 	}
+	defer closeZ()
 	buf := make([]byte, 1<<20)
 	var n int64
 	for {
@@ -222,7 +247,10 @@ func countLines(f *os.File) (int64, error) {
 			return n + 1, nil
 		}
 		if err != nil {
-			return 0, fmt.Errorf("gzip: %v", err)
+			if c == CompressNone {
+				return 0, err
+			}
+			return 0, fmt.Errorf("%s: %v", c, err)
 		}
 	}
 }
@@ -259,13 +287,16 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 	if len(b.rateRule) > MaxRateRules {
 		return nil, fmt.Errorf("at most %d rules with a rate condition, got %d", MaxRateRules, len(b.rateRule))
 	}
+	opt.Reader.key = opt.Key
 	rd, err := newSource(r, opt.Reader)
 	if err != nil {
 		return nil, err
 	}
 	defer rd.Close()
+	var refused int64 // records read but refused (time, label, key)
 	for rd.Scan() {
 		if err := b.add(rd.Record()); err != nil {
+			refused++
 			if !rd.reject(err.Error()) {
 				break
 			}
@@ -282,7 +313,7 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 		}
 		return nil, err
 	}
-	if err := checkPaths(&b.stats, int64(len(b.times)), rd.Format(), opt.Key); err != nil {
+	if err := checkPaths(&b.stats, int64(len(b.times))+refused, rd.Format(), opt.Key); err != nil {
 		return nil, err
 	}
 	if len(b.times) == 0 {
@@ -340,11 +371,17 @@ func (b *builder) add(rec *Record) error {
 			rp, st = 0, s
 		}
 	}
+	if err := b.checkKey(rec); err != nil {
+		return err
+	}
 	ns := rec.Time*secondNs + rec.TimeNs
-	if tol := b.opt.MaxBackS; tol >= 0 && b.maxT-ns > tol*secondNs && len(b.times) > 0 {
+	if tol := b.opt.MaxBackS; tol >= 0 && b.maxT-ns > tol*secondNs && len(b.times) > 0 && !rec.Started {
 		return fmt.Errorf("time goes back %d s behind an earlier line, more than max_backwards_s %d", (b.maxT-ns)/secondNs, tol)
 	}
 	// Past here the request is accepted: nothing may fail.
+	if rec.Forwarded != nil {
+		b.stats.Forwarded++
+	}
 	if rec.Trailer != nil {
 		if s := rec.LimitReqStatus(); s != "" {
 			if b.stats.LimitReqStatus == nil {
@@ -428,6 +465,43 @@ func excerptString(b []byte) string {
 		b = b[:40]
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// checkKey refuses a request whose key field is missing, empty or "-" (a
+// shared key "-" would make one busy client of every such line) or holds a
+// NUL byte.
+func (b *builder) checkKey(rec *Record) error {
+	for _, f := range b.opt.Key {
+		var v []byte
+		switch f {
+		case FieldIP:
+			v = rec.Host
+		case FieldLogname:
+			v = rec.Logname
+		case FieldUser:
+			v = rec.User
+		case FieldMethod:
+			v = rec.Method
+		case FieldPath, FieldPathPrefix:
+			v = rec.Path
+		case FieldStatus:
+			if rec.Status == 0 {
+				return errors.New("no status to key by (logged as -)")
+			}
+			continue
+		case FieldUserAgent:
+			v = rec.UserAgent
+		case FieldReferer:
+			v = rec.Referer
+		}
+		if len(v) == 0 || len(v) == 1 && v[0] == '-' {
+			return fmt.Errorf("no %s to key by (missing, empty or -)", f)
+		}
+		if bytes.IndexByte(v, 0) >= 0 {
+			return fmt.Errorf("the %s to key by holds a NUL byte", f)
+		}
+	}
+	return nil
 }
 
 // key interns the record's key and returns its index.

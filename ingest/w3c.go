@@ -30,7 +30,12 @@ type w3cParser struct {
 	changes  int // #Fields headers that differ from the first
 	lastSpec string
 	line     *int64
+	key      []Field // the key's fields: their columns must be in #Fields:
 }
+
+// w3cKeyColumn is the CSVColumnFields index a key field reads in W3C.
+var w3cKeyColumn = map[Field]int{FieldIP: 1, FieldUser: 2, FieldMethod: 3, FieldPath: 4, FieldPathPrefix: 4,
+	FieldStatus: 5, FieldUserAgent: 6, FieldReferer: 7}
 
 // W3C field names per record field (IIS and CloudFront spellings).
 var w3cNames = [len9][]string{
@@ -85,6 +90,15 @@ func (p *w3cParser) directive(line []byte) error {
 		}
 	}
 	p.bad = ""
+	for _, f := range p.key {
+		if i, ok := w3cKeyColumn[f]; !ok || p.idx[i] < 0 {
+			want := "no W3C column"
+			if ok {
+				want = strings.Join(w3cNames[i], " or ")
+			}
+			return fatalError{fmt.Errorf("the #Fields: header has no column for the key field %s (%s); its columns: %s", f, want, spec)}
+		}
+	}
 	if p.idx[0] < 0 || p.date < 0 {
 		p.bad = fmt.Sprintf("the #Fields: header at line %d has no date and time fields", p.header)
 	}
@@ -195,6 +209,9 @@ func ParseALB(line []byte, rec *Record) error {
 	tf := f[1]
 	if n >= 22 && len(f[21]) > 1 {
 		tf = f[21]
+		// Written when the request completes, timed when it was created:
+		// a long request (a WebSocket) is far behind the lines before it.
+		rec.Started = true
 	}
 	var err error
 	if rec.Time, rec.TimeNs, err = parseRFC3339(tf); err != nil {

@@ -190,3 +190,38 @@ func TestOutOfSampleFalseCut(t *testing.T) {
 	}
 	t.Logf("\n%s\n%d of %d next days cut more than the day the limit was picked on", b.String(), worse, len(files)-1)
 }
+
+// A rotated set (log: {files: ..., as: one}) is one log: one replicate with
+// every file's requests, and a workload hash that changes with any file.
+func TestRotatedSetIsOneLog(t *testing.T) {
+	dir := t.TempDir()
+	var old, cur strings.Builder
+	for s := range 60 {
+		fmt.Fprintf(&old, "1.1.1.1 - - [01/Jan/2026:00:00:%02d +0000] \"GET / HTTP/1.1\" 200 1\n", s)
+		fmt.Fprintf(&cur, "2.2.2.2 - - [01/Jan/2026:00:01:%02d +0000] \"GET / HTTP/1.1\" 200 1\n", s)
+	}
+	os.WriteFile(filepath.Join(dir, "access.log.1"), []byte(old.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, "access.log"), []byte(cur.String()), 0o644)
+	path := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(path, []byte("name: set\ntraffic:\n  log: {files: 'access.log*', as: one}\n  format: clf\n"+
+		"sweep:\n  - algorithm: fixed_window\n    window_s: 60\n    limit: [10]\n"), 0o644)
+	s, err := LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Replicates != 1 {
+		t.Fatalf("replicates %d", s.Replicates)
+	}
+	h1, err := s.WorkloadSHA256()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, s, Options{OutDir: t.TempDir()})
+	if res.Log == nil || res.Log.Used != 120 {
+		t.Errorf("accounting %+v", res.Log)
+	}
+	os.WriteFile(filepath.Join(dir, "access.log"), []byte(cur.String()+cur.String()[:60]+"\n"), 0o644)
+	if h2, err := s.WorkloadSHA256(); err != nil || h2 == h1 {
+		t.Errorf("hash unchanged after the second file changed: %v", err)
+	}
+}

@@ -635,6 +635,9 @@ func (s *Spec) WorkloadSHA256() (string, error) {
 	if len(logs) == 0 {
 		logs = []string{s.Traffic.Log}
 	}
+	if set := s.Traffic.Options.Set; len(set) > 1 {
+		logs = set // one log in several files: every file's bytes
+	}
 	for _, log := range logs {
 		file, err := ingest.FileSHA256(log)
 		if err != nil {

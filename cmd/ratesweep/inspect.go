@@ -17,10 +17,12 @@ import (
 func cmdInspect(e *env, args []string) error {
 	fs := newFlags(e, "inspect", "[LOG] [--spec SPEC.yaml]",
 		"Profile an access log (requests, span, keys, malformed lines, peak and p99 requests/s, top keys) to help choose a grid.\n"+
-			"LOG is Common/Combined Log Format, the NASA TSV, CSV, JSON lines (envoy, caddy, traefik, cloudflare, gcp-lb or field paths), AWS ALB or W3C (plain or gzip), or Parquet;\n"+
+			"LOG is Common/Combined Log Format, the NASA TSV, CSV, JSON lines (envoy, caddy, traefik, cloudflare, gcp-lb or field paths), AWS ALB, W3C, envoy's text log, HAProxy's HTTP log or nginx by its log_format (plain, gzip, zstd, bzip2 or xz; - reads standard input), or Parquet;\n"+
 			"the format is detected unless given. --spec reads log, key and rules from a traffic section.")
 	spec := fs.String("spec", "", "take the log, format, key and rules from this spec's traffic: section (LOG overrides its log)")
-	format := fs.String("format", "auto", "log format: auto | clf | combined | nasa-tsv | csv | parquet | jsonl | envoy | caddy | traefik | cloudflare | gcp-lb | alb | w3c")
+	format := fs.String("format", "auto", "log format: auto | clf | combined | nasa-tsv | csv | parquet | jsonl | envoy | caddy | traefik | cloudflare | gcp-lb | alb | w3c | envoy-text | haproxy | nginx")
+	logFormat := fs.String("log-format", "", "envoy-text, haproxy, nginx: the format string (envoy format string, HAProxy log-format, nginx log_format); default the vendor's")
+	trusted := fs.StringSlice("trusted-proxies", nil, "envoy-text, haproxy, nginx: addresses or CIDR prefixes of proxies in front (comma-separated): the key ip is the first X-Forwarded-For hop from the right not among them")
 	key := fs.String("key", "ip", "rate-limit key: comma-separated fields ("+strings.Join(ingest.FieldNames, ", ")+")")
 	depth := fs.Int("path-depth", 1, "path segments kept by the path_prefix key field")
 	rules := fs.String("rules", "", "labelling rules file (YAML with rules: [...])")
@@ -43,7 +45,7 @@ func cmdInspect(e *env, args []string) error {
 	}
 	var cfg *ingest.Config
 	if *spec != "" {
-		for _, f := range []string{"format", "key", "path-depth", "rules", "csv-time", "csv-time-format", "csv-column", "csv-delimiter", "max-line-bytes"} {
+		for _, f := range []string{"format", "key", "path-depth", "rules", "csv-time", "csv-time-format", "csv-column", "csv-delimiter", "max-line-bytes", "log-format", "trusted-proxies"} {
 			if fs.Changed(f) {
 				return usagef("inspect: --%s conflicts with --spec (set it in the spec's traffic section)", f)
 			}
@@ -62,6 +64,9 @@ func cmdInspect(e *env, args []string) error {
 			c.TimeSet = true
 		}
 		cfg.Options.Reader.MaxLineBytes = *maxLine
+		if err := inspectTemplate(&cfg.Options.Reader, *logFormat, *trusted); err != nil {
+			return err
+		}
 	}
 	if len(rest) == 1 {
 		cfg.Log = rest[0]
@@ -70,7 +75,12 @@ func cmdInspect(e *env, args []string) error {
 		cfg.Options.Reader.Strict = *strict
 	}
 	start := time.Now()
-	tr, err := ingest.Load(e.ctx, cfg.Log, cfg.Options)
+	var tr *ingest.Traffic
+	if cfg.Log == ingest.Stdin && e.stdin != nil {
+		tr, err = ingest.LoadStdin(e.ctx, e.stdin, cfg.Options)
+	} else {
+		tr, err = ingest.Load(e.ctx, cfg.Log, cfg.Options)
+	}
 	if err != nil {
 		if e.ctx.Err() != nil {
 			return err
@@ -84,7 +94,7 @@ func cmdInspect(e *env, args []string) error {
 			seed = sp.Seed
 		}
 		if tr, err = tr.WithOverlay(cfg.Overlay, cfg.Spread, seed); err != nil {
-			return &badInput{fmt.Errorf("%s: overlay: %v", *spec, err)}
+			return &badInput{fmt.Errorf("%s: %v", *spec, err)} // err says overlay
 		}
 	}
 	took := time.Since(start).Seconds()
@@ -169,11 +179,30 @@ func inspectConfig(format, key string, depth int, rules, csvTime, csvTimeFormat,
 	return cfg, nil
 }
 
+// inspectTemplate sets --log-format and --trusted-proxies on ro.
+func inspectTemplate(ro *ingest.ReaderOptions, logFormat string, trusted []string) error {
+	if (logFormat != "" || len(trusted) > 0) && !ro.Format.Templated() {
+		return usagef("inspect: --log-format and --trusted-proxies need --format envoy-text, haproxy or nginx")
+	}
+	ro.Template = logFormat
+	for _, s := range trusted {
+		p, err := ingest.ParseTrustedProxy(strings.TrimSpace(s))
+		if err != nil {
+			return usagef("inspect: --trusted-proxies: %v", err)
+		}
+		ro.TrustedProxies = append(ro.TrustedProxies, p)
+	}
+	if _, err := ingest.NewReader(strings.NewReader(""), *ro); err != nil {
+		return usagef("inspect: --log-format: %v", err)
+	}
+	return nil
+}
+
 func printProfile(w io.Writer, tr *ingest.Traffic, cfg *ingest.Config, p *ingest.Profile) {
 	s := tr.Stats
 	comp := ""
-	if s.Gzipped {
-		comp = ", gzip"
+	if s.Compression != ingest.CompressNone {
+		comp = ", " + s.Compression.String()
 	}
 	detected := ""
 	if cfg.Options.Reader.Format == ingest.FormatAuto {
@@ -222,6 +251,9 @@ func printProfile(w io.Writer, tr *ingest.Traffic, cfg *ingest.Config, p *ingest
 			}
 		}
 		fmt.Fprintf(w, "limit_req   %s ($limit_req_status)\n", strings.Join(parts, ", "))
+	}
+	if warn := tr.KeyWarning(cfg.Options.Key); warn != "" {
+		fmt.Fprintf(w, "warning     %s\n", warn)
 	}
 	if s.OutOfOrder > 0 {
 		fmt.Fprintf(w, "warning     %s requests earlier than a previous line (first at line %d, up to %d s back); sorted\n",
