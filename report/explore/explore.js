@@ -176,6 +176,7 @@
     sel = i;
     const s = $("sel");
     s.dataset.label = i >= 0 ? label(i) : "";
+    s.dataset.id = i >= 0 ? String(D.id[i]) : "";
     s.textContent = i >= 0 ? label(i) : "Nothing selected.";
     const reps = D.reps;
     const rows = [
@@ -246,10 +247,11 @@
     c.addEventListener("pointerleave", () => { hover = -1; $("tip").hidden = true; draw(); });
     c.addEventListener("click", (e) => { const r = c.getBoundingClientRect(), i = nearest(e.clientX - r.left, e.clientY - r.top); if (i >= 0) select(i); });
     c.addEventListener("keydown", (e) => {
-      if (!frontier.length || !["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown"].includes(e.key)) return;
+      if (!frontier.length || !["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End"].includes(e.key)) return;
       e.preventDefault();
       const k = frontier.indexOf(sel), step = e.key === "ArrowRight" || e.key === "ArrowDown" ? 1 : -1;
-      select(frontier[Math.max(0, Math.min(frontier.length - 1, (k < 0 ? 0 : k + step)))]);
+      const to = e.key === "Home" ? 0 : e.key === "End" ? frontier.length - 1 : k < 0 ? 0 : k + step;
+      select(frontier[Math.max(0, Math.min(frontier.length - 1, to))]);
     });
     $("by-alg").addEventListener("click", (e) => { const b = e.target.closest("button[data-i]"); if (b) select(+b.dataset.i); });
     $("target").addEventListener("change", showExport);
