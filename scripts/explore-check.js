@@ -8,7 +8,8 @@
 //   window.EXPLORE_CASES    constraint sets and `recommend --format json`'s picks
 //   window.EXPLORE_FRONTIER frontier.csv's point ids, in order
 //   window.EXPLORE_EXPORTS  {id, label, target, text} from `ratesweep export`
-// The verdict goes into the DOM as <pre id="explore-check">{"ok":…}</pre>.
+// The verdict goes into the DOM as a pre element with id explore-check
+// holding JSON ({"ok": true or false, …}), and to the parent frame.
 (function () {
   const errors = [], net = [];
   const t0 = performance.now();
