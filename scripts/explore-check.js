@@ -29,14 +29,12 @@
   function key(el, k) { el.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true })); }
 
   function run() {
-    // renderMs: the page's script start to its first drawing; readyMs: navigation start to then.
+    // renderMs: the page's script start to ready; readyMs: navigation start to then
+    // (both in Chromium's virtual time: an order, not a measure).
     const out = { ok: false, cases: 0, exports: 0, frontier: 0, renderMs: +document.body.dataset.renderMs, readyMs: Math.round(readyAt), checkMs: 0 };
     const fail = (m) => { if (errors.length < 20) errors.push(m); };
-    let drags = 0, dragMs = 0;
     for (const c of window.EXPLORE_CASES || []) {
-      const d0 = performance.now();
       set("fc-n", c.fc);
-      dragMs += performance.now() - d0; drags++;
       tick("mi-on", c.mi !== null); if (c.mi !== null) set("mi-n", c.mi);
       tick("cc-on", c.cc !== null); if (c.cc !== null) set("cc-n", c.cc);
       const p = document.getElementById("pick");
@@ -76,7 +74,6 @@
     out.width = { scroll: sw, inner: iw };
     if (sw > iw) fail(`the page scrolls sideways: ${sw} px wide in a ${iw} px window`);
     out.checkMs = Math.round(performance.now() - t0);
-    out.dragMs = drags ? +(dragMs / drags).toFixed(1) : 0; // one bound typed: choose and redraw
     if (net.length) fail("network: " + net.slice(0, 5).join("; "));
     out.ok = errors.length === 0;
     out.errors = errors;

@@ -101,9 +101,14 @@
     if (sel < 0 && pick >= 0) select(pick); else draw();
   }
 
-  // Chart.
-  const PAD = { l: 46, r: 10, t: 10, b: 38 };
+  // Chart. A drag fires many input events: the choice and the tables follow
+  // each at once, the canvas is redrawn once per frame.
+  let frame = 0;
   function draw() {
+    if (!frame) frame = requestAnimationFrame(() => { frame = 0; paint(); });
+  }
+  const PAD = { l: 46, r: 10, t: 10, b: 38 };
+  function paint() {
     const c = $("chart"), dpr = window.devicePixelRatio || 1;
     const w = c.clientWidth, h = c.clientHeight;
     if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) { c.width = Math.round(w * dpr); c.height = Math.round(h * dpr); }
