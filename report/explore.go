@@ -347,10 +347,16 @@ func sig4(v float64) float64 {
 	return f
 }
 
-// putExplore writes explore.html through put (Write's writer).
+// putExplore writes explore.html through put (Write's writer). A run
+// reported incomplete whose parts recommend cannot read gets no explorer,
+// and a warning says so.
 func (r *Run) putExplore(put func(name string, data []byte) error) error {
 	var b bytes.Buffer
 	if err := r.writeExplore(context.Background(), &b); err != nil {
+		if r.Incomplete != "" {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("explore.html not written (the run is incomplete): %v", err))
+			return nil
+		}
 		return err
 	}
 	return put("explore.html", b.Bytes())
