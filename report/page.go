@@ -70,7 +70,7 @@ type rendered struct {
 
 // outputGlobs are the files Write owns in the output directory; stale ones
 // from an earlier report are removed first.
-var outputGlobs = []string{"tradeoff.*", "heatmap-*", "clients-*", "timeline-*", "report.md", "index.html", "frontier.csv"}
+var outputGlobs = []string{"tradeoff.*", "heatmap-*", "clients-*", "timeline-*", "report.md", "index.html", "frontier.csv", "explore.html"}
 
 // Write renders the report into dir (created if needed): a PNG and an SVG per
 // figure, frontier.csv, report.md and a self-contained index.html. It
@@ -140,6 +140,9 @@ func (r *Run) Write(dir string) ([]string, error) {
 		return nil, err
 	}
 	if err := put("index.html", page.Bytes()); err != nil {
+		return nil, err
+	}
+	if err := r.putExplore(put); err != nil {
 		return nil, err
 	}
 	return written, nil

@@ -12,6 +12,8 @@
 # A run whose names are markup must show them as text (no image loads, no
 # script runs).
 #
+# Then scripts/test-explore.sh checks explore.html on the same run.
+#
 # Usage: scripts/test-browser.sh [BIN]   (BIN default: bin/ratesweep)
 #
 # Each run also checks the checker: broken copies of the page (a missing
@@ -180,5 +182,7 @@ for i in "${!names[@]}"; do
 	*) echo "test-browser: FAIL: the checker passed a page with: $name"; fail=1 ;;
 	esac
 done
+# The explorer (explore.html) on the same run: scripts/test-explore.sh.
+scripts/test-explore.sh "$BIN" "$TMP/run" || fail=1
 [ "$fail" -eq 0 ] && echo "test-browser: PASS"
 exit "$fail"

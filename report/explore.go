@@ -1,0 +1,363 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	"context"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ratesweep/ratesweep/export"
+	"github.com/ratesweep/ratesweep/model"
+	"github.com/ratesweep/ratesweep/recommend"
+	"github.com/ratesweep/ratesweep/sweep"
+)
+
+// The explorer page: explore.html, one self-contained file (its script,
+// style and data inline; no network) beside index.html.
+var (
+	//go:embed explore/explore.html
+	exploreHTML string
+	//go:embed explore/explore.js
+	exploreJS string
+	//go:embed explore/explore.css
+	exploreCSS string
+)
+
+// exploreMaxCutEntries bounds the per-client cuts embedded for every
+// setting; past it only the settings of the frontier and of each
+// algorithm's frontier have them.
+const exploreMaxCutEntries = 200_000
+
+// exploreMaxClients bounds the clients listed by name; a run with more
+// (a log run's keys) lists the ones any setting cuts most.
+const exploreMaxClients = 2_000
+
+// exploreData is the explorer's data, columnar (one array per field, one
+// entry per setting in point_id order). The replicate means (LC, MP, WC)
+// are recommend's, to full precision, so the page chooses as recommend
+// does; PX and PY are the report's pooled percentages (frontier.csv),
+// present only where they differ from the means.
+type exploreData struct {
+	Title string    `json:"title"`
+	Run   string    `json:"run"`
+	Reps  int       `json:"reps"`
+	Algs  []string  `json:"algs"`
+	ID    []int64   `json:"id"`
+	Alg   []int     `json:"alg"`
+	Label []string  `json:"label"` // without the algorithm's name
+	LC    []float64 `json:"lc"`    // legit_cut_pct, mean over replicates
+	MP    []float64 `json:"mp"`    // missed_pct
+	WC    []float64 `json:"wc"`    // worst legitimate client's cut %, mean over replicates
+	CP    []float64 `json:"cp"`    // caught_pct
+	FC    []float64 `json:"fc"`    // false cut, requests (mean)
+	MI    []float64 `json:"mi"`    // missed, requests (mean)
+	PX    []float64 `json:"px,omitempty"`
+	PY    []float64 `json:"py,omitempty"`
+	// Intervals (95%, Student's t over replicates; 4 significant digits),
+	// lo and hi interleaved per setting, when there are >= 3 replicates.
+	LCI []float64 `json:"lci,omitempty"`
+	MPI []float64 `json:"mpi,omitempty"`
+	WCI []float64 `json:"wci,omitempty"`
+	// Clients: names, classes and requests offered (mean over replicates,
+	// at the first setting); Cuts: per setting index, pairs of client
+	// index and requests cut (mean), clients cut only.
+	Clients      []string          `json:"clients"`
+	ClientClass  []string          `json:"client_class"`
+	ClientOffer  []float64         `json:"client_offered"`
+	Cuts         map[int][]float64 `json:"cuts"`
+	CutsAll      bool              `json:"cuts_all"`
+	CutAt        []int             `json:"cut_at"` // the settings with cuts, when not all
+	ClientsShown int               `json:"clients_total"`
+	// Exports: per target, per setting index, the text `ratesweep export
+	// --to TARGET --run RUN LABEL` prints (the frontier's settings only).
+	Targets []string                  `json:"targets"`
+	Exports map[string]map[int]string `json:"exports"`
+}
+
+// writeExplore writes explore.html for the run into w.
+func (r *Run) writeExplore(ctx context.Context, w *bytes.Buffer) error {
+	d, err := r.exploreData(ctx)
+	if err != nil {
+		return fmt.Errorf("explore.html: %w", err)
+	}
+	js, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	zw.Write(js)
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	t, err := template.New("explore").Parse(exploreHTML)
+	if err != nil {
+		return err
+	}
+	return t.Execute(w, map[string]any{
+		"Title":      r.title(),
+		"Incomplete": r.Incomplete,
+		"Settings":   len(d.ID),
+		"CSS":        template.CSS(exploreCSS),
+		"JS":         template.JS(exploreJS),
+		"Data":       template.HTML(base64.StdEncoding.EncodeToString(z.Bytes())), // [A-Za-z0-9+/=] only
+	})
+}
+
+// exploreData reads the run as recommend does (replicate means, the worst
+// client per replicate) and adds the report's frontier, the clients and
+// the exports of the frontier settings.
+func (r *Run) exploreData(ctx context.Context) (*exploreData, error) {
+	run, err := recommend.ReadRun(ctx, r.Dir)
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]*recommend.Measure, 0, len(run.Labels))
+	labels := map[int64]string{}
+	for _, l := range run.Labels {
+		m := run.Measures[l]
+		ms = append(ms, m)
+		labels[m.PointID] = l
+	}
+	slices.SortFunc(ms, func(a, b *recommend.Measure) int { return cmp.Compare(a.PointID, b.PointID) })
+	d := &exploreData{Title: r.title(), Run: r.Dir, Cuts: map[int][]float64{}, Exports: map[string]map[int]string{}}
+	algIdx := map[string]int{}
+	index := map[int64]int{}
+	reps := 0
+	pooledDiffers := false
+	px, py := make([]float64, len(ms)), make([]float64, len(ms))
+	for i, m := range ms {
+		l := labels[m.PointID]
+		alg, rest, _ := strings.Cut(l, " ")
+		k, ok := algIdx[alg]
+		if !ok {
+			k = len(d.Algs)
+			algIdx[alg] = k
+			d.Algs = append(d.Algs, alg)
+		}
+		index[m.PointID] = i
+		n := m.LegitCutPct.N
+		reps = max(reps, n)
+		d.ID = append(d.ID, m.PointID)
+		d.Alg = append(d.Alg, k)
+		d.Label = append(d.Label, rest)
+		d.LC = append(d.LC, m.LegitCutPct.Mean)
+		d.MP = append(d.MP, m.MissedPct.Mean)
+		d.WC = append(d.WC, m.WorstClientPct)
+		d.CP = append(d.CP, m.CaughtPct.Mean)
+		d.FC = append(d.FC, m.FalseCut.Mean)
+		d.MI = append(d.MI, m.Missed.Mean)
+		if m.LegitCutPct.HasInterval() {
+			d.LCI = append(d.LCI, sig4(m.LegitCutPct.Lo), sig4(m.LegitCutPct.Hi))
+			d.MPI = append(d.MPI, sig4(m.MissedPct.Lo), sig4(m.MissedPct.Hi))
+			d.WCI = append(d.WCI, sig4(m.WorstClientPctI.Lo), sig4(m.WorstClientPctI.Hi))
+		}
+		// The report's pooled percentages: sums over replicates.
+		nf := float64(max(n, 1))
+		px[i] = pct(int64(math.Round(m.FalseCut.Mean*nf)), int64(math.Round(m.OfferedLegit*nf)))
+		py[i] = pct(int64(math.Round(m.Missed.Mean*nf)), int64(math.Round(m.OfferedAbusive*nf)))
+		pooledDiffers = pooledDiffers || px[i] != m.LegitCutPct.Mean || py[i] != m.MissedPct.Mean
+	}
+	d.Reps = reps
+	if pooledDiffers {
+		d.PX, d.PY = px, py
+	}
+	if len(d.LCI) != 2*len(d.ID) {
+		d.LCI, d.MPI, d.WCI = nil, nil, nil
+	}
+	// The settings that carry an export: the frontier's (export reads the
+	// whole run for each, so not every setting's); those that carry their
+	// clients' cuts in a large run: each algorithm's frontier too.
+	var withExport []int
+	seen := map[int]bool{}
+	for _, q := range r.Frontier.Points() {
+		if i, ok := index[q.ID]; ok {
+			seen[i] = true
+			withExport = append(withExport, i)
+		}
+	}
+	slices.Sort(withExport)
+	for _, a := range r.Algos {
+		for _, q := range a.Frontier.Points() {
+			if i, ok := index[q.ID]; ok {
+				seen[i] = true
+			}
+		}
+	}
+	if err := d.addClients(ctx, r.Dir, index, seen); err != nil {
+		return nil, err
+	}
+	if err := d.addExports(ctx, r.Dir, withExport, labels); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// addClients fills in the clients and each setting's cuts (means over
+// replicates).
+func (d *exploreData) addClients(ctx context.Context, dir string, index map[int64]int, frontier map[int]bool) error {
+	rows, err := sweep.ReadClients(ctx, dir)
+	if err != nil {
+		return err
+	}
+	type acc struct {
+		offered, cut float64
+		reps         map[int32]bool
+	}
+	ci := map[string]int{}
+	var offered []float64
+	var class []string
+	var names []string
+	first := int64(-1)
+	per := map[int]map[int]*acc{}
+	for _, c := range rows {
+		k, ok := ci[c.Client]
+		if !ok {
+			k = len(names)
+			ci[c.Client] = k
+			names = append(names, c.Client)
+			class = append(class, c.Class)
+			offered = append(offered, 0)
+		}
+		if first < 0 {
+			first = c.PointID
+		}
+		i, ok := index[c.PointID]
+		if !ok {
+			continue
+		}
+		pm := per[i]
+		if pm == nil {
+			pm = map[int]*acc{}
+			per[i] = pm
+		}
+		a := pm[k]
+		if a == nil {
+			a = &acc{reps: map[int32]bool{}}
+			pm[k] = a
+		}
+		a.offered += float64(c.Offered)
+		a.cut += float64(c.Cut)
+		a.reps[c.Replicate] = true
+	}
+	reps := float64(max(d.Reps, 1))
+	for k := range offered {
+		if a := per[index[first]][k]; a != nil {
+			offered[k] = a.offered / reps
+		}
+	}
+	// Clients most cut first, at most exploreMaxClients of them.
+	most := make([]float64, len(names))
+	entries := 0
+	for _, pm := range per {
+		for k, a := range pm {
+			if a.cut > 0 {
+				most[k] = max(most[k], a.cut)
+				entries++
+			}
+		}
+	}
+	order := make([]int, len(names))
+	for k := range order {
+		order[k] = k
+	}
+	if len(names) > exploreMaxClients {
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(most[b], most[a]) })
+		order = order[:exploreMaxClients]
+		slices.Sort(order)
+	}
+	newIdx := map[int]int{}
+	for j, k := range order {
+		newIdx[k] = j
+		d.Clients = append(d.Clients, names[k])
+		d.ClientClass = append(d.ClientClass, class[k])
+		d.ClientOffer = append(d.ClientOffer, offered[k])
+	}
+	d.ClientsShown = len(names)
+	d.CutsAll = entries <= exploreMaxCutEntries
+	d.CutAt = []int{}
+	for i := range frontier {
+		if !d.CutsAll {
+			d.CutAt = append(d.CutAt, i)
+		}
+	}
+	slices.Sort(d.CutAt)
+	for i, pm := range per {
+		if !d.CutsAll && !frontier[i] {
+			continue
+		}
+		var pairs []float64
+		for k, a := range pm {
+			if j, ok := newIdx[k]; ok && a.cut > 0 {
+				pairs = append(pairs, float64(j), a.cut/reps)
+			}
+		}
+		if len(pairs) > 0 {
+			d.Cuts[i] = pairs
+		}
+	}
+	return nil
+}
+
+// addExports fills in, for every target, the text `ratesweep export --to
+// TARGET --run DIR LABEL` prints for the settings at.
+func (d *exploreData) addExports(ctx context.Context, dir string, at []int, labels map[int64]string) error {
+	pts, err := export.ReadRun(ctx, dir)
+	if err != nil {
+		return err
+	}
+	o := export.Options{Nodes: 1, Zone: "ratesweep"}
+	d.Targets = export.Targets
+	for _, t := range export.Targets {
+		texts := map[int]string{}
+		for _, i := range at {
+			p, err := model.ParseLabel(labels[d.ID[i]])
+			if err != nil {
+				return err
+			}
+			var b bytes.Buffer
+			res, asked, exported, err := export.NearestIn(p, t, pts, o)
+			if err != nil {
+				texts[i] = "ratesweep: export: " + err.Error() + "\n"
+				continue
+			}
+			if err := export.Write(&b, res, asked, exported, dir); err != nil {
+				return err
+			}
+			texts[i] = b.String()
+		}
+		d.Exports[t] = texts
+	}
+	return nil
+}
+
+// sig4 rounds v to 4 significant digits (an interval's bounds, shown, not
+// compared).
+func sig4(v float64) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	return f
+}
+
+// putExplore writes explore.html through put (Write's writer). A run
+// reported incomplete whose parts recommend cannot read gets no explorer,
+// and a warning says so.
+func (r *Run) putExplore(put func(name string, data []byte) error) error {
+	var b bytes.Buffer
+	if err := r.writeExplore(context.Background(), &b); err != nil {
+		if r.Incomplete != "" {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("explore.html not written (the run is incomplete): %v", err))
+			return nil
+		}
+		return err
+	}
+	return put("explore.html", b.Bytes())
+}

@@ -1,0 +1,90 @@
+// explore-check.js: injected into a copy of explore.html by
+// scripts/test-explore.sh, in <head> before the page's own script. It
+// records every attempt to reach the network (a resource the page loads,
+// a request the page's Content-Security-Policy blocks), then drives the
+// page as a user does (typing the bounds, ticking the boxes, the arrow
+// keys on the chart, the proxy menu) and compares what the page shows
+// with what the command line printed for the same run:
+//   window.EXPLORE_CASES    constraint sets and `recommend --format json`'s picks
+//   window.EXPLORE_FRONTIER frontier.csv's point ids, in order
+//   window.EXPLORE_EXPORTS  {id, label, target, text} from `ratesweep export`
+// The verdict goes into the DOM as a pre element with id explore-check
+// holding JSON ({"ok": true or false, …}), and to the parent frame.
+(function () {
+  const errors = [], net = [];
+  const t0 = performance.now();
+  document.addEventListener("securitypolicyviolation", (e) => net.push("blocked " + e.blockedURI + " (" + e.violatedDirective + ")"));
+  new PerformanceObserver((l) => { for (const e of l.getEntries()) net.push("loaded " + e.name); }).observe({ type: "resource", buffered: true });
+  window.addEventListener("error", (e) => errors.push("error: " + (e.message || (e.target && (e.target.src || e.target.href)) || "?")), true);
+
+  function set(id, v) {
+    const n = document.getElementById(id);
+    n.value = v;
+    n.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+  function tick(id, on) {
+    const c = document.getElementById(id);
+    if (c.checked !== on) { c.checked = on; c.dispatchEvent(new Event("change", { bubbles: true })); }
+  }
+  function key(el, k) { el.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true })); }
+
+  function run() {
+    // renderMs: the page's script start to ready; readyMs: navigation start to then
+    // (both in Chromium's virtual time: an order, not a measure).
+    const out = { ok: false, cases: 0, exports: 0, frontier: 0, renderMs: +document.body.dataset.renderMs, readyMs: Math.round(readyAt), checkMs: 0 };
+    const fail = (m) => { if (errors.length < 20) errors.push(m); };
+    for (const c of window.EXPLORE_CASES || []) {
+      set("fc-n", c.fc);
+      tick("mi-on", c.mi !== null); if (c.mi !== null) set("mi-n", c.mi);
+      tick("cc-on", c.cc !== null); if (c.cc !== null) set("cc-n", c.cc);
+      const p = document.getElementById("pick");
+      const what = `fc ${c.fc} mi ${c.mi} cc ${c.cc}`;
+      if (p.dataset.kind !== c.kind || p.dataset.label !== c.label)
+        fail(`${what}: page picks ${p.dataset.kind} ${p.dataset.label}, recommend ${c.kind} ${c.label}`);
+      const by = {};
+      for (const tr of document.querySelectorAll("#by-alg tr[data-alg]")) by[tr.dataset.alg] = tr.dataset.label;
+      const a = JSON.stringify(Object.entries(by).sort()), b = JSON.stringify(Object.entries(c.byAlg).sort());
+      if (a !== b) fail(`${what}: best per algorithm ${a}, recommend ${b}`);
+      out.cases++;
+    }
+    // The frontier drawn against frontier.csv.
+    const got = (window.explore && window.explore.frontierIds) || [];
+    const want = window.EXPLORE_FRONTIER || [];
+    out.frontier = got.length;
+    if (JSON.stringify(got) !== JSON.stringify(want)) fail(`frontier: page ${got.length} points [${got.slice(0, 5)}…], frontier.csv ${want.length} [${want.slice(0, 5)}…]`);
+    // The exports: walk the frontier with the arrow keys on the chart.
+    const chart = document.getElementById("chart"), sel = document.getElementById("sel"), target = document.getElementById("target");
+    const todo = new Map();
+    for (const e of window.EXPLORE_EXPORTS || []) { if (!todo.has(e.id)) todo.set(e.id, []); todo.get(e.id).push(e); }
+    chart.focus();
+    key(chart, "Home");
+    for (let k = 0; k < want.length; k++, key(chart, "ArrowRight")) {
+      for (const e of todo.get(+sel.dataset.id) || []) {
+        target.value = e.target;
+        target.dispatchEvent(new Event("change", { bubbles: true }));
+        const text = document.getElementById("export-text").textContent;
+        if (text !== e.text) fail(`export --to ${e.target} '${e.label}': the page shows ${JSON.stringify(text.slice(0, 200))}…`);
+        out.exports++;
+      }
+      todo.delete(+sel.dataset.id);
+    }
+    for (const id of todo.keys()) fail(`export: point ${id} never selected by the arrow keys`);
+    // Nothing scrolls sideways.
+    const sw = document.documentElement.scrollWidth, iw = window.innerWidth;
+    out.width = { scroll: sw, inner: iw };
+    if (sw > iw) fail(`the page scrolls sideways: ${sw} px wide in a ${iw} px window`);
+    out.checkMs = Math.round(performance.now() - t0);
+    if (net.length) fail("network: " + net.slice(0, 5).join("; "));
+    out.ok = errors.length === 0;
+    out.errors = errors;
+    const pre = document.createElement("pre");
+    pre.id = "explore-check";
+    pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+    if (window.parent !== window) window.parent.postMessage(pre.textContent, "*");
+  }
+  let readyAt = 0;
+  const start = () => { readyAt = performance.now(); setTimeout(run, 50); }; // after any request the page starts at load
+  document.addEventListener("explore-ready", start);
+  window.addEventListener("load", () => setTimeout(() => { if (!document.body.dataset.ready) { errors.push("the page never became ready"); run(); } }, 15000));
+})();
