@@ -347,10 +347,19 @@ func sig4(v float64) float64 {
 	return f
 }
 
+// maxExploreSettings bounds the settings explore.html embeds: every one is
+// read into memory with its replicates and drawn by the browser.
+const maxExploreSettings = 200_000
+
 // putExplore writes explore.html through put (Write's writer). A run
 // reported incomplete whose parts recommend cannot read gets no explorer,
 // and a warning says so.
 func (r *Run) putExplore(put func(name string, data []byte) error) error {
+	if r.Points > maxExploreSettings {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("explore.html not written: the run has %s settings, more than the %s the page holds in memory (query the Parquet files instead)",
+			groupDigits(r.Points), groupDigits(maxExploreSettings)))
+		return nil
+	}
 	var b bytes.Buffer
 	if err := r.writeExplore(context.Background(), &b); err != nil {
 		if r.Incomplete != "" {
