@@ -130,13 +130,14 @@ func scanFile(ctx context.Context, path string, columns []string, rows int, keep
 			return nil
 		}
 	}
+	// The footer decoded: a schema that does not is damage, not bad input.
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: int64(rows)}, memory.DefaultAllocator)
 	if err != nil {
-		return inputErrorf("%s: %v", path, err)
+		return damaged(path, err)
 	}
 	sc, err := fr.Schema()
 	if err != nil {
-		return inputErrorf("%s: %v", path, err)
+		return damaged(path, err)
 	}
 	idx := make([]int, len(columns))
 	for i, c := range columns {
@@ -151,7 +152,7 @@ func scanFile(ctx context.Context, path string, columns []string, rows int, keep
 	slices.Sort(order)
 	rr, err := fr.GetRecordReader(ctx, order, groups)
 	if err != nil {
-		return inputErrorf("%s: %v", path, err)
+		return damaged(path, err)
 	}
 	defer rr.Release()
 	for rr.Next() {

@@ -57,8 +57,9 @@ func cmdRecommend(e *env, args []string) error {
 	res, err := recommend.RecommendDirs(e.ctx, rest, o)
 	if err != nil {
 		var ie *sweep.InputError
+		var de *sweep.DamagedError
 		switch {
-		case e.ctx.Err() != nil:
+		case e.ctx.Err() != nil, errors.As(err, &de):
 			return err
 		case errors.As(err, &ie):
 			return &badInput{err}
