@@ -27,6 +27,7 @@ func TestFlippedArrowSchema(t *testing.T) {
 		{"check", "--baseline", dir, dir},
 		{"recommend", dir, "--max-false-cut", "1%"},
 		{"export", "--to", "nginx", "--run", dir, "fixed_window window_s=10 limit=10"},
+		{"merge", dir},
 		{"merge", "--compact", dir},
 	} {
 		code, _, stderr := runCLI(t, args...)

@@ -23,6 +23,7 @@ func cmdRecommend(e *env, args []string) error {
 	maxClient := fs.String("max-client-cut", "", "most requests cut from any one legitimate client: a percentage of its own or a count")
 	cliff := fs.Float64("cliff", 5, "percentage points one grid step may move legit_cut_pct or missed_pct before the choice is flagged as on a cliff")
 	format := fs.String("format", "text", "output format: text, markdown or json")
+	allowIncomplete := fs.Bool("allow-incomplete", false, "read runs without manifest.json, or with NULL or NaN metrics, instead of refusing them")
 	rest, err := parseFlags(fs, args, 1<<20)
 	if err != nil {
 		return err
@@ -36,7 +37,7 @@ func cmdRecommend(e *env, args []string) error {
 	if *format != "text" && *format != "markdown" && *format != "json" {
 		return usagef("recommend: --format must be text, markdown or json, got %q", *format)
 	}
-	o := recommend.Options{CliffPP: *cliff}
+	o := recommend.Options{CliffPP: *cliff, AllowIncomplete: *allowIncomplete}
 	for _, b := range []struct {
 		flag, v string
 		dst     **recommend.Bound
