@@ -208,6 +208,25 @@ func estimateLog(e *Estimate, cfg *ingest.Config, w int64, add func(int64, strin
 	add(sat(min(reqs, 1e7)*memPerLogKey), "log keys (at most one per request): %s", how)
 }
 
+// EstimateLog is the memory of reading the log of cfg whole, as inspect
+// does: the runtime, the compiled log and its key table, bounded from the
+// log's size before it is read.
+func EstimateLog(cfg *ingest.Config) Estimate {
+	var e Estimate
+	add := func(bytes int64, format string, args ...any) {
+		if bytes > 0 {
+			e.Memory = append(e.Memory, MemoryItem{What: fmt.Sprintf(format, args...), Bytes: bytes})
+		}
+	}
+	add(memBase, "the runtime")
+	estimateLog(&e, cfg, 1, add)
+	slices.SortStableFunc(e.Memory, func(a, b MemoryItem) int { return cmp.Compare(b.Bytes, a.Bytes) })
+	for _, m := range e.Memory {
+		e.MemoryBytes = satAdd(e.MemoryBytes, m.Bytes)
+	}
+	return e
+}
+
 // logRequests bounds a log's requests before reading it: a Parquet file's
 // rows, or its (uncompressed) size over the shortest plausible line.
 func logRequests(path string) (float64, string) {
