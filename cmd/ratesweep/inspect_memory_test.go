@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// inspect bounds its memory like run: a log of many gzip members (200,000
-// lines in 100 KB, 140:1) is sized by sampling them, and over --max-memory
-// it exits 2 before reading, naming the driver.
+// inspect bounds its memory like run: a log of many gzip members (400,000
+// lines, compressed over 100:1) is sized by sampling them, and over
+// --max-memory it exits 2 before reading, naming the driver.
 func TestInspectMaxMemory(t *testing.T) {
 	var b bytes.Buffer
 	for m := range 40 {
