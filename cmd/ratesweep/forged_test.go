@@ -63,6 +63,7 @@ func TestReadersRefuseForgedRuns(t *testing.T) {
 	}
 	writeFile(t, outside, "manifest.json", strings.Replace(string(m), `"file": "part-000000.parquet"`, `"file": "../../victim/points/part-000000.parquet"`, 1))
 	expect("a manifest path through ../", 2, `manifest.json lists "../../victim/points/part-000000.parquet"`, append(readers(outside), []string{"check", "--baseline", base, outside}))
+	expect("merge of a manifest path through ../", 1, `part 0 names files "../../victim/points/part-000000.parquet"`, [][]string{{"merge", outside}, {"merge", "--compact", outside}})
 
 	// A part that is a symlink out of the run.
 	linked := copyRun(t, base)
@@ -74,6 +75,7 @@ func TestReadersRefuseForgedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("a symlink out of the run", 2, "outside the run directory", append(readers(linked), []string{"check", "--baseline", base, linked}))
+	expect("merge of a symlink out of the run", 1, "a symlink outside the run directory", [][]string{{"merge", linked}})
 
 	// An incomplete run (no manifest): refused unless --allow-incomplete.
 	killed := copyRun(t, base)
