@@ -131,3 +131,30 @@ func TestReadersRefuseForgedRuns(t *testing.T) {
 	}
 	expect("rows twice, no manifest", 2, "point_id 0 replicate 0 comes again", readers(doubled, "--allow-incomplete"))
 }
+
+// --resume recomputes a part that is a symlink out of the run directory
+// instead of keeping what it points to.
+func TestResumeRecomputesSymlinkedPart(t *testing.T) {
+	base := sweepRun(t, "forged", lessonScenario(t), "", checkGrid)
+	run := copyRun(t, base)
+	if err := os.Remove(filepath.Join(run, "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(run, "points", "part-000000.parquet")
+	elsewhere := filepath.Join(t.TempDir(), "part-000000.parquet")
+	if err := os.Rename(part, elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, part); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "run", filepath.Join(run, "spec.yaml"), "--out", run, "--resume", "--quiet"); code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	if st, err := os.Lstat(part); err != nil || st.Mode()&os.ModeSymlink != 0 {
+		t.Errorf("the part is still a symlink (%v)", err)
+	}
+	if code, _, stderr := runCLI(t, "check", "--baseline", base, run); code != 0 {
+		t.Errorf("check after resume: exit %d: %s", code, stderr)
+	}
+}
