@@ -184,11 +184,13 @@ type side struct {
 // readSide lists a run directory's points files and checks that they
 // belong to one scenario.
 func readSide(dir, what string) (*side, error) {
-	files, err := sweep.PartFiles(dir, "points")
+	// Completeness is Compare's to judge (its own message and option).
+	run, err := sweep.OpenRun(dir, sweep.OpenOptions{AllowIncomplete: true})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	s := &side{what: what, info: RunInfo{Dir: dir, Files: len(files)}, files: files, complete: sweep.RunComplete(dir)}
+	files := run.Points
+	s := &side{what: what, info: RunInfo{Dir: dir, Files: len(files)}, files: files, complete: run.Complete}
 	hashes := map[string]string{} // hash → first file with it
 	for _, f := range files {
 		kv, cols, rows, err := parquetFooter(f)

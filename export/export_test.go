@@ -235,7 +235,7 @@ func runSpec(t *testing.T, spec *sweep.Spec) []*Point {
 	if _, err := sweep.Run(context.Background(), spec, sweep.Options{OutDir: dir, Workers: 1}); err != nil {
 		t.Fatal(err)
 	}
-	run, err := ReadRun(context.Background(), dir)
+	run, err := ReadRun(context.Background(), dir, sweep.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

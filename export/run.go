@@ -36,9 +36,15 @@ func pct(a, b float64) float64 {
 }
 
 // ReadRun reads a run directory's points, one Point per policy (label),
-// in point_id order.
-func ReadRun(ctx context.Context, dir string) ([]*Point, error) {
-	rows, err := sweep.ReadPoints(ctx, dir)
+// in point_id order. The run is opened by sweep.OpenRun with opts: an
+// incomplete run, or NULL or NaN metrics, are refused unless
+// opts.AllowIncomplete.
+func ReadRun(ctx context.Context, dir string, opts sweep.OpenOptions) ([]*Point, error) {
+	r, err := sweep.OpenRun(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := sweep.ReadRunPoints(ctx, r)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/ratesweep/ratesweep/internal/pqsafe"
 )
 
 // parquetFile is what a Parquet reader needs (an *os.File is one).
@@ -58,6 +59,12 @@ func newParquetSource(f parquetFile, opt ReaderOptions) (*parquetSource, error) 
 	pf, err := file.NewParquetReader(f)
 	if err != nil {
 		return nil, fmt.Errorf("not a readable Parquet file: %v", err)
+	}
+	if v := pf.MetaData().KeyValueMetadata().FindValue(pqsafe.SchemaKey); v != nil {
+		if err := pqsafe.CheckArrowSchema(*v); err != nil {
+			pf.Close()
+			return nil, fmt.Errorf("a damaged Parquet footer: %v", err)
+		}
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}, memory.DefaultAllocator)
 	if err != nil {

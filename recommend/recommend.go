@@ -55,6 +55,9 @@ type Options struct {
 	// CliffPP is the move of legit_cut_pct or missed_pct, percentage
 	// points, at one grid step that flags a cliff (default 5).
 	CliffPP float64
+	// AllowIncomplete reads runs without manifest.json, or with NULL or
+	// NaN metrics (sweep.OpenOptions), instead of refusing them.
+	AllowIncomplete bool
 }
 
 // Objective is what the choice minimises among the policies that meet
@@ -194,16 +197,8 @@ type Run struct {
 
 // scenarioOffered reads the scenario of a run from its metadata and
 // returns each client's requests per second (nil for a log run).
-func scenarioOffered(dir string) map[string][]float64 {
-	files, err := sweep.PartFiles(dir, "points")
-	if err != nil {
-		return nil
-	}
-	md, err := sweep.FileMetadata(files[0])
-	if err != nil {
-		return nil
-	}
-	spec, err := sweep.ParseSpec([]byte(md[sweep.MetaSpec]), nil)
+func scenarioOffered(run *sweep.RunDir) map[string][]float64 {
+	spec, err := sweep.ParseSpec([]byte(run.SpecYAML), nil)
 	if err != nil || spec.Scenario == nil {
 		return nil
 	}
@@ -230,9 +225,21 @@ func clientWhy(p model.Policy, a []float64) string {
 	return ""
 }
 
-// ReadRun reads a run directory's points and clients.
+// ReadRun reads a run directory's points and clients, accepting an
+// incomplete run or NULL metrics (RecommendDirs refuses them unless
+// Options.AllowIncomplete); rows listed twice are refused.
 func ReadRun(ctx context.Context, dir string) (*Run, error) {
-	rows, err := sweep.ReadPoints(ctx, dir)
+	d, err := sweep.OpenRun(dir, sweep.OpenOptions{AllowIncomplete: true})
+	if err != nil {
+		return nil, err
+	}
+	return readRun(ctx, d)
+}
+
+// readRun is ReadRun of an opened run.
+func readRun(ctx context.Context, d *sweep.RunDir) (*Run, error) {
+	dir := d.Dir
+	rows, err := sweep.ReadRunPoints(ctx, d)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +247,7 @@ func ReadRun(ctx context.Context, dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Dir: dir, Measures: map[string]*Measure{}, Offered: scenarioOffered(dir)}
+	run := &Run{Dir: dir, Measures: map[string]*Measure{}, Offered: scenarioOffered(d)}
 	byID := map[int64]*repAcc{}
 	var order []*repAcc
 	var labels []string

@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -9,7 +10,6 @@ import (
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -25,11 +25,18 @@ func RecommendDirs(ctx context.Context, dirs []string, o Options) (*Result, erro
 	if err := o.prepare(); err != nil {
 		return nil, err
 	}
-	grid, reps, ok := sameGrid(dirs)
+	opened := make([]*sweep.RunDir, len(dirs))
+	for k, d := range dirs {
+		var err error
+		if opened[k], err = sweep.OpenRun(d, sweep.OpenOptions{AllowIncomplete: o.AllowIncomplete}); err != nil {
+			return nil, err
+		}
+	}
+	grid, reps, ok := sameGrid(opened)
 	if !ok {
 		var runs []*Run
-		for _, d := range dirs {
-			r, err := ReadRun(ctx, d)
+		for _, d := range opened {
+			r, err := readRun(ctx, d)
 			if err != nil {
 				return nil, err
 			}
@@ -37,7 +44,7 @@ func RecommendDirs(ctx context.Context, dirs []string, o Options) (*Result, erro
 		}
 		return Recommend(runs, o)
 	}
-	pk, err := o.firstPass(ctx, dirs, grid.Points(), reps)
+	pk, err := o.firstPass(ctx, opened, grid.Points(), reps)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +75,7 @@ func RecommendDirs(ctx context.Context, dirs []string, o Options) (*Result, erro
 		want[id] = true
 	}
 	runs := make([]*Run, len(dirs))
-	for k, d := range dirs {
+	for k, d := range opened {
 		if runs[k], err = readSelected(ctx, d, want); err != nil {
 			return nil, err
 		}
@@ -135,19 +142,11 @@ func ownID(l string) int64 {
 
 // sameGrid returns the grid of dirs' spec and each run's replicates when
 // every run holds exactly that grid's rows (complete, same sweep).
-func sameGrid(dirs []string) (*sweep.Grid, []int, bool) {
+func sameGrid(runs []*sweep.RunDir) (*sweep.Grid, []int, bool) {
 	var first *sweep.Spec
 	var reps []int
-	for _, d := range dirs {
-		files, err := sweep.PartFiles(d, "points")
-		if err != nil {
-			return nil, nil, false
-		}
-		md, err := sweep.FileMetadata(files[0])
-		if err != nil {
-			return nil, nil, false
-		}
-		spec, err := sweep.ParseSpec([]byte(md[sweep.MetaSpec]), func(string) (string, []byte, error) {
+	for _, d := range runs {
+		spec, err := sweep.ParseSpec([]byte(d.SpecYAML), func(string) (string, []byte, error) {
 			return "", nil, fmt.Errorf("no file references in a run's spec")
 		})
 		if err != nil || spec.Replicates < 1 {
@@ -158,15 +157,7 @@ func sameGrid(dirs []string) (*sweep.Grid, []int, bool) {
 		} else if !reflect.DeepEqual(spec.Entries, first.Entries) {
 			return nil, nil, false
 		}
-		var rows int64
-		for _, f := range files {
-			n, err := fileRows(f)
-			if err != nil {
-				return nil, nil, false
-			}
-			rows += n
-		}
-		if rows != spec.Rows() {
+		if d.Rows != spec.Rows() {
 			return nil, nil, false
 		}
 		reps = append(reps, spec.Replicates)
@@ -212,15 +203,6 @@ func overlapping(s *sweep.Spec) bool {
 	return false
 }
 
-func fileRows(path string) (int64, error) {
-	rdr, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		return 0, err
-	}
-	defer rdr.Close()
-	return rdr.NumRows(), nil
-}
-
 // streamed is one point of a run in the first pass.
 type streamed struct {
 	alg string
@@ -238,7 +220,7 @@ type producer struct {
 	errs    chan error
 }
 
-func startProducer(ctx context.Context, dir string, n int64, reps int, withClients bool) *producer {
+func startProducer(ctx context.Context, dir *sweep.RunDir, n int64, reps int, withClients bool) *producer {
 	const batch = 1024
 	pts := make(chan []streamed, 2)
 	p := &producer{points: pts, errs: make(chan error, 2)}
@@ -340,7 +322,7 @@ func (c *cursor[T]) next() (T, bool) {
 }
 
 // firstPass streams every run's points in lockstep and makes the choices.
-func (o *Options) firstPass(ctx context.Context, dirs []string, n int64, reps []int) (*picks, error) {
+func (o *Options) firstPass(ctx context.Context, dirs []*sweep.RunDir, n int64, reps []int) (*picks, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	obj, tieM := o.objective(), o.tieMetric()
@@ -358,14 +340,20 @@ func (o *Options) firstPass(ctx context.Context, dirs []string, n int64, reps []
 	for k := range pk.ownVal {
 		pk.ownVal[k], ownTie[k] = math.Inf(1), math.Inf(1)
 	}
+	// A stream that ended early ended on its producer's error: that one
+	// names the cause (the cancelled producers' errors do not).
 	fail := func(err error) (*picks, error) {
 		cancel()
+		var first error
 		for _, p := range prods {
 			for range 2 {
-				if e := <-p.errs; e != nil && err == nil {
-					err = e
+				if e := <-p.errs; e != nil && first == nil && !errors.Is(e, context.Canceled) {
+					first = e
 				}
 			}
+		}
+		if first != nil {
+			return nil, first
 		}
 		return nil, err
 	}
@@ -377,13 +365,13 @@ func (o *Options) firstPass(ctx context.Context, dirs []string, n int64, reps []
 		for k := range K {
 			s, more := pcs[k].next()
 			if !more || s.m.PointID != id {
-				return fail(fmt.Errorf("%s: points are not in point order at point %d (rewritten by another tool?)", dirs[k], id))
+				return fail(fmt.Errorf("%s: points are not in point order at point %d (rewritten by another tool?)", dirs[k].Dir, id))
 			}
 			m := s.m
 			if ccs[k].ch != nil {
 				w, more := ccs[k].next()
 				if !more {
-					return fail(fmt.Errorf("%s: clients end before point %d", dirs[k], id))
+					return fail(fmt.Errorf("%s: clients end before point %d", dirs[k].Dir, id))
 				}
 				m.WorstClientPctI, m.WorstClientCutI = w.pct, w.cut
 				m.WorstClientPct, m.WorstClientCut = w.pct.Mean, w.cut.Mean
@@ -405,11 +393,11 @@ func (o *Options) firstPass(ctx context.Context, dirs []string, n int64, reps []
 	}
 	for k := range K {
 		if _, more := pcs[k].next(); more {
-			return fail(fmt.Errorf("%s: more points than its spec's %d", dirs[k], n))
+			return fail(fmt.Errorf("%s: more points than its spec's %d", dirs[k].Dir, n))
 		}
 		if ccs[k].ch != nil {
 			if _, more := ccs[k].next(); more {
-				return fail(fmt.Errorf("%s: clients of points beyond its spec's %d", dirs[k], n))
+				return fail(fmt.Errorf("%s: clients of points beyond its spec's %d", dirs[k].Dir, n))
 			}
 		}
 	}
@@ -455,7 +443,7 @@ func gridNeighbours(g *sweep.Grid, chosen []int64) []int64 {
 
 // readSelected reads the points and clients rows of the wanted point ids
 // of a run directory (only the row groups that hold them).
-func readSelected(ctx context.Context, dir string, want map[int64]bool) (*Run, error) {
+func readSelected(ctx context.Context, dir *sweep.RunDir, want map[int64]bool) (*Run, error) {
 	ids := make([]int64, 0, len(want))
 	for id := range want {
 		ids = append(ids, id)
@@ -465,7 +453,7 @@ func readSelected(ctx context.Context, dir string, want map[int64]bool) (*Run, e
 		i, _ := slices.BinarySearch(ids, lo)
 		return i < len(ids) && ids[i] <= hi
 	}
-	run := &Run{Dir: dir, Measures: map[string]*Measure{}, Offered: scenarioOffered(dir)}
+	run := &Run{Dir: dir.Dir, Measures: map[string]*Measure{}, Offered: scenarioOffered(dir)}
 	byID := map[int64]*Measure{}
 	reps := map[int64]int{}
 	err := scanPoints(ctx, dir, keep, want, func(_, label string, a *repAcc) error {
@@ -498,11 +486,12 @@ var metricColumns = []string{"offered_legit", "offered_abusive", "caught", "miss
 // per point with its replicates gathered; with want (nil: every point),
 // only for the wanted points, and with their labels.
 // Rows must come in point order, replicates in order within a point.
-func scanPoints(ctx context.Context, dir string, keep func(lo, hi int64) bool, want map[int64]bool, emit func(alg, label string, a *repAcc) error) error {
-	files, err := sweep.PartFiles(dir, "points")
-	if err != nil {
-		return err
-	}
+//
+// Every row's key is checked (sweep.Keys: no row listed twice), and so is
+// every metric it reads (sweep.RunDir.Metric: no NULL or NaN).
+func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) bool, want map[int64]bool, emit func(alg, label string, a *repAcc) error) error {
+	files := run.Points
+	keys := run.Keys()
 	params := want != nil
 	cols := []string{"point_id", "replicate", "algorithm"}
 	if params {
@@ -522,10 +511,13 @@ func scanPoints(ctx context.Context, dir string, keep func(lo, hi int64) bool, w
 			mc := c[len(c)-len(metricColumns):]
 			for i := range int(rec.NumRows()) {
 				id, _ := sweep.Int(c[0], i)
+				rep, _ := sweep.Int(c[1], i)
+				if err := keys.Next(f, id, rep); err != nil {
+					return err
+				}
 				if want != nil && !want[id] {
 					continue
 				}
-				rep, _ := sweep.Int(c[1], i)
 				if id != a.id {
 					if id < a.id {
 						return fmt.Errorf("%s: points are not in point order (point %d after %d)", f, id, a.id)
@@ -552,13 +544,20 @@ func scanPoints(ctx context.Context, dir string, keep func(lo, hi int64) bool, w
 				}
 				lastRep = rep
 				var m model.Metrics
-				m.OfferedLegit, _ = sweep.Int(mc[0], i)
-				m.OfferedAbusive, _ = sweep.Int(mc[1], i)
-				m.Caught, _ = sweep.Int(mc[2], i)
-				m.Missed, _ = sweep.Int(mc[3], i)
-				m.FalseCut, _ = sweep.Int(mc[4], i)
-				m.LegitCutPct, _ = sweep.Float(mc[5], i)
-				m.MissedPct, _ = sweep.Float(mc[6], i)
+				for j, dst := range []*int64{&m.OfferedLegit, &m.OfferedAbusive, &m.Caught, &m.Missed, &m.FalseCut} {
+					v, ok := sweep.Int(mc[j], i)
+					if err := run.Metric(f, id, metricColumns[j], float64(v), ok); err != nil {
+						return err
+					}
+					*dst = v
+				}
+				for j, dst := range []*float64{&m.LegitCutPct, &m.MissedPct} {
+					v, ok := sweep.Float(mc[5+j], i)
+					if err := run.Metric(f, id, metricColumns[5+j], v, ok); err != nil {
+						return err
+					}
+					*dst = v
+				}
 				a.add(&m)
 			}
 			return nil
@@ -576,11 +575,8 @@ func scanPoints(ctx context.Context, dir string, keep func(lo, hi int64) bool, w
 // scanClients reads a run's clients rows in file order (point order) and
 // calls emit once per point that has rows, with its legitimate clients
 // summed over replicates.
-func scanClients(ctx context.Context, dir string, keep func(lo, hi int64) bool, want map[int64]bool, emit func(id int64, pc *clientAcc) error) error {
-	files, err := sweep.PartFiles(dir, "clients")
-	if err != nil {
-		return err
-	}
+func scanClients(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) bool, want map[int64]bool, emit func(id int64, pc *clientAcc) error) error {
+	files := run.Clients
 	cols := []string{"point_id", "replicate", "client", "class", "offered", "cut"}
 	cur := int64(-1)
 	pc := newClientAcc()

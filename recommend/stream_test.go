@@ -59,7 +59,7 @@ func TestStreamingMatchesInMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, ok := sameGrid(c.dirs); !ok {
+		if _, _, ok := sameGrid(openRuns(t, c.dirs...)); !ok {
 			t.Fatalf("%s: not streamed", c.name)
 		}
 		got, err := RecommendDirs(context.Background(), c.dirs, c.o)
@@ -82,11 +82,25 @@ func TestStreamingMatchesInMemory(t *testing.T) {
 func TestDifferentGridsFallBack(t *testing.T) {
 	a := runDir(t, "embedded:baseline-lesson.yaml")
 	b := runDir(t, "embedded:baseline-lesson.yaml", "sweep[0].limit=[300, 600]")
-	if _, _, ok := sameGrid([]string{a, b}); ok {
+	if _, _, ok := sameGrid(openRuns(t, a, b)); ok {
 		t.Fatal("different grids streamed together")
 	}
 	res, err := RecommendDirs(context.Background(), []string{a, b}, Options{MaxFalseCut: bound("1%")})
 	if err != nil || res.Overall == nil || len(res.Notes) != 1 {
 		t.Fatalf("%v %+v", err, res)
 	}
+}
+
+// openRuns opens run directories with sweep.OpenRun.
+func openRuns(t *testing.T, dirs ...string) []*sweep.RunDir {
+	t.Helper()
+	var out []*sweep.RunDir
+	for _, d := range dirs {
+		r, err := sweep.OpenRun(d, sweep.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -196,7 +196,7 @@ func (r *Run) exploreData(ctx context.Context) (*exploreData, error) {
 	if err := d.addClients(ctx, r.Dir, index, seen); err != nil {
 		return nil, err
 	}
-	if err := d.addExports(ctx, r.Dir, withExport, labels); err != nil {
+	if err := d.addExports(ctx, r.Dir, sweep.OpenOptions{AllowIncomplete: r.Incomplete != ""}, withExport, labels); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -310,8 +310,8 @@ func (d *exploreData) addClients(ctx context.Context, dir string, index map[int6
 
 // addExports fills in, for every target, the text `ratesweep export --to
 // TARGET --run DIR LABEL` prints for the settings at.
-func (d *exploreData) addExports(ctx context.Context, dir string, at []int, labels map[int64]string) error {
-	pts, err := export.ReadRun(ctx, dir)
+func (d *exploreData) addExports(ctx context.Context, dir string, open sweep.OpenOptions, at []int, labels map[int64]string) error {
+	pts, err := export.ReadRun(ctx, dir, open)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ratesweep/ratesweep/export"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/recommend"
+	"github.com/ratesweep/ratesweep/sweep"
 )
 
 // explorePage writes explore.html for the run in dir and returns the page
@@ -105,7 +106,7 @@ func TestExploreDataIsRecommends(t *testing.T) {
 func TestExploreExportsAreExports(t *testing.T) {
 	dir := runSpec(t, tinySpec)
 	_, d := explorePage(t, dir)
-	pts, err := export.ReadRun(context.Background(), dir)
+	pts, err := export.ReadRun(context.Background(), dir, sweep.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

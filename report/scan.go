@@ -305,29 +305,17 @@ type ClientStat struct {
 // hold the selected points. Bad input is a *sweep.InputError naming the file.
 func Load(ctx context.Context, dir string, opts Options) (*Run, error) {
 	r := &Run{Dir: dir, opts: opts.withDefaults()}
-	files, err := sweep.PartFiles(dir, "points")
+	// Without manifest.json, checkComplete below names the missing parts.
+	run, err := sweep.OpenRun(dir, sweep.OpenOptions{AllowIncomplete: opts.AllowIncomplete || !sweep.RunComplete(dir)})
 	if err != nil {
 		return nil, err
 	}
+	files := run.Points
 	r.Files = len(files)
-	specYAML := ""
-	for _, f := range files {
-		md, err := sweep.FileMetadata(f)
-		if err != nil {
-			return nil, err
-		}
-		s, ok := md[sweep.MetaSpec]
-		if !ok {
-			return nil, inputErrorf("%s: no %s metadata (not written by ratesweep run)", f, sweep.MetaSpec)
-		}
-		if specYAML == "" {
-			specYAML = s
-		} else if s != specYAML {
-			return nil, inputErrorf("%s: its %s differs from %s's: the directory mixes runs", f, sweep.MetaSpec, files[0])
-		}
+	if r.specYAML = run.SpecYAML; r.specYAML == "" {
+		return nil, inputErrorf("%s: no %s metadata (not written by ratesweep run)", files[0], sweep.MetaSpec)
 	}
-	r.specYAML = specYAML
-	if r.Spec, err = sweep.ParseSpec([]byte(specYAML), nil); err != nil {
+	if r.Spec, err = sweep.ParseSpec([]byte(r.specYAML), nil); err != nil {
 		return nil, inputErrorf("%s: metadata %s: %v", files[0], sweep.MetaSpec, err)
 	}
 	if err := checkComplete(dir, r.Spec); err != nil {
@@ -340,7 +328,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Run, error) {
 			len(ie.Missing), 2*ie.Parts)
 	}
 	plans := r.plan()
-	if err := r.scanPoints(ctx, files, plans); err != nil {
+	if err := r.scanPoints(ctx, run, plans); err != nil {
 		return nil, err
 	}
 	if r.opts.Progress != nil {
@@ -599,11 +587,16 @@ func pointColumns() []string {
 		cols = append(cols, p.Name)
 	}
 	return append(cols, "offered_legit", "offered_abusive", "caught", "missed", "false_cut",
-		"cut_design", "cut_code", "cut_none")
+		"cut_design", "cut_code", "cut_none", "replicate")
 }
 
-func (r *Run) scanPoints(ctx context.Context, files []string, plans []*entryPlan) error {
+// scanPoints pools the run's rows point by point; a row listed twice (a
+// key of sweep.Keys) is refused, never counted as another replicate.
+func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryPlan) error {
+	files := run.Points
+	keys := run.Keys()
 	cols := pointColumns()
+	repCol := len(cols) - 1
 	np := len(model.Params)
 	total := r.Spec.Points() * int64(max(1, r.Spec.Replicates))
 	var cur Point
@@ -628,6 +621,10 @@ func (r *Run) scanPoints(ctx context.Context, files []string, plans []*entryPlan
 				id, ok := sweep.Int(c[0], i)
 				if !ok {
 					return inputErrorf("%s: null or non-integer point_id", f)
+				}
+				rep, _ := sweep.Int(c[repCol], i)
+				if err := keys.Next(f, id, rep); err != nil {
+					return err
 				}
 				name, _ := sweep.String(c[1], i)
 				if name != lastName || lastAlg == 0 {
@@ -819,6 +816,9 @@ func (r *Run) loadClients(ctx context.Context) error {
 		if _, err := os.Stat(f); errors.Is(err, os.ErrNotExist) {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s is missing: no per-client bars for %d selected point(s)", f, len(byFile[f])))
 			continue
+		}
+		if err := sweep.Confine(r.Dir, f); err != nil {
+			return err
 		}
 		md, err := sweep.FileMetadata(f)
 		if err != nil {

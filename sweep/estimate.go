@@ -1,8 +1,12 @@
 package sweep
 
 import (
+	"bufio"
 	"cmp"
+	"compress/gzip"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -31,6 +35,11 @@ const (
 	memPerClientRow  = 160      // a part's client results and column buffers per clients row
 	memPerLogRequest = 13       // the compiled log at its build's peak (ingest: 9 bytes per request, 13 with the key ids)
 	memPerLogKey     = 160      // a log key's name, map entry and totals
+	// memPerClient is a scenario client's cost beyond its series and rows:
+	// the spec's parsed YAML, names and per-client state of the workload
+	// (fitted: 20,000 and 40,000 one-segment clients peak at 128 and 204 MiB
+	// with 2 workers, 3.9 KiB a client, of which 1.3 were counted before).
+	memPerClient = 2600
 	// streamAbove is the size of a scenario's per-second series above which
 	// the runner builds them per client instead of keeping them all.
 	streamAbove = 256 << 20
@@ -146,6 +155,7 @@ func estimateScenario(e *Estimate, spec *Spec, w, maxMemory int64, add func(int6
 		}
 	}
 	drive := fmt.Sprintf("%.0f requests of scenario %q (%q sends %.0f)", reqs, sc.Name, topName, top)
+	add(c*memPerClient, "scenario clients: %d clients of scenario %q (the parsed spec, names, per-client state)", c, sc.Name)
 	e.Streamed = ShouldStream(sc, maxMemory)
 	if e.Streamed {
 		add(w*2*d*4, "per-second buffers: %s × %d s (the scenario is streamed client by client)", workersText(w), d)
@@ -198,6 +208,25 @@ func estimateLog(e *Estimate, cfg *ingest.Config, w int64, add func(int64, strin
 	add(sat(min(reqs, 1e7)*memPerLogKey), "log keys (at most one per request): %s", how)
 }
 
+// EstimateLog is the memory of reading the log of cfg whole, as inspect
+// does: the runtime, the compiled log and its key table, bounded from the
+// log's size before it is read.
+func EstimateLog(cfg *ingest.Config) Estimate {
+	var e Estimate
+	add := func(bytes int64, format string, args ...any) {
+		if bytes > 0 {
+			e.Memory = append(e.Memory, MemoryItem{What: fmt.Sprintf(format, args...), Bytes: bytes})
+		}
+	}
+	add(memBase, "the runtime")
+	estimateLog(&e, cfg, 1, add)
+	slices.SortStableFunc(e.Memory, func(a, b MemoryItem) int { return cmp.Compare(b.Bytes, a.Bytes) })
+	for _, m := range e.Memory {
+		e.MemoryBytes = satAdd(e.MemoryBytes, m.Bytes)
+	}
+	return e
+}
+
 // logRequests bounds a log's requests before reading it: a Parquet file's
 // rows, or its (uncompressed) size over the shortest plausible line.
 func logRequests(path string) (float64, string) {
@@ -217,28 +246,97 @@ func logRequests(path string) (float64, string) {
 	return float64(size) / logLineBytes, fmt.Sprintf("up to %.0f requests of %s (%s, %d bytes a line or more)", float64(size)/logLineBytes, path, yamlx.FormatBytes(size), logLineBytes)
 }
 
-// gzipSize is a gzip file's uncompressed size: its trailer's ISIZE (the size
-// mod 2^32) when plausible, else gzipRatio × its size.
+// gzipSize bounds a gzip file's uncompressed size. The trailer's ISIZE
+// is only the last member's size (mod 2³²): a file of many members (cat
+// a.gz b.gz, pigz, log rotation) says little there. So the file is also
+// sampled: its first members are inflated up to gzipSampleIn compressed
+// or gzipSampleOut uncompressed bytes, and the ratio seen, with a margin,
+// is taken for the whole file. The largest of the three bounds (ISIZE,
+// sampled ratio, gzipRatio × size) is the estimate.
 func gzipSize(path string, size int64) (int64, bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, false
 	}
 	defer f.Close()
+	return gzipSizeSampled(f, size, gzipSampleIn, gzipSampleOut)
+}
+
+// gzipSizeSampled is gzipSize of the open file f of size bytes, sampling at
+// most maxIn compressed and maxOut uncompressed bytes.
+func gzipSizeSampled(f *os.File, size, maxIn, maxOut int64) (int64, bool) {
 	var head [2]byte
 	if _, err := f.ReadAt(head[:], 0); err != nil || head != [2]byte{0x1f, 0x8b} {
 		return 0, false
 	}
+	out := int64(gzipRatio) * size
 	var tail [4]byte
 	if size >= 18 {
 		if _, err := f.ReadAt(tail[:], size-4); err == nil {
 			isize := int64(tail[0]) | int64(tail[1])<<8 | int64(tail[2])<<16 | int64(tail[3])<<24
-			if isize >= size && isize <= gzipRatio*size && size < 1<<30 {
-				return isize, true
+			if isize >= size && size < 1<<30 {
+				out = isize
 			}
 		}
 	}
-	return gzipRatio * size, true
+	if in, inflated, whole := sampleGzip(f, maxIn, maxOut); whole {
+		return inflated, true // read to its end: exact
+	} else if in > 0 {
+		out = max(out, int64(float64(inflated)/float64(in)*float64(size)*gzipSampleMargin))
+	}
+	return out, true
+}
+
+// The gzip sample: at most gzipSampleIn compressed and gzipSampleOut
+// uncompressed bytes, its ratio raised by gzipSampleMargin for the rest.
+const (
+	gzipSampleIn     = 4 << 20
+	gzipSampleOut    = 64 << 20
+	gzipSampleMargin = 1.25
+)
+
+// sampleGzip inflates the start of a gzip stream (every member in turn)
+// and returns the compressed bytes consumed, the bytes they inflated to,
+// and whether that was the whole stream.
+func sampleGzip(f io.Reader, maxIn, maxOut int64) (in, out int64, whole bool) {
+	cr := &countReader{r: bufio.NewReader(f)}
+	zr, err := gzip.NewReader(cr)
+	if err != nil {
+		return 0, 0, false
+	}
+	buf := make([]byte, 16<<10)
+	for cr.n < maxIn && out < maxOut {
+		n, err := zr.Read(buf)
+		out += int64(n)
+		if errors.Is(err, io.EOF) {
+			return cr.n, out, true
+		}
+		if err != nil {
+			return 0, 0, false
+		}
+	}
+	return cr.n, out, false
+}
+
+// countReader counts the bytes read through it; it is an io.ByteReader, so
+// the inflater reads no more than it consumes.
+type countReader struct {
+	r *bufio.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
 }
 
 // CheckLimits refuses a run whose estimate exceeds maxRows points rows,

@@ -201,7 +201,7 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				err := verifyFile(filepath.Join(dir, f.table, c.want.Name()), f.meta, f.rows, specYAML, opts.VerifySHA256)
+				err := verifyFile(dir, f.table, c.want.Name(), f.meta, f.rows, specYAML, opts.VerifySHA256)
 				if err != nil {
 					mu.Lock()
 					rep.Problems = append(rep.Problems, fmt.Sprintf("shard %s: %s/%s: %v", c.shard, f.table, c.want.Name(), err))
@@ -278,10 +278,18 @@ func manifestMismatch(m *Manifest, s Shard, spec *Spec, specYAML string, want []
 	return ""
 }
 
-// verifyFile checks a file against its manifest entry: the footer reads, it
+// verifyFile checks a file against its manifest entry: its name is a file
+// of dir/table (never a path or a symlink out of dir), the footer reads, it
 // has rows rows (as the manifest says), it belongs to the spec and, with
 // hash, its size and sha256 match.
-func verifyFile(path string, fm fileMeta, rows int64, specYAML string, hash bool) error {
+func verifyFile(dir, table, name string, fm fileMeta, rows int64, specYAML string, hash bool) error {
+	if !partName(name) {
+		return errors.New("not a file name of the run directory (refused)")
+	}
+	path := filepath.Join(dir, table, name)
+	if err := Confine(dir, path); err != nil && !errors.Is(err, os.ErrNotExist) && fileExists(path) {
+		return errors.New("a symlink outside the run directory (refused)")
+	}
 	rdr, err := openParquet(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return errors.New("missing")
@@ -451,12 +459,12 @@ func finishCompacted(ctx context.Context, dir string, spec *Spec, specYAML strin
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := verifyFile(filepath.Join(dir, "points", p.Points.Name), p.Points, rows, specYAML, opts.VerifySHA256); err != nil {
+		if err := verifyFile(dir, "points", p.Points.Name, p.Points, rows, specYAML, opts.VerifySHA256); err != nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("points/%s: %v", p.Points.Name, err))
 		}
 		// Clients rows: the same multiple of points rows in every file.
 		perRow := m.Parts[0].Clients.Rows / max((m.Parts[0].To-m.Parts[0].From)*int64(spec.Replicates), 1)
-		if err := verifyFile(filepath.Join(dir, "clients", p.Clients.Name), p.Clients, rows*perRow, specYAML, opts.VerifySHA256); err != nil {
+		if err := verifyFile(dir, "clients", p.Clients.Name, p.Clients, rows*perRow, specYAML, opts.VerifySHA256); err != nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("clients/%s: %v", p.Clients.Name, err))
 		}
 	}

@@ -23,8 +23,10 @@ import (
 // the ones its manifest.json lists, never a directory glob: files a killed
 // compaction or a stale shard left beside them are not part of the run. A
 // run without manifest.json (incomplete, or sharded and not merged) lists
-// its part-*.parquet files. A listed file that is missing, or a directory
-// without any file, is an *InputError.
+// its part-*.parquet files. Every file lies inside dir: a manifest entry
+// that is a path ("../x") or a symlink resolving outside dir is refused.
+// A listed file that is missing, or a directory without any file, is an
+// *InputError.
 func PartFiles(dir, table string) ([]string, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -33,12 +35,20 @@ func PartFiles(dir, table string) ([]string, error) {
 	if !st.IsDir() {
 		return nil, inputErrorf("%s: not a run directory", dir)
 	}
-	if m, err := loadManifest(filepath.Join(dir, "manifest.json")); err == nil && len(m.Parts) > 0 {
-		files := make([]string, 0, len(m.Parts))
+	var files []string
+	mpath := filepath.Join(dir, "manifest.json")
+	if m, err := loadManifest(mpath); err == nil && len(m.Parts) > 0 {
+		if err := Confine(dir, mpath); err != nil {
+			return nil, err
+		}
+		files = make([]string, 0, len(m.Parts))
 		for _, p := range m.Parts {
 			name := p.Points.Name
 			if table == "clients" {
 				name = p.Clients.Name
+			}
+			if !partName(name) {
+				return nil, inputErrorf("%s: manifest.json lists %q under %s: not a file name of the run directory (refused)", dir, name, table)
 			}
 			f := filepath.Join(dir, table, name)
 			if !fileExists(f) {
@@ -46,16 +56,20 @@ func PartFiles(dir, table string) ([]string, error) {
 			}
 			files = append(files, f)
 		}
-		return files, nil
+	} else {
+		if files, err = filepath.Glob(filepath.Join(dir, table, "part-*.parquet")); err != nil {
+			return nil, err
+		}
+		if len(files) == 0 {
+			return nil, inputErrorf("%s: no Parquet files under %s/ (is it a ratesweep run directory?)", dir, table)
+		}
+		sort.Strings(files)
 	}
-	files, err := filepath.Glob(filepath.Join(dir, table, "part-*.parquet"))
-	if err != nil {
-		return nil, err
+	for _, f := range files {
+		if err := Confine(dir, f); err != nil {
+			return nil, err
+		}
 	}
-	if len(files) == 0 {
-		return nil, inputErrorf("%s: no Parquet files under %s/ (is it a ratesweep run directory?)", dir, table)
-	}
-	sort.Strings(files)
 	return files, nil
 }
 
@@ -130,13 +144,14 @@ func scanFile(ctx context.Context, path string, columns []string, rows int, keep
 			return nil
 		}
 	}
+	// The footer decoded: a schema that does not is damage, not bad input.
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: int64(rows)}, memory.DefaultAllocator)
 	if err != nil {
-		return inputErrorf("%s: %v", path, err)
+		return damaged(path, err)
 	}
 	sc, err := fr.Schema()
 	if err != nil {
-		return inputErrorf("%s: %v", path, err)
+		return damaged(path, err)
 	}
 	idx := make([]int, len(columns))
 	var absent []int // parameter columns added after the file was written: null
@@ -157,7 +172,7 @@ func scanFile(ctx context.Context, path string, columns []string, rows int, keep
 	slices.Sort(order)
 	rr, err := fr.GetRecordReader(ctx, order, groups)
 	if err != nil {
-		return inputErrorf("%s: %v", path, err)
+		return damaged(path, err)
 	}
 	defer rr.Release()
 	for rr.Next() {
@@ -314,21 +329,33 @@ func PointColumns() []string {
 }
 
 // ReadPoints reads every points row of a run directory, sorted by
-// (point_id, replicate). It holds all rows in memory: use ScanFile for large runs.
+// (point_id, replicate), accepting an incomplete run (see ReadRunPoints).
+// It holds all rows in memory: use ScanFile for large runs.
 func ReadPoints(ctx context.Context, dir string) ([]PointRow, error) {
-	files, err := PartFiles(dir, "points")
+	r, err := OpenRun(dir, OpenOptions{AllowIncomplete: true})
 	if err != nil {
 		return nil, err
 	}
+	return ReadRunPoints(ctx, r)
+}
+
+// ReadRunPoints reads every points row of an opened run, sorted by
+// (point_id, replicate). A row listed twice is refused, and so is a NULL
+// or NaN count or percentage unless the run was opened AllowIncomplete.
+func ReadRunPoints(ctx context.Context, run *RunDir) ([]PointRow, error) {
 	cols := PointColumns()
+	keys := run.Keys()
 	var rows []PointRow
-	for _, f := range files {
+	for _, f := range run.Points {
 		err := ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
 			c := rec.Columns()
 			for i := range int(rec.NumRows()) {
 				var r PointRow
 				r.PointID, _ = Int(c[0], i)
 				rep, _ := Int(c[1], i)
+				if err := keys.Next(f, r.PointID, rep); err != nil {
+					return err
+				}
 				r.Replicate = int32(rep)
 				r.Algorithm, _ = String(c[2], i)
 				r.Params = map[string]float64{}
@@ -341,12 +368,18 @@ func ReadPoints(ctx context.Context, dir string) ([]PointRow, error) {
 				}
 				m := &r.Metrics
 				for _, im := range intMetrics {
-					v, _ := Int(c[k], i)
+					v, ok := Int(c[k], i)
+					if err := run.Metric(f, r.PointID, im.name, float64(v), ok); err != nil {
+						return err
+					}
 					*im.field(m) = v
 					k++
 				}
 				for _, fm := range pctMetrics {
-					v, _ := Float(c[k], i)
+					v, ok := Float(c[k], i)
+					if err := run.Metric(f, r.PointID, fm.name, v, ok); err != nil {
+						return err
+					}
 					*fm.field(m) = v
 					k++
 				}

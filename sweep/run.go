@@ -530,6 +530,15 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) err
 		}
 		pm, perr := verifyPart(filepath.Join(dir, "points", name), st.part.Points()*int64(reps), specYAML)
 		cm, cerr := verifyPart(filepath.Join(dir, "clients", name), -1, specYAML)
+		// A part that resolves outside the run (a symlink) is not kept.
+		for _, v := range []struct {
+			table string
+			err   *error
+		}{{"points", &perr}, {"clients", &cerr}} {
+			if *v.err == nil {
+				*v.err = Confine(dir, filepath.Join(dir, v.table, name))
+			}
+		}
 		if prows := st.part.Points() * int64(reps); cerr == nil && (cm.Rows == 0 || cm.Rows%prows != 0) {
 			cerr = fmt.Errorf("clients/%s: %d rows, not a multiple of %d points rows", name, cm.Rows, prows)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/ratesweep/ratesweep/internal/pqsafe"
 )
 
 // DamagedError says a file of a run cannot be read back: its footer, a
@@ -50,7 +51,23 @@ func recoverDamaged(path string, err *error) {
 func openParquet(path string) (rdr *file.Reader, err error) {
 	defer recoverDamaged(path, &err)
 	rdr, err = file.OpenParquetFile(path, false)
-	return rdr, damaged(path, err)
+	if err != nil {
+		return nil, damaged(path, err)
+	}
+	if err := checkFooter(rdr); err != nil {
+		rdr.Close()
+		return nil, &DamagedError{Path: path, Err: err}
+	}
+	return rdr, nil
+}
+
+// checkFooter checks what arrow-go would decode from a footer without
+// bounds (its ARROW:schema) before anything decodes it.
+func checkFooter(rdr *file.Reader) error {
+	if s := rdr.MetaData().KeyValueMetadata().FindValue(pqsafe.SchemaKey); s != nil {
+		return pqsafe.CheckArrowSchema(*s)
+	}
+	return nil
 }
 
 // VerifyParquet reads every page of a Parquet file and decodes every value,

@@ -211,6 +211,14 @@ func rewritePoints(t *testing.T, src, dst string, wl *model.Workload) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	kv := rdr.MetaData().KeyValueMetadata()
+	for i, k := range kv.Keys() { // the file's metadata: ratesweep.spec, …
+		if k != "ARROW:schema" {
+			if err := fw.AppendKeyValueMetadata(k, kv.Values()[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	col := func(rec arrow.RecordBatch, name string) arrow.Array { return rec.Column(schema.FieldIndices(name)[0]) }
 	var changed []string
 	tr := array.NewTableReader(tbl, 1<<20)

@@ -48,6 +48,7 @@ func rewriteParquet(t *testing.T, path string, fn func(s *arrow.Schema, cols []a
 	if err != nil {
 		t.Fatal(err)
 	}
+	kv := rdr.MetaData().KeyValueMetadata()
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
@@ -74,6 +75,13 @@ func rewriteParquet(t *testing.T, path string, fn func(s *arrow.Schema, cols []a
 	fw, err := pqarrow.NewFileWriter(recs[0].Schema(), out, nil, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i, k := range kv.Keys() { // the file's metadata: ratesweep.spec, …
+		if k != "ARROW:schema" {
+			if err := fw.AppendKeyValueMetadata(k, kv.Values()[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	for _, r := range recs {
 		if err := fw.Write(r); err != nil {
@@ -137,8 +145,12 @@ func TestCheckRefusesWhatItCannotTrust(t *testing.T) {
 		}
 		return s, takeRows(t, cols, idx)
 	})
-	expect("every row duplicated", 2, "replicate 0 is repeated", "--baseline", base, doubled)
-	expect("every baseline row duplicated", 2, "replicate 0 is repeated", "--baseline", doubled, base)
+	expect("every row duplicated", 2, "144 rows, manifest.json says 72", "--baseline", base, doubled)
+	expect("every baseline row duplicated", 2, "144 rows, manifest.json says 72", "--baseline", doubled, base)
+	if err := os.Remove(filepath.Join(doubled, "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+	expect("every row duplicated, no manifest", 2, "replicate 0 is repeated", "--baseline", base, doubled, "--allow-incomplete")
 
 	// A part listed twice (a leftover file under another name).
 	leftover := copyRun(t, base)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -35,6 +36,7 @@ func cmdInspect(e *env, args []string) error {
 	strict := fs.Bool("strict", false, "fail on the first malformed line")
 	maxLine := fs.Int("max-line-bytes", ingest.DefaultMaxLineBytes, "longer lines are malformed")
 	quiet := fs.BoolP("quiet", "q", false, "print the profile only (no progress or file notes on stderr)")
+	maxMemory := fs.String("max-memory", "", "refuse a log whose memory estimate (its requests and keys, bounded from its size) exceeds this (e.g. 4GiB; 0 = no limit; default 3/4 of the least of RAM, cgroup limit and ulimit -v)")
 	scenarioOut := fs.String("scenario-out", "", "also write the log as a fluid scenario YAML (one client per key, requests per second) for a spec's scenario:")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
@@ -42,6 +44,12 @@ func cmdInspect(e *env, args []string) error {
 	}
 	if *top < 0 || *window < 1 || *depth < 1 || *maxLine < 256 {
 		return usagef("inspect: --top must be >= 0, --window and --path-depth >= 1, --max-line-bytes >= 256")
+	}
+	memLimit := sweep.DefaultMaxMemory()
+	if *maxMemory != "" {
+		if memLimit, err = yamlx.ParseBytes(*maxMemory); err != nil {
+			return usagef("inspect: --max-memory: %v", err)
+		}
 	}
 	var cfg *ingest.Config
 	if *spec != "" {
@@ -73,6 +81,11 @@ func cmdInspect(e *env, args []string) error {
 	}
 	if fs.Changed("strict") {
 		cfg.Options.Reader.Strict = *strict
+	}
+	if est := sweep.EstimateLog(cfg); memLimit > 0 && est.MemoryBytes > memLimit {
+		d := est.Driver()
+		return &badInput{fmt.Errorf("inspect: reading %s needs about %s of memory, more than --max-memory %s; most of it (%s) is %s",
+			cfg.Log, yamlx.FormatBytes(est.MemoryBytes), yamlx.FormatBytes(memLimit), yamlx.FormatBytes(d.Bytes), d.What)}
 	}
 	start := time.Now()
 	var tr *ingest.Traffic

@@ -24,6 +24,7 @@ func cmdRecommend(e *env, args []string) error {
 	maxClient := fs.String("max-client-cut", "", "most requests cut from any one legitimate client: a percentage of its own or a count")
 	cliff := fs.Float64("cliff", 5, "percentage points one grid step may move legit_cut_pct or missed_pct before the choice is flagged as on a cliff")
 	format := fs.String("format", "text", "output format: text, markdown or json")
+	allowIncomplete := fs.Bool("allow-incomplete", false, "read runs without manifest.json, or with NULL or NaN metrics, instead of refusing them")
 	rest, err := parseFlags(fs, args, 1<<20)
 	if err != nil {
 		return err
@@ -40,7 +41,7 @@ func cmdRecommend(e *env, args []string) error {
 	if !(*cliff > 0) || math.IsInf(*cliff, 0) {
 		return usagef("recommend: --cliff must be a positive number of percentage points, got %v", *cliff)
 	}
-	o := recommend.Options{CliffPP: *cliff}
+	o := recommend.Options{CliffPP: *cliff, AllowIncomplete: *allowIncomplete}
 	for _, b := range []struct {
 		flag, v string
 		dst     **recommend.Bound
@@ -61,8 +62,9 @@ func cmdRecommend(e *env, args []string) error {
 	res, err := recommend.RecommendDirs(e.ctx, rest, o)
 	if err != nil {
 		var ie *sweep.InputError
+		var de *sweep.DamagedError
 		switch {
-		case e.ctx.Err() != nil:
+		case e.ctx.Err() != nil, errors.As(err, &de):
 			return err
 		case errors.As(err, &ie):
 			return &badInput{err}
