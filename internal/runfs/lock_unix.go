@@ -41,3 +41,5 @@ func lockFile(f *os.File, shared bool) error {
 		}
 	}
 }
+
+func isReadOnly(err error) bool { return errors.Is(err, unix.EROFS) }

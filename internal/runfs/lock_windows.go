@@ -28,3 +28,5 @@ func lockFile(f *os.File, shared bool) error {
 	}
 	return err
 }
+
+func isReadOnly(err error) bool { return errors.Is(err, windows.ERROR_WRITE_PROTECT) }

@@ -48,11 +48,16 @@ type Lock struct {
 // Acquire takes dir's lock without waiting: exclusive for a writer that
 // owns the directory, shared for writers that may share it (the shards of
 // one run). A held lock the other way round is a *LockedError. dir must
-// exist; a lock file that is a symbolic link is refused.
+// exist; a lock file that is a symbolic link is refused. A directory this
+// process may not write is not locked (the Lock holds nothing): a writer of
+// it fails at its first write anyway.
 func Acquire(dir string, shared bool) (*Lock, error) {
 	path := filepath.Join(dir, LockName)
 	for range 3 {
 		f, err := openLock(path)
+		if errors.Is(err, os.ErrPermission) || isReadOnly(err) {
+			return &Lock{}, nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("cannot lock %s: %w", dir, err)
 		}
