@@ -157,3 +157,14 @@ func listNames(names []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// ForeignFiles lists what dir holds besides the files ratesweep's run,
+// merge and report write there (relative paths; links anywhere count as
+// foreign): what a command replacing the directory must not remove.
+func ForeignFiles(dir string) ([]string, error) {
+	_, foreign, err := runFiles(dir)
+	return foreign, err
+}
+
+// ListNames quotes at most five names for a message.
+func ListNames(names []string) string { return listNames(names) }
