@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ratesweep/ratesweep/internal/runfs"
+	"github.com/ratesweep/ratesweep/internal/textsafe"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -94,6 +95,13 @@ func (r *Run) Write(dir string) ([]string, error) {
 	var written []string
 	put := func(name string, data []byte) error {
 		p := filepath.Join(dir, name)
+		if filepath.Ext(name) != ".png" {
+			// Whatever a name or key carried: no control character or
+			// bidirectional override reaches a text output raw.
+			if s := string(data); !textsafe.Clean(s) {
+				data = []byte(textsafe.Escape(s))
+			}
+		}
 		if err := runfs.WriteFile(dir, name, data); err != nil { // replaces a link, never follows it
 			return err
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ratesweep/ratesweep/internal/textsafe"
 )
 
 // Table is a titled grid of cells. Columns whose Right flag is set are
@@ -125,7 +127,7 @@ func (t *Table) WriteHTML(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("<table>\n")
 	if t.Title != "" {
-		b.WriteString("<caption>" + html.EscapeString(t.Title) + "</caption>\n")
+		b.WriteString("<caption>" + html.EscapeString(visible(t.Title)) + "</caption>\n")
 	}
 	b.WriteString("<thead><tr>")
 	for i, h := range t.Headers {
@@ -141,7 +143,7 @@ func (t *Table) WriteHTML(w io.Writer) error {
 	}
 	b.WriteString("</tbody>\n</table>\n")
 	if t.Note != "" {
-		b.WriteString("<p class=\"note\">" + html.EscapeString(t.Note) + "</p>\n")
+		b.WriteString("<p class=\"note\">" + html.EscapeString(visible(t.Note)) + "</p>\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -152,7 +154,7 @@ func cell(tag, s string, right bool) string {
 	if right {
 		attr = ` class="num"`
 	}
-	return "<" + tag + attr + ">" + html.EscapeString(s) + "</" + tag + ">"
+	return "<" + tag + attr + ">" + html.EscapeString(visible(s)) + "</" + tag + ">"
 }
 
 // mdEscape makes s literal text in a Markdown table cell, heading or
@@ -162,8 +164,10 @@ func cell(tag, s string, right bool) string {
 // and "~" are backslash-escaped, and so are "_" at a word boundary, "&"
 // before a name or "#", the ":" of "://", the "." of "www." and "@" (so
 // that autolinks do not fire), and a start that would open a block (a
-// heading, list or quote).
+// heading, list or quote). Control characters and bidirectional overrides
+// become visible text first (\x1b, \u202e).
 func mdEscape(s string) string {
+	s = visible(s)
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
 	// alnum reports whether a letter or digit ends s[:i] (before) or starts
@@ -244,3 +248,40 @@ func mdEscape(s string) string {
 // EscapeMarkdown escapes s for a Markdown paragraph or table cell, as the
 // tables' WriteMarkdown does.
 func EscapeMarkdown(s string) string { return mdEscape(s) }
+
+// spaces turns the line breaks and page breaks that a name may hold into
+// spaces: a cell, title or code span is one line.
+var spaces = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\v", " ", "\f", " ")
+
+// visible is s on one line, its control characters and bidirectional
+// overrides written as visible text (\x1b, \u202e).
+func visible(s string) string {
+	if textsafe.Clean(s) && !strings.ContainsAny(s, "\n") {
+		return s
+	}
+	return textsafe.Escape(spaces.Replace(s))
+}
+
+// CodeSpan returns s as a Markdown code span that its content cannot close:
+// the fence is one backtick longer than the longest run of backticks in s,
+// and a space pads content that starts or ends with a backtick. Line breaks
+// become spaces (a blank line would end the span), control characters and
+// bidirectional overrides visible text.
+func CodeSpan(s string) string {
+	s = visible(s)
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || (len(s) > 1 && strings.HasPrefix(s, " ") && strings.HasSuffix(s, " ")) {
+		pad = " "
+	}
+	return fence + pad + s + pad + fence
+}
