@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/ratesweep/ratesweep/internal/runfs"
 	"github.com/ratesweep/ratesweep/sweep"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
 )
 
 // The adversarial tests (make test-adversarial): what ratesweep deletes,
@@ -252,6 +255,82 @@ func TestAdversarialReportLinks(t *testing.T) {
 	for _, name := range []string{"index.html", "report.md"} {
 		if st, err := os.Lstat(filepath.Join(run, "report", name)); err != nil || !st.Mode().IsRegular() {
 			t.Errorf("report/%s: %v, want a regular file", name, err)
+		}
+	}
+}
+
+// injectionSpec names a spec, its scenario and clients with the issue's
+// injections: a backtick before markup, an image with onerror, a script,
+// terminal escapes and a right-to-left override.
+const injectionSpec = `name: "q3` + "`" + `<h1>owned <img src=x onerror=alert(1)> \u202Eevil"
+scenario:
+  name: "scn ` + "`" + `<h1>x"
+  duration_s: 60
+  clients:
+    - name: "Mozilla/5.0 ` + "`" + `<img src=x onerror=alert(1)>` + "`" + ` \e]0;t\a \u202Egnp.exe"
+      class: legit
+      segments: [[0, 60, 5]]
+    - name: "bot <script>alert(1)</script> \e[2J"
+      class: abusive
+      stage: code
+      segments: [[10, 40, 30]]
+sweep:
+  - algorithm: fixed_window
+    window_s: [10]
+    limit: {from: 10, to: 200, step: 10}
+`
+
+// No output carries the injected markup or a raw control or bidi character:
+// stdout, report.md, index.html, the SVG figures, frontier.csv.
+func TestAdversarialOutputsEscaped(t *testing.T) {
+	dir := t.TempDir()
+	spec := writeFile(t, dir, "spec.yaml", injectionSpec)
+	out := filepath.Join(dir, "run \u202Eevil") // printed by run and report
+	code, stdout, stderr := runCLI(t, "run", spec, "--out", out)
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	outputs := map[string]string{"run stdout": stdout}
+	if code, stdout, stderr = runCLI(t, "report", out); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	outputs["report stdout"] = stdout
+	for _, args := range [][]string{{"tables", spec}, {"recommend", out}, {"recommend", out, "--format", "markdown"}, {"check", "--baseline", out, out, "--format", "markdown"}} {
+		_, stdout, _ := runCLI(t, args...)
+		outputs[strings.Join(args[:1], " ")+" "+strings.Join(args[2:], " ")] = stdout
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "report", "*"))
+	for _, f := range files {
+		if filepath.Ext(f) == ".png" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs[filepath.Base(f)] = string(data)
+	}
+	if _, ok := outputs["index.html"]; !ok {
+		t.Fatalf("no index.html among %v", files)
+	}
+	for name, s := range outputs {
+		if i := strings.IndexAny(s, "\x1b\x07\u202E"); i >= 0 {
+			t.Errorf("%s: raw control or bidi character at %d: %q", name, i, s[max(0, i-40):min(len(s), i+40)])
+		}
+		if name == "tables " || strings.HasSuffix(name, "stdout") || name == "recommend " {
+			continue // plain text for a terminal: markup is inert there
+		}
+		if strings.HasSuffix(name, "markdown") || strings.HasSuffix(name, ".md") {
+			var html bytes.Buffer // as GitHub renders it
+			if err := goldmark.New(goldmark.WithExtensions(extension.GFM)).Convert([]byte(s), &html); err != nil {
+				t.Fatal(err)
+			}
+			s = html.String()
+		}
+		for _, bad := range []string{"<img src=x", "<h1>owned", "<h1>x", "<script>alert"} {
+			if strings.Contains(s, bad) {
+				t.Errorf("%s carries %q", name, bad)
+			}
 		}
 	}
 }
