@@ -334,3 +334,47 @@ func TestAdversarialOutputsEscaped(t *testing.T) {
 		}
 	}
 }
+
+// A file a spec names that is no scenario (a credential, /etc/shadow, a
+// Parquet file) is refused without quoting it; so is such a file as the spec.
+func TestAdversarialForeignFilesNotEchoed(t *testing.T) {
+	dir := t.TempDir()
+	foreign := map[string]string{
+		"git-credentials": "https://user:ghp_SECRETTOKEN0123456789@github.com\n",
+		"shadow":          "root:$6$SECRETHASH:20228:0:99999:7:::\ndaemon:*:20228:0:99999:7:::\n",
+		"config.yaml":     "password: SECRETVALUE\nuser: admin\n",
+		"list.yaml":       "- SECRETITEM\n",
+		"binary.bin":      "PAR1\x15\x04\x15\x80\x01SECRETBYTES\x00\x00",
+	}
+	for name, body := range foreign {
+		path := writeFile(t, dir, name, body)
+		spec := writeFile(t, dir, name+".spec.yaml", "name: x\nscenario: "+path+"\n"+smallGrid)
+		for _, args := range [][]string{{"run", spec, "--dry-run"}, {"run", path, "--dry-run"}, {"tables", path}} {
+			code, _, stderr := runCLI(t, args...)
+			if code != 2 || !strings.Contains(stderr, "binary or foreign file?") || strings.Contains(stderr, "SECRET") || strings.Contains(stderr, "daemon") {
+				t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+			}
+		}
+	}
+}
+
+// Negative counts are bad usage (exit 2), never a silent default.
+func TestAdversarialNegativeCounts(t *testing.T) {
+	spec := writeFile(t, t.TempDir(), "spec.yaml", "name: x\nscenario: "+lessonScenario(t)+"\n"+smallGrid)
+	for _, args := range [][]string{
+		{"run", spec, "--dry-run", "--max-points", "-5"},
+		{"run", spec, "--dry-run", "--max-points", "0"},
+		{"run", spec, "--dry-run", "--workers", "-1"},
+		{"run", spec, "--dry-run", "--shards", "-2"},
+		{"report", "--curves", "-1"},
+		{"report", "--knees", "-1"},
+		{"check", "--baseline", "a", "b", "--max-rows", "-1"},
+		{"merge", "x", "--shards", "-1"},
+		{"recommend", "x", "--max-false-cut", "1%", "--cliff", "-1"},
+	} {
+		code, _, stderr := runCLI(t, args...)
+		if code != 2 || !strings.Contains(stderr, "--") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming the flag", args, code, stderr)
+		}
+	}
+}
