@@ -158,3 +158,20 @@ func listTree(t *testing.T, dir string) string {
 	})
 	return b.String()
 }
+
+// A directory with a user's file under points/ (and no spec.yaml) is not a
+// run to write into: refused, nothing created.
+func TestRunRefusesForeignTable(t *testing.T) {
+	s := detSpec(t)
+	dir := t.TempDir()
+	files := map[string]string{"points/mydata.csv": "a,b\n"}
+	writeTree(t, dir, files)
+	before := listTree(t, dir)
+	_, err := Run(context.Background(), s, Options{OutDir: dir})
+	if !errors.Is(err, ErrOutputExists) || !strings.Contains(err.Error(), "mydata.csv") {
+		t.Fatalf("run beside points/mydata.csv: %v", err)
+	}
+	if after := listTree(t, dir); after != before {
+		t.Errorf("the directory changed:\n%s\nwant\n%s", after, before)
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -586,23 +585,20 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) (_ 
 	return held, nil
 }
 
-// refuseForeign refuses a non-empty directory that is not a ratesweep run.
-// Entries another shard may create while starting at the same moment (the
-// part directories, a temporary spec.yaml) are not foreign.
+// refuseForeign refuses a directory that holds anything but what ratesweep
+// writes (see runFiles), naming it: ratesweep never writes beside a user's
+// files. What another shard may create while starting at the same moment
+// (the part directories, parts, a temporary spec.yaml, the lock) is its own.
 func refuseForeign(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
+	_, other, err := runFiles(dir)
 	if err != nil {
 		return fmt.Errorf("cannot read the output directory: %w", err)
 	}
-	for _, e := range entries {
-		n := e.Name()
-		if n == "points" || n == "clients" || n == "spec.yaml" || n == runfs.LockName || strings.HasPrefix(n, ".spec.yaml.") {
-			continue
-		}
-		return fmt.Errorf("%w: %s holds other files (%s); choose an empty or new --out", ErrOutputExists, dir, n)
+	if len(other) > 0 {
+		return fmt.Errorf("%w: %s holds other files (%s); choose an empty or new --out", ErrOutputExists, dir, listNames(other))
 	}
 	return nil
 }
