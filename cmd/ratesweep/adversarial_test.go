@@ -378,3 +378,13 @@ func TestAdversarialNegativeCounts(t *testing.T) {
 		}
 	}
 }
+
+// An error quoting a name escapes its control and bidi characters too.
+func TestAdversarialErrorsEscaped(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no\x1b]0;title\x07such \u202Efile.yaml")
+	code, _, stderr := runCLI(t, "run", missing, "--dry-run")
+	if code != 2 || strings.ContainsAny(stderr, "\x1b\x07\u202E") || !strings.Contains(stderr, `\x1b]0;title\x07`) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
