@@ -36,9 +36,6 @@ func cmdRecommend(e *env, args []string) error {
 	if *format != "text" && *format != "markdown" && *format != "json" {
 		return usagef("recommend: --format must be text, markdown or json, got %q", *format)
 	}
-	if !(*cliff >= 0) { // NaN too
-		return usagef("recommend: --cliff must be >= 0 percentage points, got %v", *cliff)
-	}
 	o := recommend.Options{CliffPP: *cliff}
 	for _, b := range []struct {
 		flag, v string
