@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events bench-check test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race
+.PHONY: all build run tables test vet unit duckdb check baseline bench bench-ingest bench-events bench-check test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race test-adversarial
 
 all: build
 
@@ -130,6 +130,15 @@ test-crash:
 test-limits:
 	$(GO) vet -tags limits ./cmd/ratesweep
 	$(GO) test -tags limits -run 'TestWeekUnderMemoryLimit|TestDiskFull' -count=1 -v ./cmd/ratesweep
+
+# Adversarial inputs at a small size (a few minutes): --force beside user
+# files, a second writer against a held lock, links out of the run
+# directory, forged manifests under check --update, injected markup and
+# control characters in every output, foreign files named by a spec, corrupt
+# parts, 3 SIGKILLs of run and of merge --compact; then asserts that nothing
+# outside the test directories changed (RATESWEEP_CRASH_KILLS=N for more).
+test-adversarial:
+	bash scripts/test-adversarial.sh
 
 # Every test under the race detector (several minutes on 2 cores: CI only).
 test-race:

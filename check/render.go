@@ -153,7 +153,7 @@ func writeCheckText(w io.Writer, r *Result, maxRows int) error {
 func writeCheckMarkdown(w io.Writer, r *Result, maxRows int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### ratesweep check: %s\n\n", report.EscapeMarkdown(r.Summary()))
-	fmt.Fprintf(&b, "- baseline: `%s`\n- run: `%s`\n", r.Baseline.describe(), r.Run.describe())
+	fmt.Fprintf(&b, "- baseline: %s\n- run: %s\n", report.CodeSpan(r.Baseline.describe()), report.CodeSpan(r.Run.describe()))
 	for _, msg := range r.Warnings {
 		b.WriteString("- **warning:** " + report.EscapeMarkdown(msg) + "\n")
 	}

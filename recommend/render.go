@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/ratesweep/ratesweep/internal/markdown"
 )
 
 // Write prints r as text, markdown or json.
@@ -21,6 +23,7 @@ func Write(w io.Writer, r *Result, format string) error {
 		return fmt.Errorf("unknown format %q (text, markdown or json)", format)
 	}
 	md := format == "markdown"
+	esc := escaper(md)
 	var b strings.Builder
 	objective := map[string]string{"missed_pct": "fewest abusive requests missed (%)", "legit_cut_pct": "fewest legitimate requests cut (%)"}[r.Objective]
 	worst := ""
@@ -28,12 +31,12 @@ func Write(w io.Writer, r *Result, format string) error {
 		worst = " in the worst run"
 	}
 	fmt.Fprintf(&b, "recommend: %s; %d policies, %d meet %s; objective: %s%s\n",
-		plural(len(r.Runs), "run"), r.Policies, r.Feasible, strings.Join(r.Constraints, " and "), objective, worst)
+		plural(len(r.Runs), "run"), r.Policies, r.Feasible, esc(strings.Join(r.Constraints, " and ")), objective, worst)
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
+		fmt.Fprintf(&b, "note: %s\n", esc(n))
 	}
 	if r.Overall == nil {
-		fmt.Fprintf(&b, "\nno policy meets the constraints; the nearest miss: %s\n", r.NearestMiss.Label)
+		fmt.Fprintf(&b, "\nno policy meets the constraints; the nearest miss: %s\n", esc(r.NearestMiss.Label))
 		detail(&b, r.NearestMiss, r.Objective, md)
 		_, err := io.WriteString(w, b.String())
 		return err
@@ -56,7 +59,7 @@ func Write(w io.Writer, r *Result, format string) error {
 		rows = append(rows, []string{name, c.Label, pctCI(m.Measure.LegitCutPct), pctCI(m.Measure.MissedPct), pctCI(m.Measure.CaughtPct), margins(c), strings.Join(flags, ", ")})
 	}
 	table(&b, rows, md)
-	fmt.Fprintf(&b, "\nbest overall: %s\n", r.Overall.Label)
+	fmt.Fprintf(&b, "\nbest overall: %s\n", esc(r.Overall.Label))
 	detail(&b, r.Overall, r.Objective, md)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -74,9 +77,10 @@ func worstRun(c *Choice, objective string) RunFit {
 }
 
 func detail(b *strings.Builder, c *Choice, objective string, md bool) {
+	esc := escaper(md)
 	for _, f := range c.Runs {
 		m := f.Measure
-		fmt.Fprintf(b, "  run %s: false cut %s (%s), missed %s (%s), caught %s (%s)\n", f.Dir,
+		fmt.Fprintf(b, "  run %s: false cut %s (%s), missed %s (%s), caught %s (%s)\n", esc(f.Dir),
 			countCI(m.FalseCut), pctCI(m.LegitCutPct), countCI(m.Missed), pctCI(m.MissedPct), countCI(m.Caught), pctCI(m.CaughtPct))
 		for _, ck := range f.Checks {
 			state := "met"
@@ -87,10 +91,10 @@ func detail(b *strings.Builder, c *Choice, objective string, md bool) {
 			if ck.Crosses {
 				cross = " (the 95% interval crosses the bound)"
 			}
-			fmt.Fprintf(b, "    %s: %s, margin %s %s%s\n", ck.Constraint, state, signed(ck.Margin), ck.Unit, cross)
+			fmt.Fprintf(b, "    %s: %s, margin %s %s%s\n", esc(ck.Constraint), state, signed(ck.Margin), esc(ck.Unit), cross)
 		}
 		if f.Own != "" && len(c.Runs) > 1 {
-			fmt.Fprintf(b, "    regret: %s pp against this run's own best, %s\n", signed(f.Regret), f.Own)
+			fmt.Fprintf(b, "    regret: %s pp against this run's own best, %s\n", signed(f.Regret), esc(f.Own))
 		}
 	}
 	if a := c.Across; a != nil {
@@ -116,7 +120,7 @@ func detail(b *strings.Builder, c *Choice, objective string, md bool) {
 			if !n.Feasible {
 				flag += "  (misses a constraint)"
 			}
-			fmt.Fprintf(b, "    %s=%s: false cut %.2f%% (%s pp), missed %.2f%% (%s pp)%s\n", n.Param, num(n.Value),
+			fmt.Fprintf(b, "    %s=%s: false cut %.2f%% (%s pp), missed %.2f%% (%s pp)%s\n", esc(n.Param), num(n.Value),
 				n.LegitCutPct, signed(n.DLegitCut), n.MissedPct, signed(n.DMissed), flag)
 		}
 	}
@@ -124,7 +128,7 @@ func detail(b *strings.Builder, c *Choice, objective string, md bool) {
 		b.WriteString("  warning: on a cliff: one grid step moves a metric by more than the cliff threshold; sweep finer around it\n")
 	}
 	for _, e := range c.Edges {
-		fmt.Fprintf(b, "  warning: on the edge of the swept range: %s\n", e)
+		fmt.Fprintf(b, "  warning: on the edge of the swept range: %s\n", esc(e))
 	}
 	f := worstRun(c, objective)
 	// Log runs keep rows for their busiest keys only; the rest of the false
@@ -140,14 +144,14 @@ func detail(b *strings.Builder, c *Choice, objective string, md bool) {
 	}
 	if len(f.Measure.Clients) == 0 {
 		if others != "" {
-			fmt.Fprintf(b, "  legitimate clients cut in %s: none of the keys with their own row\n%s", f.Dir, others)
+			fmt.Fprintf(b, "  legitimate clients cut in %s: none of the keys with their own row\n%s", esc(f.Dir), others)
 			return
 		}
-		fmt.Fprintf(b, "  legitimate clients cut in %s: none\n", f.Dir)
+		fmt.Fprintf(b, "  legitimate clients cut in %s: none\n", esc(f.Dir))
 		return
 	}
 	defer b.WriteString(others)
-	fmt.Fprintf(b, "  legitimate clients cut in %s (%s):\n", f.Dir, c.Why)
+	fmt.Fprintf(b, "  legitimate clients cut in %s (%s):\n", esc(f.Dir), esc(c.Why))
 	rows := [][]string{{"client", "offered", "cut", "cut %", "why"}}
 	for i, cl := range f.Measure.Clients {
 		if i == 10 {
@@ -174,10 +178,23 @@ func detail(b *strings.Builder, c *Choice, objective string, md bool) {
 	}
 }
 
+// escaper returns markdown.Escape for Markdown, else the identity
+// (text goes to a terminal through the command's own escaping).
+func escaper(md bool) func(string) string {
+	if md {
+		return markdown.Escape
+	}
+	return func(s string) string { return s }
+}
+
 func table(b *strings.Builder, rows [][]string, md bool) {
 	if md {
 		for i, r := range rows {
-			fmt.Fprintf(b, "| %s |\n", strings.Join(r, " | "))
+			cells := make([]string, len(r))
+			for k, c := range r {
+				cells[k] = markdown.Escape(c)
+			}
+			fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 			if i == 0 {
 				fmt.Fprintf(b, "|%s\n", strings.Repeat("---|", len(r)))
 			}

@@ -35,7 +35,7 @@ var names = []string{
 
 // plainText is what a cell holding s should render to: one line, trimmed.
 func plainText(s string) string {
-	return strings.Join(strings.Fields(strings.NewReplacer("\n", " ", "\r", " ").Replace(s)), " ")
+	return strings.Join(strings.Fields(visible(s)), " ")
 }
 
 // htmlTextAndTags parses an HTML fragment and returns its text (whitespace

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ratesweep/ratesweep/internal/runfs"
+	"github.com/ratesweep/ratesweep/internal/textsafe"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -69,8 +71,9 @@ type rendered struct {
 }
 
 // outputGlobs are the files Write owns in the output directory; stale ones
-// from an earlier report are removed first.
-var outputGlobs = []string{"tradeoff.*", "heatmap-*", "clients-*", "timeline-*", "report.md", "index.html", "frontier.csv", "explore.html"}
+// from an earlier report are removed first (and only they: run --force
+// removes no other file of RUN_DIR/report/).
+var outputGlobs = sweep.ReportGlobs
 
 // Write renders the report into dir (created if needed): a PNG and an SVG per
 // figure, frontier.csv, report.md and a self-contained index.html. It
@@ -94,7 +97,14 @@ func (r *Run) Write(dir string) ([]string, error) {
 	var written []string
 	put := func(name string, data []byte) error {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, 0o666); err != nil {
+		if filepath.Ext(name) != ".png" {
+			// Whatever a name or key carried: no control character or
+			// bidirectional override reaches a text output raw.
+			if s := string(data); !textsafe.Clean(s) {
+				data = []byte(textsafe.Escape(s))
+			}
+		}
+		if err := runfs.WriteFile(dir, name, data); err != nil { // replaces a link, never follows it
 			return err
 		}
 		written = append(written, p)

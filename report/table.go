@@ -7,8 +7,9 @@ import (
 	"html"
 	"io"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/ratesweep/ratesweep/internal/markdown"
 )
 
 // Table is a titled grid of cells. Columns whose Right flag is set are
@@ -125,7 +126,7 @@ func (t *Table) WriteHTML(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("<table>\n")
 	if t.Title != "" {
-		b.WriteString("<caption>" + html.EscapeString(t.Title) + "</caption>\n")
+		b.WriteString("<caption>" + html.EscapeString(visible(t.Title)) + "</caption>\n")
 	}
 	b.WriteString("<thead><tr>")
 	for i, h := range t.Headers {
@@ -141,7 +142,7 @@ func (t *Table) WriteHTML(w io.Writer) error {
 	}
 	b.WriteString("</tbody>\n</table>\n")
 	if t.Note != "" {
-		b.WriteString("<p class=\"note\">" + html.EscapeString(t.Note) + "</p>\n")
+		b.WriteString("<p class=\"note\">" + html.EscapeString(visible(t.Note)) + "</p>\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -152,95 +153,20 @@ func cell(tag, s string, right bool) string {
 	if right {
 		attr = ` class="num"`
 	}
-	return "<" + tag + attr + ">" + html.EscapeString(s) + "</" + tag + ">"
+	return "<" + tag + attr + ">" + html.EscapeString(visible(s)) + "</" + tag + ">"
 }
 
-// mdEscape makes s literal text in a Markdown table cell, heading or
-// paragraph (GitHub-flavoured): no link, image, emphasis, code span, HTML,
-// entity or autolink can start in it, and plain names stay readable. Line
-// breaks become spaces, "<" and ">" entities; "\\", "`", "*", "[", "]", "|"
-// and "~" are backslash-escaped, and so are "_" at a word boundary, "&"
-// before a name or "#", the ":" of "://", the "." of "www." and "@" (so
-// that autolinks do not fire), and a start that would open a block (a
-// heading, list or quote).
-func mdEscape(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + len(s)/8)
-	// alnum reports whether a letter or digit ends s[:i] (before) or starts
-	// s[i:]; invalid UTF-8 and punctuation are not.
-	alnum := func(i int, before bool) bool {
-		var r rune
-		switch {
-		case before && i > 0:
-			r, _ = utf8.DecodeLastRuneInString(s[:i])
-		case !before && i < len(s):
-			r, _ = utf8.DecodeRuneInString(s[i:])
-		default:
-			return false
-		}
-		return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
-	}
-	lead := len(s) - len(strings.TrimLeft(s, " \t"))
-	// blank reports whether s ends or has a space or tab at i (after a
-	// list marker or "#" that starts a block).
-	blank := func(i int) bool { return i >= len(s) || s[i] == ' ' || s[i] == '\t' }
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		esc := false
-		switch c {
-		case '\n', '\r':
-			b.WriteByte(' ')
-			continue
-		case '<':
-			b.WriteString("&lt;")
-			continue
-		case '>':
-			if i == lead {
-				esc = true // a quote
-				break
-			}
-			b.WriteString("&gt;")
-			continue
-		case '\\', '`', '*', '[', ']', '|', '~', '@':
-			esc = true
-		case '_':
-			esc = !alnum(i, true) || !alnum(i+1, false)
-		case '&':
-			esc = alnum(i+1, false) || i+1 < len(s) && s[i+1] == '#'
-		case ':':
-			esc = strings.HasPrefix(s[i:], "://")
-		case '.':
-			esc = i >= 3 && strings.EqualFold(s[i-3:i], "www")
-		case '#':
-			j := i
-			for j < len(s) && s[j] == '#' {
-				j++
-			}
-			esc = i == lead && j-i <= 6 && blank(j)
-		case '-', '+':
-			esc = i == lead && blank(i+1)
-		}
-		if i == lead && c >= '0' && c <= '9' {
-			// "1." or "1)" at the start is an ordered list.
-			j := i
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			if j < len(s) && (s[j] == '.' || s[j] == ')') && blank(j+1) {
-				b.WriteString(s[i:j])
-				b.WriteByte('\\')
-				i = j - 1
-				continue
-			}
-		}
-		if esc {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
+// mdEscape makes s literal text in Markdown (internal/markdown.Escape).
+func mdEscape(s string) string { return markdown.Escape(s) }
 
 // EscapeMarkdown escapes s for a Markdown paragraph or table cell, as the
 // tables' WriteMarkdown does.
-func EscapeMarkdown(s string) string { return mdEscape(s) }
+func EscapeMarkdown(s string) string { return markdown.Escape(s) }
+
+// visible is s on one line, its control characters and bidirectional
+// overrides written as visible text (internal/markdown.Visible).
+func visible(s string) string { return markdown.Visible(s) }
+
+// CodeSpan returns s as a Markdown code span that its content cannot close
+// (internal/markdown.CodeSpan).
+func CodeSpan(s string) string { return markdown.CodeSpan(s) }

@@ -37,6 +37,13 @@ func LoadScenario(path string) (*model.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
+	if yamlx.Foreign(data, scenarioKeys...) {
+		return nil, yamlx.InFile(yamlx.ForeignError("scenario"), path)
+	}
 	sc, err := model.ParseScenario(data)
 	return sc, yamlx.InFile(err, path)
 }
+
+// scenarioKeys are a scenario file's top-level fields (model's decoder
+// holds the same list): a file with none of them is not a scenario.
+var scenarioKeys = []string{"name", "duration_s", "arrivals", "clients"}

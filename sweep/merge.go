@@ -15,6 +15,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/ratesweep/ratesweep/internal/runfs"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -75,6 +76,19 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 	spec, err := LoadSpec(specPath)
 	if err != nil {
 		return rep, err
+	}
+	lock, err := runfs.Acquire(dir, false)
+	if err != nil {
+		if errors.Is(err, runfs.ErrLocked) {
+			return rep, &InputError{Msg: err.Error()}
+		}
+		return rep, err
+	}
+	defer lock.Release()
+	for _, sub := range []string{"points", "clients"} {
+		if st, err := os.Lstat(filepath.Join(dir, sub)); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			return rep, inputErrorf("%s: %s/ is a symbolic link; merge writes only inside the run directory", dir, sub)
+		}
 	}
 	specYAML := string(specData)
 	grid := NewGrid(spec)

@@ -142,6 +142,9 @@ func inlineScenario(n *yaml.Node, resolve func(string) (string, []byte, error)) 
 	if err != nil {
 		return err
 	}
+	if yamlx.Foreign(data, scenarioKeys...) {
+		return yamlx.InFile(yamlx.ForeignError("scenario"), file)
+	}
 	sc, err := yamlx.Parse(data)
 	if err != nil {
 		return yamlx.InFile(err, file)

@@ -12,12 +12,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/internal/runfs"
 	"github.com/ratesweep/ratesweep/model"
 	"golang.org/x/sync/errgroup"
 )
@@ -202,9 +202,11 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		states[i].part = p
 	}
 	if !opts.NoOutput {
-		if err := prepareDir(opts, specYAML, spec.Replicates, states); err != nil {
+		lock, err := prepareDir(opts, specYAML, spec.Replicates, states)
+		if err != nil {
 			return nil, err
 		}
+		defer lock.Release()
 	}
 
 	pointsSchema, clientsSchema := schemas(meta)
@@ -403,55 +405,84 @@ func report(done int64, progress func(int64)) {
 // (the first writer wins, the others must hold the same spec), and a shard
 // only ever removes its own files, plus the merged manifest.json and the
 // manifests of another shard count, which its run makes stale.
-func prepareDir(opts Options, specYAML string, reps int, states []partState) error {
+func prepareDir(opts Options, specYAML string, reps int, states []partState) (_ *runfs.Lock, err error) {
 	dir := opts.OutDir
 	if dir == "" {
-		return inputErrorf("no output directory")
+		return nil, inputErrorf("no output directory")
 	}
 	sharded := opts.Shard.Count > 1
 	specPath := filepath.Join(dir, "spec.yaml")
+	// Nothing is created in a directory that is not a run (checked again
+	// under the lock).
+	if _, err := os.Lstat(specPath); errors.Is(err, os.ErrNotExist) {
+		if err := refuseForeign(dir); err != nil {
+			return nil, err
+		}
+	} else if opts.Force && !sharded {
+		if _, err := checkClear(dir, true); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create the output directory: %w", err)
+	}
+	// The shards of one run share the directory; any other writer owns it.
+	held, err := runfs.Acquire(dir, sharded)
+	if err != nil {
+		if errors.Is(err, runfs.ErrLocked) {
+			return nil, &InputError{Msg: err.Error()}
+		}
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			held.Release()
+		}
+	}()
+	for _, name := range []string{"spec.yaml", "manifest.json", ManifestName(opts.Shard)} {
+		if st, err := os.Lstat(filepath.Join(dir, name)); err == nil && !st.Mode().IsRegular() {
+			return nil, inputErrorf("%s: %s is not a regular file (a link or a directory); ratesweep writes only its own files", dir, name)
+		}
+	}
 	old, err := os.ReadFile(specPath)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("cannot read the output directory: %w", err)
+		return nil, fmt.Errorf("cannot read the output directory: %w", err)
 	}
 	exists := err == nil
 	if exists && opts.Force && !sharded {
-		if err := clearRun(dir); err != nil {
-			return err
+		if err := clearRun(dir, true); err != nil {
+			return nil, err
 		}
 		exists = false
 	}
 	if !exists {
 		if err := refuseForeign(dir); err != nil {
-			return err
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("cannot create the output directory: %w", err)
+			return nil, err
 		}
 		created, err := createFileExclusive(specPath, []byte(specYAML))
 		if err != nil {
-			return fmt.Errorf("cannot write to the output directory: %w", err)
+			return nil, fmt.Errorf("cannot write to the output directory: %w", err)
 		}
 		if !created { // another shard was faster
 			if old, err = os.ReadFile(specPath); err != nil {
-				return fmt.Errorf("cannot read the output directory: %w", err)
+				return nil, fmt.Errorf("cannot read the output directory: %w", err)
 			}
 			exists = true
 		}
 	}
 	if exists && string(old) != specYAML {
 		if sharded {
-			return inputErrorf("%s holds a run of a different spec (see %s); shards never replace another spec's run: remove the directory or choose another --out", dir, specPath)
+			return nil, inputErrorf("%s holds a run of a different spec (see %s); shards never replace another spec's run: remove the directory or choose another --out", dir, specPath)
 		}
-		return inputErrorf("%s holds a run of a different spec (see %s); use --force to replace it or choose another --out", dir, specPath)
+		return nil, inputErrorf("%s holds a run of a different spec (see %s); use --force to replace it or choose another --out", dir, specPath)
 	}
 	for _, sub := range []string{"points", "clients"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-			return fmt.Errorf("cannot create the output directory: %w", err)
+		if _, err := runfs.Dir(dir, sub); err != nil {
+			return nil, inputErrorf("cannot use the output directory: %v", err)
 		}
 	}
 	if m, err := loadManifest(filepath.Join(dir, "manifest.json")); err == nil && m.Compacted && !(opts.Force && !sharded) {
-		return fmt.Errorf("%w: %s was compacted by 'ratesweep merge --compact' and is complete; use --force (without --shard) to start again", ErrOutputExists, dir)
+		return nil, fmt.Errorf("%w: %s was compacted by 'ratesweep merge --compact' and is complete; use --force (without --shard) to start again", ErrOutputExists, dir)
 	}
 	manifest := filepath.Join(dir, ManifestName(opts.Shard))
 	// Manifests this run makes stale: the merged (or single-run) manifest
@@ -481,9 +512,9 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) err
 	}
 	switch {
 	case len(stale) > 0 && sharded && !opts.Resume && !opts.Force:
-		return fmt.Errorf("%w: %s holds %s of another shard split; use the same shard count, or --force to replace this shard's parts", ErrOutputExists, dir, filepath.Base(stale[0]))
+		return nil, fmt.Errorf("%w: %s holds %s of another shard split; use the same shard count, or --force to replace this shard's parts", ErrOutputExists, dir, filepath.Base(stale[0]))
 	case mine && !opts.Resume && !opts.Force:
-		return fmt.Errorf("%w: %s holds results of this spec (shard %s); use --resume to complete it or --force to start again", ErrOutputExists, dir, opts.Shard)
+		return nil, fmt.Errorf("%w: %s holds results of this spec (shard %s); use --resume to complete it or --force to start again", ErrOutputExists, dir, opts.Shard)
 	}
 	// With --resume, a part whose file changed since this shard's manifest
 	// was written (same rows, other bytes) is computed again.
@@ -500,11 +531,11 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) err
 	}
 	for _, m := range stale {
 		if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
+			return nil, err
 		}
 	}
 	if err := os.Remove(manifest); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err // rewritten when the run completes
+		return nil, err // rewritten when the run completes
 	}
 	tmps, _ := filepath.Glob(filepath.Join(dir, "."+filepath.Base(manifest)+".*.tmp"))
 	for _, t := range tmps {
@@ -521,7 +552,7 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) err
 			}
 			if opts.Force {
 				if err := os.Remove(filepath.Join(dir, sub, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return err
+					return nil, err
 				}
 			}
 		}
@@ -560,26 +591,23 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) err
 			}
 		}
 	}
-	return nil
+	return held, nil
 }
 
-// refuseForeign refuses a non-empty directory that is not a ratesweep run.
-// Entries another shard may create while starting at the same moment (the
-// part directories, a temporary spec.yaml) are not foreign.
+// refuseForeign refuses a directory that holds anything but what ratesweep
+// writes (see runFiles), naming it: ratesweep never writes beside a user's
+// files. What another shard may create while starting at the same moment
+// (the part directories, parts, a temporary spec.yaml, the lock) is its own.
 func refuseForeign(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
+	_, other, err := runFiles(dir)
 	if err != nil {
 		return fmt.Errorf("cannot read the output directory: %w", err)
 	}
-	for _, e := range entries {
-		n := e.Name()
-		if n == "points" || n == "clients" || n == "spec.yaml" || strings.HasPrefix(n, ".spec.yaml.") {
-			continue
-		}
-		return fmt.Errorf("%w: %s holds other files (%s); choose an empty or new --out", ErrOutputExists, dir, n)
+	if len(other) > 0 {
+		return fmt.Errorf("%w: %s holds other files (%s); choose an empty or new --out", ErrOutputExists, dir, listNames(other))
 	}
 	return nil
 }
@@ -600,22 +628,6 @@ func createFileExclusive(path string, data []byte) (bool, error) {
 		return false, err
 	}
 	return true, syncDir(filepath.Dir(path))
-}
-
-// clearRun removes the files a run writes, and nothing else.
-func clearRun(dir string) error {
-	for _, name := range []string{"points", "clients", "report"} {
-		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
-			return err
-		}
-	}
-	ms, _ := filepath.Glob(filepath.Join(dir, "manifest*.json"))
-	for _, m := range append(ms, filepath.Join(dir, "spec.yaml")) {
-		if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
 }
 
 // verifyPart checks a finished part file: its footer reads, it has the

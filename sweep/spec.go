@@ -123,6 +123,9 @@ func ParseSpec(data []byte, resolve func(string) (string, []byte, error)) (*Spec
 
 // parseSpec is ParseSpec with the directory that relative log paths start from.
 func parseSpec(data []byte, resolve func(string) (string, []byte, error), dir string, sets []string) (*Spec, error) {
+	if yamlx.Foreign(data, specKeys...) {
+		return nil, yamlx.ForeignError("sweep spec")
+	}
 	root, err := yamlx.Parse(data)
 	if err != nil {
 		return nil, err
@@ -276,6 +279,9 @@ func decodeScenarioRef(n *yaml.Node, resolve func(string) (string, []byte, error
 			return nil, yamlx.Errorf(n, "scenario", "%s: %s", e.File, e.Msg)
 		}
 		return nil, err
+	}
+	if yamlx.Foreign(data, scenarioKeys...) {
+		return nil, yamlx.Errorf(n, "scenario", "%s: %s", file, yamlx.ForeignError("scenario").Msg)
 	}
 	sc, err := model.ParseScenario(data)
 	if err != nil {

@@ -52,7 +52,7 @@ func WriterFloor(ctx context.Context, spec *Spec, opts Options) (res *Result, st
 	// The previous floor's files go first, as run --force removes the
 	// previous run: the file system then allocates the new files' inodes
 	// as it does for Run (ext4 skips recently deleted ones).
-	if err := clearRun(opts.OutDir); err != nil {
+	if err := clearRun(opts.OutDir, false); err != nil {
 		return nil, st, err
 	}
 	for _, sub := range []string{"points", "clients"} {

@@ -32,6 +32,15 @@ func buildBinary(t testing.TB) string {
 	return bin
 }
 
+// crashKills is the number of kills a campaign makes: def, or
+// RATESWEEP_CRASH_KILLS (make test-adversarial runs a small campaign).
+func crashKills(def int) int {
+	if n, err := strconv.Atoi(os.Getenv("RATESWEEP_CRASH_KILLS")); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
 // TestCrashResume kills a sweep with SIGKILL at 20 random moments (seed:
 // RATESWEEP_CRASH_SEED, default 1), resumes it each time with --resume, and
 // checks that every Parquet file under a final name is complete after each
@@ -71,7 +80,7 @@ func TestCrashResume(t *testing.T) {
 
 	dir := filepath.Join(tmp, "crashed")
 	kills, finished, fresh := 0, 0, true
-	for kills < 20 {
+	for kills < crashKills(20) {
 		args := []string{"run", specFile, "--out", dir, "--workers", "2", "--quiet"}
 		if !fresh {
 			args = append(args, "--resume")
@@ -253,7 +262,7 @@ func TestCrashCompact(t *testing.T) {
 	wantRows := spec.Rows()
 	dir = fresh()
 	kills, finished := 0, 0
-	for kills < 10 {
+	for kills < crashKills(10) {
 		cmd := ratesweep(append([]string{"merge", dir, "--quiet"}, compact...)...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -193,13 +193,15 @@ func exitCode(e *env, err error) int {
 		reportPanic(e, pe.Value, pe.Stack)
 		return exitFailure
 	}
+	// An error may quote a name or a token of the input: escaped like stdout.
+	stderr := escapeWriter{e.stderr}
 	var all *yamlx.Errors
 	if errors.As(err, &all) {
 		for _, l := range strings.Split(all.Error(), "\n") {
-			fmt.Fprintf(e.stderr, "ratesweep: %s\n", l)
+			fmt.Fprintf(stderr, "ratesweep: %s\n", l)
 		}
 	} else {
-		fmt.Fprintf(e.stderr, "ratesweep: %v\n", err)
+		fmt.Fprintf(stderr, "ratesweep: %v\n", err)
 	}
 	var ee *exitError
 	var ue *usageError

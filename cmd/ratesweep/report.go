@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/ratesweep/ratesweep/internal/runfs"
 	"github.com/ratesweep/ratesweep/report"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -34,7 +36,8 @@ func cmdReport(e *env, args []string) error {
 	if len(rest) == 1 {
 		dir = rest[0]
 	}
-	if *out == "" {
+	inRun := *out == ""
+	if inRun {
 		*out = filepath.Join(dir, "report")
 	}
 	opts := report.Options{MaxCurves: *curves, Knees: *knees, AllowIncomplete: *allowIncomplete}
@@ -55,6 +58,17 @@ func cmdReport(e *env, args []string) error {
 	if *knees == 0 {
 		opts.Knees = -1 // Options: negative = none
 	}
+	// Writing into the run directory: no other writer may be live there.
+	if st, err := os.Stat(dir); inRun && err == nil && st.IsDir() {
+		lock, err := runfs.Acquire(dir, false)
+		if err != nil {
+			if errors.Is(err, runfs.ErrLocked) {
+				return &badInput{err}
+			}
+			return err
+		}
+		defer lock.Release()
+	}
 	start := time.Now()
 	r, err := report.Load(e.ctx, dir, opts)
 	if prog != nil {
@@ -69,6 +83,14 @@ func cmdReport(e *env, args []string) error {
 	}
 	if !*quiet && time.Since(start) > 5*time.Second {
 		fmt.Fprintf(e.stderr, "ratesweep: read %d rows in %.0f s; drawing the figures\n", r.Rows, time.Since(start).Seconds())
+	}
+	// The report is written into the run directory: no other writer may be
+	// live there, and its report/ must be a directory of the run, not a link
+	// to elsewhere.
+	if inRun {
+		if _, err := runfs.Dir(dir, "report"); err != nil {
+			return &badInput{fmt.Errorf("report: %w (give --out to write elsewhere)", err)}
+		}
 	}
 	files, err := r.Write(*out)
 	if err != nil {

@@ -54,6 +54,12 @@ func cmdRun(e *env, args []string) error {
 	if *workers < 1 {
 		return usagef("run: --workers must be >= 1, got %d", *workers)
 	}
+	if *maxPoints < 1 {
+		return usagef("run: --max-points must be >= 1, got %d", *maxPoints)
+	}
+	if *shards < 0 {
+		return usagef("run: --shards must be >= 1, got %d", *shards)
+	}
 	memLimit, outLimit := sweep.DefaultMaxMemory(), int64(0)
 	if *maxMemory != "" {
 		if memLimit, err = yamlx.ParseBytes(*maxMemory); err != nil {

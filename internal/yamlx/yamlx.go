@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -342,4 +344,38 @@ func lookup(n *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// Foreign reports whether data is not a YAML mapping with at least one of
+// keys at its top: binary bytes, a scalar or a list, or a mapping of some
+// other program's keys. Decoding such a file would quote its content in
+// errors (a credential, the first line of /etc/shadow); callers say
+// ForeignError instead. A YAML syntax error is not foreign: its message
+// quotes no content and names the line.
+func Foreign(data []byte, keys ...string) bool {
+	if !utf8.Valid(data) || bytes.ContainsFunc(data, func(r rune) bool {
+		return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f
+	}) {
+		return true
+	}
+	var doc yaml.Node
+	if yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc) != nil || len(doc.Content) == 0 {
+		return false
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return true
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if slices.Contains(keys, root.Content[i].Value) {
+			return false
+		}
+	}
+	return len(root.Content) > 0
+}
+
+// ForeignError is the error for a Foreign file that should have been a
+// what ("sweep spec", "scenario"); it quotes nothing of the file.
+func ForeignError(what string) *Error {
+	return &Error{Msg: "not a YAML mapping of a " + what + " (binary or foreign file?)"}
 }
