@@ -38,8 +38,7 @@ func Write(w io.Writer, r *Result, format string) error {
 	if r.Overall == nil {
 		fmt.Fprintf(&b, "\nno policy meets the constraints; the nearest miss: %s\n", esc(r.NearestMiss.Label))
 		detail(&b, r.NearestMiss, r.Objective, md)
-		_, err := io.WriteString(w, b.String())
-		return err
+		return output(w, b.String(), md)
 	}
 	b.WriteString("\n")
 	rows := [][]string{{"choice", "policy", "false cut", "missed", "caught", "margin", "flags"}}
@@ -61,8 +60,57 @@ func Write(w io.Writer, r *Result, format string) error {
 	table(&b, rows, md)
 	fmt.Fprintf(&b, "\nbest overall: %s\n", esc(r.Overall.Label))
 	detail(&b, r.Overall, r.Objective, md)
-	_, err := io.WriteString(w, b.String())
+	return output(w, b.String(), md)
+}
+
+// output writes the text, or for Markdown its blocks (mdBlocks).
+func output(w io.Writer, text string, md bool) error {
+	if md {
+		text = mdBlocks(text)
+	}
+	_, err := io.WriteString(w, text)
 	return err
+}
+
+// mdBlocks lays the text's lines out as Markdown blocks, so that a renderer
+// keeps the text's structure instead of joining its lines into one
+// paragraph: a line at the margin is a paragraph of its own, an indented
+// line an item of a list nested by its indentation (two spaces a level),
+// and table rows a table at the margin, between blank lines. The lines'
+// content is escaped already.
+func mdBlocks(text string) string {
+	var b strings.Builder
+	prev := "" // the last line: "p", "li", "table", "blank", or "" before the first
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		body := strings.TrimLeft(l, " ")
+		indent := len(l) - len(body)
+		kind := "p"
+		switch {
+		case body == "":
+			if prev != "" {
+				prev = "blank"
+			}
+			continue
+		case strings.HasPrefix(body, "|"):
+			kind = "table"
+		case indent > 0:
+			kind = "li"
+		}
+		if prev != "" && (prev == "blank" || kind != prev || kind == "p") {
+			b.WriteString("\n")
+		}
+		switch kind {
+		case "table":
+			b.WriteString(body)
+		case "li":
+			b.WriteString(strings.Repeat("  ", indent/2-1) + "- " + body)
+		default:
+			b.WriteString(body)
+		}
+		b.WriteString("\n")
+		prev = kind
+	}
+	return b.String()
 }
 
 // worstRun is the run where the choice's objective is worst.
