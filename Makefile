@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline cross test-windows dist bench bench-ingest bench-events bench-check test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race
+.PHONY: all build run tables test vet unit duckdb check baseline cross test-windows dist actionlint bench bench-ingest bench-events bench-check test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race
 
 all: build
 
@@ -150,6 +150,11 @@ cross:
 WINDOWS_TEST_PKGS ?= ./model ./sweep ./check ./recommend
 test-windows:
 	GOOS=windows GOARCH=amd64 $(GO) test -count=1 -exec wine64 $(WINDOWS_TEST_PKGS)
+
+# The GitHub Actions example, linted by actionlint (go run: no install).
+ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+actionlint:
+	$(GO) run $(ACTIONLINT) examples/github-actions/ratesweep-check.yml
 
 # Release archives under dist/: a stripped, reproducible binary per
 # platform with LICENSE, NOTICE and README.md (tar.gz; zip for Windows),
