@@ -1,4 +1,4 @@
-// Command bench compares ratesweep with the peer baselines in ../shared/peers
+// Command bench compares ratesweep with the peer baselines in bench/peers
 // (the lesson's Node model and a numpy vectorisation) on the same grids, and
 // measures the writer's floor, log replay and a day-long scenario; it prints
 // one table. `make bench` runs it from the repository root.
@@ -158,7 +158,7 @@ func benchMain(args []string) error {
 	replayPoints := fs.Int("replay-points", 1000, "grid points of the replay row (a multiple of 4)")
 	cache := fs.String("cache", filepath.Join(os.TempDir(), "ratesweep-bench"), "directory for the generated logs (kept between runs)")
 	big := fs.String("big", "bench/10m.yaml", "spec of the peak-RSS run (writing Parquet); empty to skip")
-	peers := fs.String("peers", "../shared/peers", "directory of the peer scripts")
+	peers := fs.String("peers", "bench/peers", "directory of the peer scripts")
 	bin := fs.String("bin", "bin/ratesweep", "ratesweep binary")
 	python := fs.String("python", "", "Python with numpy (default: python3, else /usr/bin/python3)")
 	if err := fs.Parse(args); err != nil {
@@ -224,7 +224,7 @@ func benchMain(args []string) error {
 		// so removing the previous round's files would make file creation
 		// cost what the deletions before it happened to be.
 		out := func(tool string) string { return filepath.Join(tmp, g, "round-{round}", tool) }
-		add(g, "node (lesson model)", "node", "1 core", []string{"node", filepath.Join(*peers, "seed_grid.mjs"), g})
+		add(g, "node (lesson model)", "node", "1 core", []string{"node", filepath.Join(*peers, "lesson_grid.mjs"), g})
 		add(g, "numpy", "numpy", "1 core", []string{*python, filepath.Join(*peers, "numpy_grid.py"), g}, "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 		add(g, "ratesweep sim", "sim", "--no-output, 2 workers", []string{*bin, "run", spec, "--no-output"})
 		add(g, "ratesweep e2e", "e2e", "Parquet, 2 workers", []string{*bin, "run", spec, "--out", out("e2e"), "--workers", "2"})

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `make bench` needs beside Go: numpy for the numpy peer
-# (Debian's python3-numpy), GNU time for peak RSS, and checks for node and
-# the peer scripts (../shared/peers beside the clone).
+# (Debian's python3-numpy), GNU time for peak RSS, and checks for node (the
+# peers themselves are in bench/peers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need_update=1
@@ -20,5 +20,3 @@ if [ ! -x /usr/bin/time ]; then
 	apt_install time || { echo "bench: cannot install GNU time: run 'apt-get install time' as root" >&2; exit 1; }
 fi
 command -v node >/dev/null || { echo "bench: node is missing: install Node.js 20+ (e.g. apt-get install nodejs)" >&2; exit 1; }
-[ -f ../shared/peers/seed_grid.mjs ] && [ -f ../shared/peers/numpy_grid.py ] ||
-	{ echo "bench: the peer scripts are missing: ../shared/peers (shared/ beside the clone)" >&2; exit 1; }

@@ -1,6 +1,7 @@
 package examples
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,78 +37,137 @@ func readmeBlock(t *testing.T, heading string) []string {
 	return cmds
 }
 
-// The GitHub Actions example runs exactly the README's CI commands, and
-// they are the Makefile's check (what this repository's own CI runs).
-func TestGitHubActionsWorkflowIsTheREADMEs(t *testing.T) {
+// workflow is the GitHub Actions example: its env and its steps.
+type workflow struct {
+	On   map[string]any    `yaml:"on"`
+	Env  map[string]string `yaml:"env"`
+	Jobs map[string]struct {
+		Steps []struct {
+			Name  string `yaml:"name"`
+			Uses  string `yaml:"uses"`
+			Run   string `yaml:"run"`
+			Shell string `yaml:"shell"`
+			If    string `yaml:"if"`
+		} `yaml:"steps"`
+	} `yaml:"jobs"`
+}
+
+func readWorkflow(t *testing.T) workflow {
+	t.Helper()
 	data, err := os.ReadFile("github-actions/ratesweep-check.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wf struct {
-		On   map[string]any `yaml:"on"`
-		Jobs map[string]struct {
-			Steps []struct {
-				Uses  string `yaml:"uses"`
-				Run   string `yaml:"run"`
-				Shell string `yaml:"shell"`
-			} `yaml:"steps"`
-		} `yaml:"jobs"`
-	}
+	var wf workflow
 	if err := yaml.Unmarshal(data, &wf); err != nil {
 		t.Fatal(err)
 	}
+	return wf
+}
+
+// The GitHub Actions example is for a user's repository: it installs a
+// released ratesweep with go install (cached), never builds this one, and
+// posts check --format markdown as the job summary without losing its exit
+// code.
+func TestGitHubActionsWorkflowShape(t *testing.T) {
+	wf := readWorkflow(t)
 	if _, ok := wf.On["pull_request"]; !ok {
 		t.Errorf("the workflow does not run on pull requests: %v", wf.On)
 	}
-	var cmds []string
-	checkout := false
+	var uses, runs []string
 	for _, job := range wf.Jobs {
 		for _, st := range job.Steps {
-			checkout = checkout || strings.HasPrefix(st.Uses, "actions/checkout@")
-			for _, l := range strings.Split(strings.TrimSpace(st.Run), "\n") {
-				if l != "" {
-					cmds = append(cmds, l)
-				}
-				if strings.Contains(l, "| tee") && st.Shell != "bash" {
-					t.Errorf("%q needs shell: bash (pipefail) to keep the check's exit code", l)
-				}
+			uses = append(uses, st.Uses)
+			runs = append(runs, st.Run)
+			if strings.Contains(st.Run, "| tee") && st.Shell != "bash" {
+				t.Errorf("%q needs shell: bash (pipefail) to keep the check's exit code", st.Run)
 			}
 		}
 	}
-	if !checkout {
-		t.Error("the workflow does not check out the repository")
+	all := strings.Join(uses, "\n") + "\n" + strings.Join(runs, "\n")
+	for _, want := range []string{"actions/checkout@", "actions/setup-go@", "actions/cache@",
+		"go install \"github.com/ratesweep/ratesweep/cmd/ratesweep@$RATESWEEP_VERSION\"",
+		"check --baseline \"$RATESWEEP_BASELINE\" out/ci --format markdown | tee -a \"$GITHUB_STEP_SUMMARY\""} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the workflow has no %q", want)
+		}
 	}
-	readme := readmeBlock(t, "## Continuous integration")
-	if strings.Join(cmds, "\n") != strings.Join(readme, "\n") {
-		t.Errorf("workflow commands:\n  %s\nREADME's:\n  %s", strings.Join(cmds, "\n  "), strings.Join(readme, "\n  "))
+	for _, bad := range []string{"make ", "bin/ratesweep", "configs/"} {
+		if strings.Contains(all, bad) {
+			t.Errorf("the workflow uses %q, which only a clone of ratesweep has", bad)
+		}
 	}
-	var summary bool
-	for _, c := range cmds {
-		summary = summary || strings.Contains(c, "check --baseline") && strings.Contains(c, "--format markdown") && strings.Contains(c, `"$GITHUB_STEP_SUMMARY"`)
+}
+
+// The workflow works in a repository that is not ratesweep: a scratch
+// directory gets a spec from ratesweep init and a baseline from the README's
+// commands; then the workflow's own run steps (all but the install, which
+// needs the network: the binary under test is on PATH instead) run under
+// bash as Actions runs them. They pass on the unchanged spec, post the
+// summary, and fail once the spec's grid moves.
+func TestGitHubActionsInScratchRepo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds ratesweep")
 	}
-	if !summary {
-		t.Error("no step posts check --format markdown as the job summary")
-	}
-	// The same sweep and check as `make check`.
-	mk, err := os.ReadFile("../Makefile")
+	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Fatal(err)
+		t.Skip("no bash")
 	}
-	_, target, _ := strings.Cut(string(mk), "\ncheck: build\n")
-	target, _, _ = strings.Cut(target, "\n\n")
-	out := regexp.MustCompile(`(?m)^CHECK_OUT \?= (\S+)`).FindStringSubmatch(string(mk))
-	if out == nil {
-		t.Fatal("Makefile: no CHECK_OUT")
+	bin := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "ratesweep"), "../cmd/ratesweep").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	for _, l := range strings.Split(strings.TrimSpace(target), "\n") {
-		l = strings.NewReplacer("./$(BIN)", "bin/ratesweep", "$(CHECK_OUT)", out[1]).Replace(strings.TrimSpace(l))
-		found := false
-		for _, c := range cmds {
-			found = found || strings.HasPrefix(c, l)
+	repo := t.TempDir()
+	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	sh := func(script string, extra ...string) (string, error) {
+		c := exec.Command(bash, "-eo", "pipefail", "-c", script)
+		c.Dir, c.Env = repo, append(env, extra...)
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := sh("ratesweep init --out ratesweep.yaml --quiet"); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	baseline := readmeBlock(t, "## Continuous integration")
+	for _, c := range baseline {
+		if strings.Contains(c, "check --update") || strings.Contains(c, "ratesweep run") {
+			if out, err := sh(strings.ReplaceAll(c, "access.yaml", "ratesweep.yaml")); err != nil {
+				t.Fatalf("%s: %v\n%s", c, err, out)
+			}
 		}
-		if !found {
-			t.Errorf("make check runs %q; the workflow does not", l)
+	}
+	wf := readWorkflow(t)
+	vars := []string{"GITHUB_STEP_SUMMARY=" + filepath.Join(repo, "summary.md")}
+	for k, v := range wf.Env {
+		vars = append(vars, k+"="+v)
+	}
+	steps := func() error {
+		for _, job := range wf.Jobs {
+			for _, st := range job.Steps {
+				if st.Run == "" || st.If != "" || strings.Contains(st.Run, "go install") {
+					continue
+				}
+				if out, err := sh(st.Run, vars...); err != nil {
+					return fmt.Errorf("step %q: %v\n%s", st.Name, err, out)
+				}
+			}
 		}
+		return nil
+	}
+	if err := steps(); err != nil {
+		t.Fatalf("unchanged spec: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "summary.md")); len(b) == 0 {
+		t.Error("no job summary written")
+	}
+	spec, _ := os.ReadFile(filepath.Join(repo, "ratesweep.yaml"))
+	moved := regexp.MustCompile(`segments: \[\[0, (\d+), (\d+)\]\]`).ReplaceAllString(string(spec), "segments: [[0, $1, 90]]")
+	if moved == string(spec) {
+		t.Fatalf("cannot change the starter spec's traffic:\n%s", spec)
+	}
+	os.WriteFile(filepath.Join(repo, "ratesweep.yaml"), []byte(moved), 0o644)
+	if err := steps(); err == nil {
+		t.Error("the workflow passed after the spec's traffic changed")
 	}
 }
 
@@ -180,9 +240,9 @@ func TestDockerignore(t *testing.T) {
 // The documented docker build is the Dockerfile's own.
 func TestDockerBuildDocumented(t *testing.T) {
 	df, _ := os.ReadFile("k8s/Dockerfile")
-	readme, _ := os.ReadFile("../README.md")
+	readme, _ := os.ReadFile("../docs/clusters.md")
 	const cmd = "docker build --build-arg COMMIT=$(git rev-parse HEAD) -f examples/k8s/Dockerfile -t ratesweep ."
 	if !strings.Contains(string(df), cmd) || !strings.Contains(string(readme), cmd) {
-		t.Errorf("README.md and examples/k8s/Dockerfile should both give: %s", cmd)
+		t.Errorf("docs/clusters.md and examples/k8s/Dockerfile should both give: %s", cmd)
 	}
 }

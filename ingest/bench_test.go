@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -37,15 +36,6 @@ func combinedLog(b *testing.B) ([]byte, int) {
 	n := bytes.Count(one, []byte("\n"))
 	reps := (1_000_000 + n - 1) / n
 	return bytes.Repeat(one, reps), n * reps
-}
-
-// cpuSeconds is the process's user + system CPU time so far.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // reportLines reports lines per wall-clock second and per CPU second (the

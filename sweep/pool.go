@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"golang.org/x/sys/unix"
 )
 
 // bufferPool is the Parquet writer's memory.Allocator. arrow-go grows its
@@ -90,14 +89,9 @@ func (p *bufferPool) Allocate(size int) []byte {
 		return b
 	}
 	p.mu.Unlock()
-	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	b, err := mapAnon(n)
 	if err != nil {
 		return goAllocator.Allocate(size)
-	}
-	if n >= hugePage {
-		// Fewer faults where the kernel has transparent huge pages on
-		// request; nothing changes where it has not.
-		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
 	}
 	p.mu.Lock()
 	p.mapped[unsafe.Pointer(&b[0])] = &pooled{class: int8(c)}

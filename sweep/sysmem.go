@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // DefaultMaxMemory is the memory budget of a run when --max-memory is not
@@ -23,10 +22,7 @@ func DefaultMaxMemory() int64 {
 	}
 	lower(memTotal())
 	lower(cgroupLimit())
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &rl); err == nil && rl.Cur < 1<<62 {
-		lower(int64(rl.Cur))
-	}
+	lower(addressSpaceLimit())
 	return limit / 4 * 3
 }
 

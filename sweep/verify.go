@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -106,11 +105,7 @@ func FileColumns(path string) ([]string, int64, error) {
 
 // filePerm is the mode of the files a run writes: 0666 less the umask, as
 // os.Create would give (temporary files start at 0600).
-var filePerm = func() os.FileMode {
-	mask := syscall.Umask(0) // read at init, before any goroutine creates files
-	syscall.Umask(mask)
-	return 0o666 &^ os.FileMode(mask)
-}()
+var filePerm = 0o666 &^ umask() // read at init, before any goroutine creates files
 
 // IDRange returns the smallest and largest point_id of a Parquet file from
 // its row groups' statistics (ok false when a row group has none).

@@ -11,7 +11,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"golang.org/x/sys/unix"
 )
 
 // WriterFloor measures the Parquet writer's floor, for benchmarks: pqarrow
@@ -184,22 +183,4 @@ type FloorStats struct {
 	SimCPU     time.Duration // simulating the parts, with their parameter columns and labels
 	BuildCPU   time.Duration // building the record batches
 	ProcessCPU time.Duration // everything, start-up included
-}
-
-// processCPU is the process's CPU time so far (CLOCK_PROCESS_CPUTIME_ID).
-func processCPU() time.Duration { return cpuClock(unix.CLOCK_PROCESS_CPUTIME_ID) }
-
-// threadCPU is the calling thread's CPU time so far; lock the goroutine to
-// its thread around a measurement.
-func threadCPU() time.Duration { return cpuClock(unix.CLOCK_THREAD_CPUTIME_ID) }
-
-// cpuClock reads a CPU-time clock: the scheduler's exact count, where
-// getrusage's user and system times are sampled at clock ticks and go
-// wrong over intervals of milliseconds.
-func cpuClock(id int32) time.Duration {
-	var ts unix.Timespec
-	if unix.ClockGettime(id, &ts) != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ratesweep/ratesweep/check"
 	"github.com/ratesweep/ratesweep/export"
 	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/spf13/pflag"
 )
@@ -130,15 +131,24 @@ func flagChoices() map[string][]string {
 	for f := ingest.FormatAuto; !strings.HasPrefix(f.String(), "Format("); f++ { // every format the reader knows
 		formats = append(formats, f.String())
 	}
+	var timeFormats []string
+	for f := ingest.TimeFormat(0); f <= ingest.TimeAuto; f++ { // every time format the readers know
+		timeFormats = append(timeFormats, f.String())
+	}
+	var algorithms []string // export's POLICY starts with one: 'token_bucket rate=2 capacity=1100'
+	for _, a := range model.Algorithms {
+		algorithms = append(algorithms, a.String())
+	}
 	return map[string][]string{
 		"check --format":            check.Formats,
 		"inspect --format":          formats,
-		"inspect --csv-time-format": {"unix", "unix_ms", "rfc3339", "clf"},
+		"inspect --csv-time-format": timeFormats,
 		"inspect --key":             ingest.FieldNames,
 		"schema":                    sweep.SchemaKinds, // the argument
 		"completion":                {"bash", "zsh", "fish"},
 		"recommend --format":        {"text", "markdown", "json"},
 		"export --to":               export.Targets,
+		"export":                    algorithms, // the argument
 		"shadow --key":              {"ip", "user", "path_prefix"},
 	}
 }

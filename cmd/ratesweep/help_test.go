@@ -136,13 +136,19 @@ words=(ratesweep '`+strings.Join(words, "' '")+`'); CURRENT=${#words}; _rateswee
 			// Values of enumerated flags and arguments.
 			for words, want := range map[string][]string{
 				"check --format ":            {"text", "markdown", "json"},
-				"inspect --csv-time-format ": {"unix", "unix_ms", "rfc3339", "clf"},
+				"inspect --csv-time-format ": {"unix", "unix_ms", "unix_us", "unix_ns", "rfc3339", "clf", "auto"},
 				"schema ":                    {"spec", "scenario"},
-				"completion ":                {"bash", "zsh", "fish"},
+				"export --to nginx ": {"fixed_window", "sliding_window", "token_bucket", "sliding_log", "sliding_counter",
+					"gcra", "nginx", "fixed_window_anchored", "concurrency"},
+				"completion ": {"bash", "zsh", "fish"},
 			} {
 				got := complete[shell](t, script, append(strings.Fields(words), "")...)
 				if shell == "zsh" {
-					got = zshChoices(t, script, strings.Fields(words))
+					w := strings.Fields(words)
+					if len(w) == 3 { // a flag and its value, then the argument: _arguments' '1:' spec
+						w = w[:1]
+					}
+					got = zshChoices(t, script, w)
 				}
 				if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
 					t.Errorf("%q completes to %v, want %v", words, got, want)

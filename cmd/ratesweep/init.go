@@ -105,11 +105,18 @@ func cmdInit(e *env, args []string) error {
 	if strings.ContainsAny(specName, "/\\ ") || specName == "." || specName == ".." {
 		return usagef("init: --name %q must be one word without path separators (it names the output directory)", specName)
 	}
-	header := "# yaml-language-server: $schema=ratesweep.schema.json\n" +
+	// The schema modeline names a file only when init writes it beside
+	// the spec (--out); on standard output it says how to make one.
+	schemaLine := "# yaml-language-server: $schema=ratesweep.schema.json\n"
+	if *out == "" {
+		schemaLine = "# Editors: `ratesweep schema > ratesweep.schema.json` beside this file, then a first line\n" +
+			"# `# yaml-language-server: $schema=ratesweep.schema.json` completes and checks the fields.\n"
+	}
+	header := schemaLine +
 		"# A ratesweep spec: a workload and a grid of rate-limit policies to run over it.\n" +
 		"#   ratesweep run THIS.yaml --dry-run    # points and bytes first\n" +
 		"#   ratesweep run THIS.yaml && ratesweep report out/" + specName + "\n" +
-		"# Fields: README.md (Sweep specs); editors complete them from `ratesweep schema`.\n"
+		"# Fields: docs/formats.md of ratesweep (Sweep specs); `ratesweep schema` prints them.\n"
 	body := fmt.Sprintf(starterSpec, specName, otherAlgorithms())
 	if *fromLog != "" {
 		dir := "."

@@ -18,8 +18,10 @@ func TestInitStarter(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.HasPrefix(out, "# yaml-language-server: $schema=ratesweep.schema.json\n") || strings.Count(out, "#") < 15 {
-		t.Errorf("the starter spec should name the schema and explain its fields:\n%s", out)
+	// On standard output no schema file is written: the spec says how to
+	// make one instead of naming a file that is not there.
+	if strings.HasPrefix(out, "# yaml-language-server:") || !strings.Contains(out, "ratesweep schema > ratesweep.schema.json") || strings.Count(out, "#") < 15 {
+		t.Errorf("the starter spec on stdout should tell how to get the schema and explain its fields:\n%s", out)
 	}
 	s, err := sweep.ReadSpec([]byte(out), "init.yaml", ".")
 	if err != nil {
@@ -35,6 +37,9 @@ func TestInitStarter(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ratesweep.schema.json")); err != nil {
 		t.Errorf("no schema beside the spec: %v", err)
+	}
+	if b, _ := os.ReadFile(spec); !strings.HasPrefix(string(b), "# yaml-language-server: $schema=ratesweep.schema.json\n") {
+		t.Errorf("init --out: the spec should name the schema written beside it:\n%s", b)
 	}
 	run := filepath.Join(dir, "run")
 	if code, _, stderr := runCLI(t, "run", spec, "--out", run, "-q"); code != 0 {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -26,8 +25,8 @@ func TestInputFilesBounded(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string { return writeSpec(t, dir, name, text) }
 	fifo := filepath.Join(dir, "pipe.yaml")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
+	if err := mkfifo(fifo); err != nil {
+		t.Skipf("no named pipe here: %v", err)
 	}
 	sweepPart := "sweep:\n  - algorithm: fixed_window\n    window_s: 60\n    limit: 10\n"
 	big := write("big.yaml", "name: big\n# "+strings.Repeat("x", 2<<20)+"\nduration_s: 10\nclients: []\n")

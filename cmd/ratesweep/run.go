@@ -20,7 +20,7 @@ import (
 	"github.com/ratesweep/ratesweep/sweep"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 func cmdRun(e *env, args []string) error {
@@ -385,10 +385,7 @@ func (pr *progress) stop(ok bool) {
 
 // isTerminal reports whether f is a terminal (a character device such as
 // /dev/null is not).
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // printAccounting writes a log's line accounting: lines read, used,
 // malformed by reason, filtered.
