@@ -10,8 +10,7 @@ Cloudflare reported (blog, 2017, "Counting things, a lot of different things",
 https://blog.cloudflare.com/counting-things-a-lot-of-different-things/) that its
 sliding window counter, compared with an exact sliding window, wrongly allowed or limited
 **0.003%** of 400 million requests from 270,000 sources. This page measures the same kind
-of disagreement on the three real logs of ` + "`configs/examples/logs/`" + ` (copies of
-` + "`shared/traffic`" + `), key = client address, per request. Regenerate it with
+of disagreement on the three real logs of ` + "`configs/examples/logs/`" + ` (public logs; each directory's SOURCE.txt says where from), key = client address, per request. Regenerate it with
 ` + "`make cloudflare`" + ` (` + "`go run ./scripts/cloudflare -out docs`" + `, about 2 s;
 source: ` + "`scripts/cloudflare/`" + `, checked by ` + "`go test ./scripts/cloudflare`" + `).
 
