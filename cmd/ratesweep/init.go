@@ -88,12 +88,22 @@ func cmdInit(e *env, args []string) error {
 			"ranges come from the log's profile (the keys' observed peak requests per window, as inspect prints them).\n"+
 			"With --out, the JSON Schema for editors is written beside it (ratesweep.schema.json) unless one is there.")
 	out := fs.String("out", "", "write the spec to this file (default: standard output)")
-	fromLog := fs.String("from-log", "", "an access log to replay (Common/Combined Log Format or the NASA TSV, plain or gzip); its profile sets the grid")
+	fromLog := fs.String("from-log", "", "an access log to replay (any format ratesweep reads, plain or compressed; --format names it where detection cannot); its profile sets the grid")
 	name := fs.String("name", "", "the spec's name (default my-sweep, or the log's file name)")
+	logFormat := fs.String("format", "auto", "--from-log: the log's format, as inspect's --format (auto detects it; csv and parquet need their columns, so write those specs by hand: docs/formats.md)")
 	force := fs.Bool("force", false, "replace an existing --out file")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	if _, err := parseFlags(fs, args, 0); err != nil {
 		return err
+	}
+	format, err := ingest.ParseFormat(*logFormat)
+	switch {
+	case err != nil:
+		return usagef("init: --format: %v", err)
+	case fs.Changed("format") && *fromLog == "":
+		return usagef("init: --format is the format of --from-log's log; give --from-log too")
+	case format == ingest.FormatCSV || format == ingest.FormatParquet:
+		return usagef("init: --format %s needs the log's columns: write the spec's traffic section by hand (docs/formats.md), or check the columns with ratesweep inspect first", format)
 	}
 	specName := *name
 	if specName == "" {
@@ -124,7 +134,7 @@ func cmdInit(e *env, args []string) error {
 			dir = filepath.Dir(*out)
 		}
 		var err error
-		if body, err = specFromLog(e, *fromLog, dir, specName); err != nil {
+		if body, err = specFromLog(e, *fromLog, format, dir, specName); err != nil {
 			return err
 		}
 	}
@@ -208,8 +218,8 @@ const initWindowS = 60
 // peak per window to above the busiest key's, token rates and capacities
 // around the same per-second figures. dir is where the spec will live (the
 // log path is written relative to it).
-func specFromLog(e *env, log, dir, name string) (string, error) {
-	tr, err := ingest.Load(e.ctx, log, ingest.Options{})
+func specFromLog(e *env, log string, format ingest.Format, dir, name string) (string, error) {
+	tr, err := ingest.Load(e.ctx, log, ingest.Options{Reader: ingest.ReaderOptions{Format: format}})
 	if err != nil {
 		if e.ctx.Err() != nil {
 			return "", err

@@ -115,3 +115,26 @@ func TestInitFromLog(t *testing.T) {
 		t.Errorf("missing log: exit %d, %s", code, stderr)
 	}
 }
+
+// init --format names the log's format (as inspect's --format): the spec
+// says it, a wrong one fails on the log's lines, and formats that need
+// columns are refused with a pointer.
+func TestInitFromLogFormat(t *testing.T) {
+	log := "../../configs/examples/logs/antlr_org_20030902/access.log.gz"
+	code, out, stderr := runCLI(t, "init", "--from-log", log, "--format", "combined")
+	if code != 0 || !strings.Contains(out, "format: combined") {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	if code, _, stderr := runCLI(t, "init", "--from-log", log, "--format", "w3c"); code != exitUsage || stderr == "" {
+		t.Errorf("a wrong format: exit %d, %q", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"init", "--from-log", log, "--format", "csv"},
+		{"init", "--from-log", log, "--format", "bogus"},
+		{"init", "--format", "combined"},
+	} {
+		if code, _, stderr := runCLI(t, args...); code != exitUsage || !strings.Contains(stderr, "--format") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+}
