@@ -118,11 +118,15 @@ func (r *Run) Write(dir string) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := put(f.Name+"."+ext, b); err != nil {
-				return nil, err
-			}
+			file := b
 			if ext == "svg" {
-				rf.SVG = b
+				rf.SVG = b // the page shares each whole font among its figures
+				if file, err = subsetFonts(b); err != nil {
+					return nil, err
+				}
+			}
+			if err := put(f.Name+"."+ext, file); err != nil {
+				return nil, err
 			}
 		}
 		out = append(out, rf)
