@@ -12,6 +12,7 @@ require (
 	github.com/vbauerster/mpb/v8 v8.16.2
 	github.com/yuin/goldmark v1.8.7
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/image v0.25.0
 	golang.org/x/term v0.45.0
 	golang.org/x/time v0.16.0
 	gonum.org/v1/gonum v0.17.0
@@ -32,7 +33,6 @@ require (
 	github.com/mattn/go-runewidth v0.0.30 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/vbauerster/cupwriter v0.0.5 // indirect
-	golang.org/x/image v0.25.0 // indirect
 )
 
 require (
