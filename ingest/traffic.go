@@ -472,28 +472,13 @@ func excerptString(b []byte) string {
 // NUL byte.
 func (b *builder) checkKey(rec *Record) error {
 	for _, f := range b.opt.Key {
-		var v []byte
-		switch f {
-		case FieldIP:
-			v = rec.Host
-		case FieldLogname:
-			v = rec.Logname
-		case FieldUser:
-			v = rec.User
-		case FieldMethod:
-			v = rec.Method
-		case FieldPath, FieldPathPrefix:
-			v = rec.Path
-		case FieldStatus:
+		if f == FieldStatus {
 			if rec.Status == 0 {
 				return errors.New("no status to key by (logged as -)")
 			}
 			continue
-		case FieldUserAgent:
-			v = rec.UserAgent
-		case FieldReferer:
-			v = rec.Referer
 		}
+		v := fieldBytes(rec, f)
 		if len(v) == 0 || len(v) == 1 && v[0] == '-' {
 			return fmt.Errorf("no %s to key by (missing, empty or -)", f)
 		}
@@ -536,18 +521,7 @@ func (b *builder) key(rec *Record) int32 {
 }
 
 func appendField(buf []byte, rec *Record, f Field, depth int) []byte {
-	var v []byte
 	switch f {
-	case FieldIP:
-		v = rec.Host
-	case FieldLogname:
-		v = rec.Logname
-	case FieldUser:
-		v = rec.User
-	case FieldMethod:
-		v = rec.Method
-	case FieldPath:
-		v = rec.Path
 	case FieldPathPrefix:
 		return append(buf, pathPrefix(rec.Path, depth)...)
 	case FieldStatus:
@@ -555,15 +529,34 @@ func appendField(buf []byte, rec *Record, f Field, depth int) []byte {
 			return append(buf, '-')
 		}
 		return append(buf, byte('0'+rec.Status/100), byte('0'+rec.Status/10%10), byte('0'+rec.Status%10))
-	case FieldUserAgent:
-		v = rec.UserAgent
-	case FieldReferer:
-		v = rec.Referer
 	}
+	v := fieldBytes(rec, f)
 	if len(v) == 0 {
 		return append(buf, '-')
 	}
 	return append(buf, v...)
+}
+
+// fieldBytes is the record's text of a key field (path_prefix: the whole
+// path; status has no text field: nil).
+func fieldBytes(rec *Record, f Field) []byte {
+	switch f {
+	case FieldIP:
+		return rec.Host
+	case FieldLogname:
+		return rec.Logname
+	case FieldUser:
+		return rec.User
+	case FieldMethod:
+		return rec.Method
+	case FieldPath, FieldPathPrefix:
+		return rec.Path
+	case FieldUserAgent:
+		return rec.UserAgent
+	case FieldReferer:
+		return rec.Referer
+	}
+	return nil
 }
 
 // pathPrefix is the first depth segments of a request target without its
