@@ -411,3 +411,45 @@ func TestAdapters(t *testing.T) {
 		}
 	}
 }
+
+// TestCountAdmittedEqualsAllow checks each decider's own event loop against
+// the same decisions made one Allow at a time through the interface.
+func TestCountAdmittedEqualsAllow(t *testing.T) {
+	policies := []Policy{
+		LessonFixed, LessonSliding, LessonBucket,
+		{Algorithm: SlidingLog, WindowS: 3, Limit: 7},
+		{Algorithm: SlidingCounter, WindowS: 2, Limit: 5},
+		{Algorithm: GCRA, Rate: 3, Capacity: 4},
+		{Algorithm: FixedWindowAnchored, WindowS: 2, Limit: 3},
+		{Algorithm: Concurrency, Limit: 2, ServiceS: 0.25},
+		{Algorithm: HAProxyRate, PeriodS: 2, Limit: 4},
+	}
+	rng := rand.New(rand.NewPCG(7, 36))
+	for _, p := range policies {
+		d := newDecider(p)
+		c, ok := d.(eventCounter)
+		if !ok {
+			t.Errorf("%v: no countAdmitted", p)
+			continue
+		}
+		for trial := range 50 {
+			times := make([]int64, rng.IntN(200))
+			var at int64
+			for i := range times {
+				at += rng.Int64N(400 * ms)
+				times[i] = at
+			}
+			d.Reset()
+			var want int64
+			for _, at := range times {
+				if d.Allow(at) {
+					want++
+				}
+			}
+			d.Reset()
+			if got := c.countAdmitted(times); got != want {
+				t.Fatalf("%v, trial %d: countAdmitted = %d, Allow one by one = %d", p, trial, got, want)
+			}
+		}
+	}
+}
