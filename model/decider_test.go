@@ -412,8 +412,9 @@ func TestAdapters(t *testing.T) {
 	}
 }
 
-// TestCountAdmittedEqualsAllow checks each decider's own event loop against
-// the same decisions made one Allow at a time through the interface.
+// TestCountAdmittedEqualsAllow checks each decider's own event loops
+// (countAdmitted, countByLabel) against the same decisions made one Allow at
+// a time through the interface.
 func TestCountAdmittedEqualsAllow(t *testing.T) {
 	policies := []Policy{
 		LessonFixed, LessonSliding, LessonBucket,
@@ -428,8 +429,8 @@ func TestCountAdmittedEqualsAllow(t *testing.T) {
 	for _, p := range policies {
 		d := newDecider(p)
 		c, ok := d.(eventCounter)
-		if !ok {
-			t.Errorf("%v: no countAdmitted", p)
+		if _, byLabel := d.(labelCounter); !ok || !byLabel {
+			t.Errorf("%v: no countAdmitted or countByLabel", p)
 			continue
 		}
 		for trial := range 50 {
@@ -449,6 +450,22 @@ func TestCountAdmittedEqualsAllow(t *testing.T) {
 			d.Reset()
 			if got := c.countAdmitted(times); got != want {
 				t.Fatalf("%v, trial %d: countAdmitted = %d, Allow one by one = %d", p, trial, got, want)
+			}
+			labels := make([]Stage, len(times))
+			for i := range labels {
+				labels[i] = Stage(rng.IntN(4))
+			}
+			var byLabel, wantBy [4]int64
+			d.Reset()
+			for i, at := range times {
+				if d.Allow(at) {
+					wantBy[labels[i]]++
+				}
+			}
+			d.Reset()
+			AdmitByLabel(d, times, labels, &byLabel)
+			if byLabel != wantBy {
+				t.Fatalf("%v, trial %d: AdmitByLabel = %v, Allow one by one = %v", p, trial, byLabel, wantBy)
 			}
 		}
 	}

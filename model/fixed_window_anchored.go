@@ -60,6 +60,15 @@ func (d *anchoredWindowLimiter) countAdmitted(times []int64) (n int64) {
 	return n
 }
 
+// countByLabel is AdmitByLabel's loop with direct calls.
+func (d *anchoredWindowLimiter) countByLabel(ts []int64, labels []Stage, admitted *[4]int64) {
+	for j, t := range ts {
+		if d.Allow(t) {
+			admitted[labels[j]&3]++
+		}
+	}
+}
+
 func (d *anchoredWindowLimiter) AllowN(t, n int64) int64 {
 	if n <= 0 { // no hit, so no window opens
 		return 0
