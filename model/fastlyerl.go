@@ -18,17 +18,16 @@ import (
 //     between 10 and 70000000"; ttl "Specifies how long a user remains
 //     penalized. Must be between 1m and 1h, and has minute granularity";
 //     the function "returns true if the user is penalized";
-//   - rate counters keep 1 s buckets (the Compute SDKs' lookup_count
-//     durations are whole 10 s multiples of them, lookup_rate's windows 1,
-//     10, 60 s);
+//   - rate counter windows are whole seconds: at 12:01:03.458 the 10 s
+//     window "represents increments received between 12:00:54.000 and
+//     12:01:03.458" (…/reference/vcl/declarations/ratecounter/);
 //   - "Edge Rate Limiting is not intended to compute rates with high
 //     precision and may under count by up to 10%"
 //     (docs.fastly.com/products/edge-rate-limiting).
 //
-// What the documentation leaves open is stated here and in parameters:
-// the window is the current second's bucket (this request included) and
-// the window − 1 before it; a penalized key's requests are refused without
-// being counted; the undercount is undercount_pct, a whole percent from 0
+// What the documentation leaves open is stated here and in parameters: a
+// penalized key's requests are refused without being counted; the rate is
+// the window's count over the full window; the undercount is undercount_pct, a whole percent from 0
 // (exact, the default) to 10 taken off every count, rounded down: the
 // worst case the documentation allows, deterministic.
 
