@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"fmt"
 	"math/big"
 	"math/rand/v2"
 	"slices"
@@ -405,4 +406,25 @@ func TestManagedRuleLabels(t *testing.T) {
 	if !slices.Contains(Algorithms, FastlyERL) {
 		t.Error("fastly_erl is not registered")
 	}
+}
+
+// A Cloudflare rule of 1 request per 10 s that blocks for 10 minutes (the
+// example of Cloudflare's documentation): the second request starts the
+// block, which holds whatever the rate, and the rule counts again after it.
+func ExampleNewDecider_cloudflareRule() {
+	p := Policy{Algorithm: CloudflareRule, PeriodS: 10, RequestsPerPeriod: 1, MitigationTimeoutS: 600, Counts: HAProxyCountsAdmitted}
+	d, err := NewDecider(p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range []int64{0, 5, 300, 604, 605} {
+		fmt.Printf("%3d s: %v\n", s, d.Allow(s*secondNs))
+	}
+	// Output:
+	//   0 s: true
+	//   5 s: false
+	// 300 s: false
+	// 604 s: false
+	// 605 s: true
 }
