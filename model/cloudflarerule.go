@@ -75,6 +75,9 @@ var cloudflareRuleAlgorithm = Descriptor{
 		return fmt.Sprintf("cut when the key's estimated requests in %g s (the previous period weighted, %s) exceed %d; %s",
 			p.PeriodS, counted, p.RequestsPerPeriod, what)
 	},
+	Bound: func(p Policy, a []float64) string {
+		return windowBound(Policy{WindowS: int(p.PeriodS), Limit: p.RequestsPerPeriod}, a, false)
+	},
 	newDecider: func() decider { return &cloudflareRuleLimiter{} },
 }
 

@@ -66,6 +66,9 @@ var fastlyERLAlgorithm = Descriptor{
 		return fmt.Sprintf("cut when the key's requests in its last %d one-second buckets average over %g per second; then the key is in the penalty box for %d min",
 			p.WindowS, p.Rate, p.PenaltyBoxS/60)
 	},
+	Bound: func(p Policy, a []float64) string {
+		return windowBound(Policy{WindowS: p.WindowS, Limit: int64(p.Rate) * int64(p.WindowS)}, a, false)
+	},
 	newDecider: func() decider { return &fastlyERLLimiter{} },
 }
 

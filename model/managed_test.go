@@ -403,6 +403,19 @@ func TestManagedRuleLabels(t *testing.T) {
 			t.Errorf("Canonical = %q, want %q", got, c.canonical)
 		}
 	}
+	a := []float64{0, 5, 30, 30, 2, 0}
+	for _, c := range []struct {
+		p    Policy
+		want string
+	}{
+		{Policy{Algorithm: AWSWAFRate, WindowS: 60, Limit: 10}, "up to 67 requests in 60 s against 10"},
+		{Policy{Algorithm: CloudflareRule, PeriodS: 10, RequestsPerPeriod: 50}, "up to 67 requests in 10 s against 50"},
+		{Policy{Algorithm: FastlyERL, WindowS: 1, Rate: 20, PenaltyBoxS: 60}, "up to 30 requests in 1 s against 20"},
+	} {
+		if got := c.p.Algorithm.Describe().Bound(c.p, a); got != c.want {
+			t.Errorf("%v: Bound = %q, want %q", c.p, got, c.want)
+		}
+	}
 	if !slices.Contains(Algorithms, FastlyERL) {
 		t.Error("fastly_erl is not registered")
 	}
