@@ -206,6 +206,8 @@ func randomPolicy(rng *rand.Rand, a Algorithm) Policy {
 		p.ServiceS = 0.01 + rng.Float64()*3
 	case HAProxyRate:
 		p.PeriodS, p.Counts = float64(1+rng.IntN(5000))/1000, HAProxyCounts(rng.IntN(2))
+	case AWSWAFRate, CloudflareRule, FastlyERL:
+		p = randomManagedPolicy(rng, a)
 	}
 	return p
 }
