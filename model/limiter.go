@@ -86,6 +86,8 @@ var Params = []Param{
 	// HAProxy's stick-table rates (haproxy_rate, docs/haproxy-rate.md).
 	{Name: "period_s", Unit: "s", Min: 0, MinOpen: true, Scale: LogScale},
 	{Name: "counts", Values: []string{"all", "admitted"}},
+	// The penalty box (docs/penalty-box.md): every algorithm takes it.
+	{Name: "block_s", Unit: "s", Min: 0},
 }
 
 // ParamName returns the name of value v of an enumerated parameter, or ""
@@ -132,7 +134,7 @@ func (a Algorithm) OptionalParams() []string {
 	if d == nil {
 		return deploymentParams
 	}
-	return append(d.Optional[:len(d.Optional):len(d.Optional)], deploymentParams...)
+	return append(append(d.Optional[:len(d.Optional):len(d.Optional)], deploymentParams...), modifierParams...)
 }
 
 // Takes reports whether parameter name applies to the algorithm (required or
@@ -188,6 +190,14 @@ type Policy struct {
 	PeriodS float64
 	// Counts is which requests haproxy_rate counts.
 	Counts HAProxyCounts
+
+	// BlockS is the penalty box's block, seconds (0: none): the first
+	// request the limiter rejects blocks the key for BlockS (penaltybox.go).
+	BlockS float64
+	// BlockLevels escalates the block with the key's earlier blocks
+	// (nil: every block is BlockS long). A pointer keeps Policy comparable;
+	// policies share it: do not change it.
+	BlockLevels *BlockLevels
 }
 
 // Limits on parameters so that times fit int64 nanoseconds.
@@ -206,7 +216,10 @@ func (p Policy) Validate() error {
 	if err := p.validateAlgorithm(); err != nil {
 		return err
 	}
-	return p.validateDistribution()
+	if err := p.validateDistribution(); err != nil {
+		return err
+	}
+	return p.validatePenaltyBox()
 }
 
 func (p Policy) validateAlgorithm() error {
@@ -263,6 +276,8 @@ func (p *Policy) Get(name string) float64 {
 		return p.PeriodS
 	case "counts":
 		return float64(p.Counts)
+	case "block_s":
+		return p.BlockS
 	}
 	return 0
 }
@@ -397,6 +412,8 @@ func (p *Policy) SetParam(j int, v float64) bool {
 		p.PeriodS = v
 	case 14:
 		p.Counts = HAProxyCounts(v)
+	case 15:
+		p.BlockS = v
 	default:
 		return false
 	}
@@ -405,7 +422,7 @@ func (p *Policy) SetParam(j int, v float64) bool {
 
 // stringOrder is the order in which String lists parameters.
 var stringOrder = []string{"limit", "window_s", "period_s", "counts", "rate", "capacity", "burst", "delay", "service_s", "phase_s",
-	"key", "nodes", "lb", "state", "sync_ms"}
+	"key", "nodes", "lb", "state", "sync_ms", "block_s"}
 
 // String names the algorithm and its parameters, e.g.
 // "fixed_window limit=600 window_s=60"; optional parameters appear only when
