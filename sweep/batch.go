@@ -228,6 +228,8 @@ var metricColumns = sync.OnceValue(func() (cols []metricColumn) {
 	ints(stageMetrics)
 	floats(tailMetrics)
 	ints(accountMetrics)
+	floats(blockTimeMetrics)
+	ints(blockCountMetrics)
 	ints(stateMetrics)
 	return cols
 })
@@ -713,6 +715,7 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 		r.offeredArray(lo, n),
 		window(arrow.PrimitiveTypes.Int64, int64Bytes(r.admitted), nil, 0, lo, n),
 		primitive(arrow.PrimitiveTypes.Int64, r.cutRows(s.int64s(n), lo), nil, 0),
+		r.blockedArray(lo, n),
 	}
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
