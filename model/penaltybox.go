@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // The penalty box (block_s): the first request a key's limiter rejects
@@ -261,3 +263,40 @@ func (b *penaltyBox) blockStats(horizonNs int64) (int64, int64) {
 }
 
 func (b *penaltyBox) blockStarted() (bool, int64) { return b.started, b.until }
+
+// blockLevelsName is block_levels in labels: "block_levels=1:600,3:3600"
+// (after:block_s of each level).
+const blockLevelsName = "block_levels"
+
+// AppendBlockLevels appends p's escalation levels to a label (nothing
+// without a penalty box or levels).
+func AppendBlockLevels(b []byte, p Policy) []byte {
+	if p.BlockS <= 0 || p.BlockLevels == nil {
+		return b
+	}
+	b = append(b, " "+blockLevelsName+"="...)
+	for i, l := range *p.BlockLevels {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, l.After, 10)
+		b = append(b, ':')
+		b = strconv.AppendFloat(b, l.BlockS, 'f', -1, 64)
+	}
+	return b
+}
+
+// parseBlockLevels reads AppendBlockLevels' value.
+func parseBlockLevels(v string) (*BlockLevels, error) {
+	var ls BlockLevels
+	for _, part := range strings.Split(v, ",") {
+		a, s, ok := strings.Cut(part, ":")
+		after, err1 := strconv.ParseInt(a, 10, 64)
+		bs, err2 := strconv.ParseFloat(s, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("block_levels: %q is not after:block_s (e.g. 1:600,3:3600)", part)
+		}
+		ls = append(ls, BlockLevel{After: after, BlockS: bs})
+	}
+	return &ls, nil
+}

@@ -183,6 +183,19 @@ func TestPenaltyBoxLabel(t *testing.T) {
 	if err != nil || q != p {
 		t.Errorf("ParseLabel(%q) = %v, %v", p.Canonical(), q, err)
 	}
+	p.BlockLevels = &BlockLevels{{After: 1, BlockS: 600}, {After: 3, BlockS: 3600.5}}
+	if got, want := p.Canonical(), "token_bucket rate=5 capacity=20 block_s=60 block_levels=1:600,3:3600.5"; got != want {
+		t.Errorf("label %q, want %q", got, want)
+	}
+	q, err = ParseLabel(p.Canonical())
+	if err != nil || q.Canonical() != p.Canonical() {
+		t.Errorf("ParseLabel(%q) = %v, %v", p.Canonical(), q.Canonical(), err)
+	}
+	for _, bad := range []string{"token_bucket rate=5 capacity=20 block_s=60 block_levels=1", "token_bucket rate=5 capacity=20 block_s=60 block_levels=3:60,2:90"} {
+		if _, err := ParseLabel(bad); err == nil {
+			t.Errorf("ParseLabel(%q) accepted", bad)
+		}
+	}
 }
 
 func TestPenaltyBoxValidate(t *testing.T) {

@@ -575,6 +575,7 @@ func (r *partResult) fillParams(lo int, pol []model.Policy, changed []int8) {
 			}
 		}
 		r.labelData = r.labels.AppendNext(r.labelData, p.Algorithm, row, j)
+		r.labelData = model.AppendBlockLevels(r.labelData, *p)
 		r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
 	}
 	if hi == r.nrows/r.reps {
