@@ -165,6 +165,23 @@ func TestPenaltyBoxSteps(t *testing.T) {
 	}
 }
 
+// A policy with a penalty box has no counting or lockstep form (a log
+// replay's batches would skip the box): it runs on its deciders.
+func TestPenaltyBoxHasNoBatchForm(t *testing.T) {
+	for _, p := range []Policy{
+		{Algorithm: FixedWindow, WindowS: 60, Limit: 10, BlockS: 30},
+		{Algorithm: SlidingWindow, WindowS: 60, Limit: 10, BlockS: 30},
+		{Algorithm: TokenBucket, Rate: 1, Capacity: 10, BlockS: 30},
+	} {
+		if _, ok := CountFunc(p, 0); ok {
+			t.Errorf("%v: a counting form", p)
+		}
+		if _, ok := NewLockstep([]Policy{p}, 0); ok {
+			t.Errorf("%v: a lockstep form", p)
+		}
+	}
+}
+
 // block_s 0 leaves every policy as it was: the bare decider, and the label
 // without block_s; block_s > 0 shows in the label.
 func TestPenaltyBoxLabel(t *testing.T) {
