@@ -115,7 +115,7 @@ test-redis:
 # the exported log_format through nginx read back at millisecond precision.
 test-proxies:
 	bash scripts/test-proxies.sh
-	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run '^TestHAProxyRateLive$$' -v ./export
+	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run '^(TestHAProxyRateLive|TestPenaltyBoxLive|TestFail2banLive)$$' -v ./export
 	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run 'TestProxiesNginxMsecReplay' -v ./ingest
 
 # The report page in a real browser (installs Debian's chromium if missing).

@@ -203,6 +203,9 @@ func Expressible(p model.Policy, target string) (bool, Fit) {
 }
 
 func expressible(p model.Policy, target string) (bool, Fit) {
+	if !boxExpressible(p, target) {
+		return false, Nearest
+	}
 	_, fit, _, ok := configurable(p, targets[target])
 	return ok, fit
 }
@@ -221,6 +224,9 @@ func Translate(p model.Policy, target string) (q model.Policy, fit Fit, why stri
 	p = limitOnly(p)
 	if err := p.Validate(); err != nil {
 		return q, 0, "", err
+	}
+	if p.BlockS > 0 {
+		return translateBox(p, target) // penaltybox.go
 	}
 	if q, fit, differs, ok := configurable(p, t); ok {
 		return q, fit, differs, nil

@@ -144,6 +144,10 @@ func writeHAProxy(r *Result, o Options) error {
 	r.Notes = append(r.Notes, "HAProxy 2.6's frequency counter (freq_ctr), as the model's haproxy_rate: a key's periods start at its first request, the previous period is weighted by its share still inside the last period, and it is forgotten after two idle periods (docs/haproxy-rate.md)")
 	if p.Counts == model.HAProxyCountsAll {
 		r.Notes = append(r.Notes, "http_req_rate counts every request, denied ones too: a client that keeps retrying over the limit stays locked out until it slows down")
+		if p.BlockS > 0 {
+			writeHAProxyBox(r, o, p, typ, fetch, fmt.Sprintf("stick-table type %s size 1m expire %s store http_req_rate(%s)", typ, expire, period), fmt.Sprintf("sc0_http_req_rate gt %d", p.Limit), "")
+			return nil
+		}
 		r.Config = fmt.Sprintf(`# in the frontend (HAProxy 2.x)
     stick-table type %[1]s size 1m expire %[2]s store http_req_rate(%[3]s)
     http-request track-sc0 %[4]s
@@ -154,6 +158,10 @@ func writeHAProxy(r *Result, o Options) error {
 		return nil
 	}
 	r.Notes = append(r.Notes, "only admitted requests increment gpc0 (the deny comes first): a client over the limit gets through again as soon as its admitted rate falls below it")
+	if p.BlockS > 0 {
+		writeHAProxyBox(r, o, p, typ, fetch, fmt.Sprintf("stick-table type %s size 1m expire %s store gpc0,gpc0_rate(%s)", typ, expire, period), fmt.Sprintf("sc0_gpc0_rate ge %d", p.Limit), "    http-request sc-inc-gpc0(0)\n")
+		return nil
+	}
 	r.Config = fmt.Sprintf(`# in the frontend (HAProxy 2.x)
     stick-table type %[1]s size 1m expire %[2]s store gpc0,gpc0_rate(%[3]s)
     http-request track-sc0 %[4]s

@@ -19,8 +19,8 @@ package model
 // NewDeciderAt(p, originNs) places them, so the counts follow them exactly;
 // p's limit is ignored.
 func CountFunc(p Policy, originNs int64) (count func(ts []int64, c []int32, cap int64), ok bool) {
-	if !CountBased(p.Algorithm) {
-		return nil, false
+	if !CountBased(p.Algorithm) || p.modified() {
+		return nil, false // a modified policy decides on its deciders
 	}
 	return p.Algorithm.Describe().count(p, originNs), true
 }

@@ -58,6 +58,11 @@ type keyedSim struct {
 	pending [][]int64 // by node·keys + key: own writes still in flight (lag)
 	queue   []queuedCharge
 	acct    []uint8 // by account: 1 legit request seen, 2 legit request cut
+
+	// The penalty box's blocks (penaltybox_keyed.go) and the slot of the
+	// last single-key decision.
+	blocks   keyedBlocks
+	lastSlot int32
 }
 
 func newKeyedSim(w *Workload) *keyedSim {
@@ -228,6 +233,10 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 		delays = &s.delays
 	}
 	cr := countsRejected(p.Algorithm)
+	box := p.BlockS > 0 // Validate: a single key, no lag
+	if box {
+		k.blocks.reset(len(w.Scenario.Clients))
+	}
 	var lbRng *rand.Rand
 	if p.LB == RandomLB && nodes > 1 {
 		lbRng = rand.New(rand.NewPCG(s.keySeed, streamSeed(s.keyRep, -1)^0x6c62)) // "lb"
@@ -264,6 +273,7 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 				base = int32(node * nKeys)
 			}
 			d1 := k.store(p, base+k1)
+			k.lastSlot = base + k1
 			if nk == 1 {
 				if delays != nil {
 					if ok = d1.Allow(r.t); ok {
@@ -283,6 +293,9 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 			if ok || (!ok2 && cr) {
 				d2.Allow(r.t)
 			}
+		}
+		if !ok && box {
+			k.blocks.observe(k, p.Key, k.stores[k.lastSlot], r)
 		}
 		res := &out.Clients[r.client]
 		res.Offered++
@@ -310,6 +323,9 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 		}
 	}
 	out.StateMeasured, out.StateKeysPeak, out.StateBytesPeak = true, peakKeys, peakBytes
+	if box {
+		k.blocks.finish(k.w, out, int64(w.Scenario.DurationS)*secondNs)
+	}
 	if delays != nil {
 		out.MeanDelayS, out.P99DelayS = delays.meanS(), delays.quantileS(0.99)
 	}

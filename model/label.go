@@ -26,7 +26,7 @@ func (p Policy) AppendCanonical(b []byte) []byte {
 		vals = make([]float64, len(Params))
 	}
 	p.Values(vals)
-	return AppendLabel(b, p.Algorithm, vals)
+	return AppendBlockLevels(AppendLabel(b, p.Algorithm, vals), p)
 }
 
 // AppendLabel is AppendCanonical for a policy of algorithm a whose Values
@@ -311,6 +311,15 @@ func ParseLabel(s string) (Policy, error) {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok {
 			return Policy{}, fmt.Errorf("policy %q: %q is not name=value", s, kv)
+		}
+		if name == blockLevelsName && !seen[name] { // penaltybox.go
+			seen[name] = true
+			ls, err := parseBlockLevels(val)
+			if err != nil {
+				return Policy{}, fmt.Errorf("policy %q: %w", s, err)
+			}
+			p.BlockLevels = ls
+			continue
 		}
 		prm, known := LookupParam(name)
 		if !known || !alg.Takes(name) {

@@ -95,6 +95,8 @@ var Params = []Param{
 	{Name: "mitigation_timeout_s", Whole: true, Unit: "s", Min: 0},
 	{Name: "penalty_box_s", Whole: true, Unit: "s", Min: 60},
 	{Name: "undercount_pct", Unit: "%", Min: 0, Role: System},
+	// The penalty box (docs/penalty-box.md): every algorithm takes it.
+	{Name: "block_s", Unit: "s", Min: 0},
 }
 
 // ParamName returns the name of value v of an enumerated parameter, or ""
@@ -141,7 +143,7 @@ func (a Algorithm) OptionalParams() []string {
 	if d == nil {
 		return deploymentParams
 	}
-	return append(d.Optional[:len(d.Optional):len(d.Optional)], deploymentParams...)
+	return append(append(d.Optional[:len(d.Optional):len(d.Optional)], deploymentParams...), modifierParams...)
 }
 
 // Takes reports whether parameter name applies to the algorithm (required or
@@ -210,6 +212,13 @@ type Policy struct {
 	// UndercountPct is fastly_erl's undercount, percent of the requests
 	// counted (0 counts exactly).
 	UndercountPct float64
+	// BlockS is the penalty box's block, seconds (0: none): the first
+	// request the limiter rejects blocks the key for BlockS (penaltybox.go).
+	BlockS float64
+	// BlockLevels escalates the block with the key's earlier blocks
+	// (nil: every block is BlockS long). A pointer keeps Policy comparable;
+	// policies share it: do not change it.
+	BlockLevels *BlockLevels
 }
 
 // Limits on parameters so that times fit int64 nanoseconds.
@@ -228,7 +237,10 @@ func (p Policy) Validate() error {
 	if err := p.validateAlgorithm(); err != nil {
 		return err
 	}
-	return p.validateDistribution()
+	if err := p.validateDistribution(); err != nil {
+		return err
+	}
+	return p.validatePenaltyBox()
 }
 
 func (p Policy) validateAlgorithm() error {
@@ -295,6 +307,8 @@ func (p *Policy) Get(name string) float64 {
 		return float64(p.PenaltyBoxS)
 	case "undercount_pct":
 		return p.UndercountPct
+	case "block_s":
+		return p.BlockS
 	}
 	return 0
 }
@@ -439,6 +453,8 @@ func (p *Policy) SetParam(j int, v float64) bool {
 		p.PenaltyBoxS = int(v)
 	case 19:
 		p.UndercountPct = v
+	case 20:
+		p.BlockS = v
 	default:
 		return false
 	}
@@ -447,7 +463,7 @@ func (p *Policy) SetParam(j int, v float64) bool {
 
 // stringOrder is the order in which String lists parameters.
 var stringOrder = []string{"limit", "window_s", "period_s", "counts", "rate", "capacity", "burst", "delay", "service_s", "phase_s",
-	"key", "nodes", "lb", "state", "sync_ms", "requests_per_period", "mitigation_timeout_s", "lag_s", "penalty_box_s", "undercount_pct"}
+	"key", "nodes", "lb", "state", "sync_ms", "requests_per_period", "mitigation_timeout_s", "lag_s", "penalty_box_s", "undercount_pct", "block_s"}
 
 // String names the algorithm and its parameters, e.g.
 // "fixed_window limit=600 window_s=60"; optional parameters appear only when

@@ -43,7 +43,11 @@ type modifier struct {
 
 // modifiers are the registered modifiers, applied in this order (the first
 // innermost).
-var modifiers []*modifier
+var modifiers = []*modifier{&penaltyBoxModifier}
+
+// modifierParams are the modifiers' parameters, which every algorithm takes
+// (optional, default 0).
+var modifierParams = []string{"block_s"}
 
 // modified reports whether some modifier applies to p, so that p must run
 // on its deciders.

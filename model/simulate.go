@@ -107,6 +107,9 @@ func (w *Workload) Offered(i int) []int32 {
 type ClientResult struct {
 	Offered  int64 // requests sent
 	Admitted int64 // requests let through
+	// BlockedNs is the time a penalty box (block_s) kept the client's keys
+	// blocked before the scenario's end, ns (0 without block_s).
+	BlockedNs int64
 }
 
 // Cut is the number of the client's requests the limiter rejected.
@@ -144,6 +147,11 @@ type Metrics struct {
 	StateKeysPeak  int64
 	StateBytesPeak int64
 	StateMeasured  bool
+	// Blocks is the number of penalty-box blocks started on any key, and
+	// LegitBlockedS the seconds legitimate clients spent blocked (the sum
+	// of their ClientResult.BlockedNs): 0 without block_s.
+	Blocks        int64
+	LegitBlockedS float64
 }
 
 // Outcome is the result of one policy over one workload.
@@ -242,6 +250,8 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 	if !fluid || !hasKernel(p.Algorithm) || p.modified() {
 		d = s.decider(p)
 	}
+	box, _ := d.(blockCounter)
+	var blocks int64
 	for i := range nc {
 		var a []int32
 		if fluid {
@@ -256,8 +266,14 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 		default:
 			out.Clients[i] = ClientResult{Offered: w.offered[i], Admitted: admitBatches(d, a, s.adm, delays)}
 		}
+		if box != nil {
+			n, ns := box.blockStats(int64(w.Scenario.DurationS) * secondNs)
+			blocks += n
+			out.Clients[i].BlockedNs = ns
+		}
 	}
 	out.Metrics = w.Metrics(out.Clients)
+	out.Blocks = blocks
 	if delays != nil {
 		out.MeanDelayS, out.P99DelayS = delays.meanS(), delays.quantileS(0.99)
 	}
@@ -414,12 +430,14 @@ func (w *Workload) Metrics(clients []ClientResult) Metrics {
 func (w *Workload) metricsInto(clients []ClientResult, m *Metrics) {
 	*m = Metrics{}
 	kinds := w.kinds[:len(clients)]
+	var legitBlockedNs int64
 	for i, r := range clients {
 		if kinds[i] != kindLegit {
 			m.Count(Abusive, kinds[i], r)
 			continue
 		}
 		m.Count(Legit, NoStage, r)
+		legitBlockedNs += r.BlockedNs
 		if r.Offered > 0 {
 			m.LegitAccounts++
 			if r.Cut() > 0 {
@@ -427,6 +445,7 @@ func (w *Workload) metricsInto(clients []ClientResult, m *Metrics) {
 			}
 		}
 	}
+	m.LegitBlockedS = float64(legitBlockedNs) / 1e9
 	m.Finish()
 }
 

@@ -52,6 +52,9 @@ type Options struct {
 	MaxMissed    *Bound // abusive requests admitted
 	MinCaught    *Bound // abusive requests cut
 	MaxClientCut *Bound // legitimate requests cut of any one legitimate client
+	// MaxLegitBlockedS bounds the seconds legitimate clients spend in a
+	// penalty box's blocks (legit_blocked_s), summed over them.
+	MaxLegitBlockedS *float64
 	// CliffPP is the move of legit_cut_pct or missed_pct, percentage
 	// points, at one grid step that flags a cliff (default 5).
 	CliffPP float64
@@ -173,6 +176,9 @@ type Measure struct {
 	WorstClientCut  float64  `json:"worst_client_cut"`
 	WorstClientPctI Interval `json:"worst_client_cut_pct_interval"`
 	WorstClientCutI Interval `json:"worst_client_cut_interval"`
+	// LegitBlockedS is the seconds legitimate clients spent blocked by a
+	// penalty box (0 without block_s).
+	LegitBlockedS Interval `json:"legit_blocked_s"`
 }
 
 func (m *Measure) metric(name string) float64 {
@@ -293,6 +299,7 @@ func readRun(ctx context.Context, d *sweep.RunDir) (*Run, error) {
 type repAcc struct {
 	id                     int64
 	fc, mi, ca, lp, mp, cp []float64
+	lb                     []float64 // legit_blocked_s
 	offL, offA             float64
 }
 
@@ -303,13 +310,14 @@ func (a *repAcc) add(r *model.Metrics) {
 	a.lp = append(a.lp, r.LegitCutPct)
 	a.mp = append(a.mp, r.MissedPct)
 	a.cp = append(a.cp, pct(float64(r.Caught), float64(r.OfferedAbusive)))
+	a.lb = append(a.lb, r.LegitBlockedS)
 	a.offL += float64(r.OfferedLegit)
 	a.offA += float64(r.OfferedAbusive)
 }
 
 // reset empties a for point id, keeping its buffers.
 func (a *repAcc) reset(id int64) {
-	*a = repAcc{id: id, fc: a.fc[:0], mi: a.mi[:0], ca: a.ca[:0], lp: a.lp[:0], mp: a.mp[:0], cp: a.cp[:0]}
+	*a = repAcc{id: id, fc: a.fc[:0], mi: a.mi[:0], ca: a.ca[:0], lp: a.lp[:0], mp: a.mp[:0], cp: a.cp[:0], lb: a.lb[:0]}
 }
 
 // measure is the point's metrics over its replicates (no clients).
@@ -317,7 +325,8 @@ func (a *repAcc) measure() *Measure {
 	n := float64(len(a.fc))
 	return &Measure{PointID: a.id, OfferedLegit: a.offL / n, OfferedAbusive: a.offA / n,
 		FalseCut: interval(a.fc), Missed: interval(a.mi), Caught: interval(a.ca),
-		LegitCutPct: pctInterval(a.lp), MissedPct: pctInterval(a.mp), CaughtPct: pctInterval(a.cp)}
+		LegitCutPct: pctInterval(a.lp), MissedPct: pctInterval(a.mp), CaughtPct: pctInterval(a.cp),
+		LegitBlockedS: interval(a.lb)}
 }
 
 // clientAcc sums one point's legitimate clients over its replicates
@@ -441,6 +450,9 @@ func (o *Options) checkInto(out []Check, m *Measure, named bool) []Check {
 	add("caught", o.MinCaught, m.CaughtPct, m.Caught, true)
 	if b := o.MaxClientCut; b != nil {
 		add("cut of any legitimate client", b, orPoint(m.WorstClientPctI, m.WorstClientPct), orPoint(m.WorstClientCutI, m.WorstClientCut), false)
+	}
+	if o.MaxLegitBlockedS != nil {
+		out = append(out, blockedCheck(*o.MaxLegitBlockedS, m.LegitBlockedS, named))
 	}
 	return out
 }
@@ -808,8 +820,11 @@ func (o *Options) dropOut(alg string, n int, label string, runs []*Run) string {
 		for _, ck := range o.checks(r.Measures[label]) {
 			if !ck.ok() {
 				at := num(round2(ck.Value)) + "%"
-				if ck.Unit != "pp" {
+				switch ck.Unit {
+				case "requests":
 					at = num(round2(ck.Value)) + " requests"
+				case secondsUnit:
+					at = num(round2(ck.Value)) + " s"
 				}
 				miss = append(miss, fmt.Sprintf("%s (at %s)", ck.Constraint, at))
 			}

@@ -480,7 +480,7 @@ func readSelected(ctx context.Context, dir *sweep.RunDir, want map[int64]bool) (
 	return run, nil
 }
 
-var metricColumns = []string{"offered_legit", "offered_abusive", "caught", "missed", "false_cut", "legit_cut_pct", "missed_pct"}
+var metricColumns = []string{"offered_legit", "offered_abusive", "caught", "missed", "false_cut", "legit_cut_pct", "missed_pct", "legit_blocked_s"}
 
 // scanPoints reads a run's points rows in file order and calls emit once
 // per point with its replicates gathered; with want (nil: every point),
@@ -558,6 +558,7 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 					}
 					*dst = v
 				}
+				m.LegitBlockedS, _ = sweep.Float(mc[7], i) // null (0) in runs written before the column
 				a.add(&m)
 			}
 			return nil

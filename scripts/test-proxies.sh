@@ -14,6 +14,7 @@ export PATH="$PATH:/usr/sbin"
 missing=""
 command -v nginx >/dev/null || missing="$missing nginx"
 command -v haproxy >/dev/null || missing="$missing haproxy"
+command -v fail2ban-server >/dev/null || missing="$missing fail2ban"
 if [ -n "$missing" ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -228,6 +228,8 @@ var metricColumns = sync.OnceValue(func() (cols []metricColumn) {
 	ints(stageMetrics)
 	floats(tailMetrics)
 	ints(accountMetrics)
+	floats(blockTimeMetrics)
+	ints(blockCountMetrics)
 	ints(stateMetrics)
 	return cols
 })
@@ -573,6 +575,7 @@ func (r *partResult) fillParams(lo int, pol []model.Policy, changed []int8) {
 			}
 		}
 		r.labelData = r.labels.AppendNext(r.labelData, p.Algorithm, row, j)
+		r.labelData = model.AppendBlockLevels(r.labelData, *p)
 		r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
 	}
 	if hi == r.nrows/r.reps {
@@ -713,6 +716,7 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 		r.offeredArray(lo, n),
 		window(arrow.PrimitiveTypes.Int64, int64Bytes(r.admitted), nil, 0, lo, n),
 		primitive(arrow.PrimitiveTypes.Int64, r.cutRows(s.int64s(n), lo), nil, 0),
+		r.blockedArray(lo, n),
 	}
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }

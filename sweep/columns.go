@@ -57,6 +57,14 @@ var (
 		{"legit_accounts", func(m *model.Metrics) *int64 { return &m.LegitAccounts }},
 		{"legit_accounts_locked", func(m *model.Metrics) *int64 { return &m.LegitAccountsLocked }},
 	}
+	// blockTimeMetrics and blockCountMetrics are the penalty box's
+	// (docs/penalty-box.md): 0 for a policy without block_s.
+	blockTimeMetrics = []floatMetric{
+		{"legit_blocked_s", func(m *model.Metrics) *float64 { return &m.LegitBlockedS }},
+	}
+	blockCountMetrics = []intMetric{
+		{"blocks", func(m *model.Metrics) *int64 { return &m.Blocks }},
+	}
 	// stateMetrics are null where the simulation did not measure state
 	// (the lesson's one-key-per-client path).
 	stateMetrics = []intMetric{
@@ -106,6 +114,12 @@ func pointsFields() []arrow.Field {
 	for _, m := range accountMetrics {
 		f = append(f, arrow.Field{Name: m.name, Type: arrow.PrimitiveTypes.Int64})
 	}
+	for _, m := range blockTimeMetrics {
+		f = append(f, arrow.Field{Name: m.name, Type: arrow.PrimitiveTypes.Float64})
+	}
+	for _, m := range blockCountMetrics {
+		f = append(f, arrow.Field{Name: m.name, Type: arrow.PrimitiveTypes.Int64})
+	}
 	for _, m := range stateMetrics {
 		f = append(f, arrow.Field{Name: m.name, Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 	}
@@ -141,6 +155,7 @@ func clientsFields() []arrow.Field {
 		{Name: "offered", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "admitted", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "cut", Type: arrow.PrimitiveTypes.Int64},
+		{Name: BlockedColumn, Type: arrow.PrimitiveTypes.Float64},
 	}
 }
 
@@ -177,7 +192,7 @@ func deltaColumns() []string {
 	for _, m := range stageMetrics {
 		out = append(out, m.name)
 	}
-	for _, m := range append(accountMetrics, stateMetrics...) {
+	for _, m := range slices.Concat(accountMetrics, blockCountMetrics, stateMetrics) {
 		out = append(out, m.name)
 	}
 	return out

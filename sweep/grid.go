@@ -36,7 +36,7 @@ func (g *Grid) Policy(id int64) model.Policy {
 		e--
 	}
 	entry := &g.spec.Entries[e]
-	p := model.Policy{Algorithm: entry.Algorithm}
+	p := model.Policy{Algorithm: entry.Algorithm, BlockLevels: entry.BlockLevels}
 	rest := id - g.offsets[e]
 	for i := len(entry.Axes) - 1; i >= 0; i-- {
 		ax := &entry.Axes[i]

@@ -158,7 +158,7 @@ func scanFile(ctx context.Context, path string, columns []string, rows int, keep
 	for i, c := range columns {
 		found := sc.FieldIndices(c)
 		if len(found) == 0 {
-			if _, ok := model.LookupParam(c); ok {
+			if _, ok := addedColumnType(c); ok {
 				idx[i] = -1
 				absent = append(absent, i)
 				continue
@@ -187,8 +187,8 @@ func scanFile(ctx context.Context, path string, columns []string, rows int, keep
 			cols[i], fields[i] = rec.Column(j), rec.Schema().Field(j)
 		}
 		for _, i := range absent {
-			prm, _ := model.LookupParam(columns[i])
-			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, paramType(prm), int(rec.NumRows()))
+			typ, _ := addedColumnType(columns[i])
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, typ, int(rec.NumRows()))
 			fields[i] = arrow.Field{Name: columns[i], Type: cols[i].DataType(), Nullable: true}
 		}
 		out := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
@@ -398,6 +398,16 @@ func ReadRunPoints(ctx context.Context, run *RunDir) ([]PointRow, error) {
 					*im.field(m) = v
 					k++
 				}
+				for _, fm := range blockTimeMetrics {
+					v, _ := Float(c[k], i) // null in runs written before the column
+					*fm.field(m) = v
+					k++
+				}
+				for _, im := range blockCountMetrics {
+					v, _ := Int(c[k], i)
+					*im.field(m) = v
+					k++
+				}
 				for _, im := range stateMetrics {
 					v, ok := Int(c[k], i)
 					*im.field(m) = v
@@ -427,6 +437,9 @@ type ClientRow struct {
 	Replicate              int32
 	Client, Class, Stage   string
 	Offered, Admitted, Cut int64
+	// BlockedS is the time a penalty box kept the client's keys blocked, s
+	// (0 in runs written before the column).
+	BlockedS float64
 }
 
 // ReadClients reads every clients row of a run directory in file order
@@ -437,7 +450,7 @@ func ReadClients(ctx context.Context, dir string) ([]ClientRow, error) {
 		return nil, err
 	}
 	var rows []ClientRow
-	cols := []string{"point_id", "replicate", "client", "class", "stage", "offered", "admitted", "cut"}
+	cols := []string{"point_id", "replicate", "client", "class", "stage", "offered", "admitted", "cut", BlockedColumn}
 	for _, f := range files {
 		err := ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
 			c := rec.Columns()
@@ -452,6 +465,7 @@ func ReadClients(ctx context.Context, dir string) ([]ClientRow, error) {
 				r.Offered, _ = Int(c[5], i)
 				r.Admitted, _ = Int(c[6], i)
 				r.Cut, _ = Int(c[7], i)
+				r.BlockedS, _ = Float(c[8], i)
 				rows = append(rows, r)
 			}
 			return nil

@@ -54,9 +54,10 @@ func specDefs() map[string]any {
 	for _, p := range model.Params {
 		props[p.Name] = map[string]any{"$ref": "#/$defs/axis_" + p.Name}
 	}
+	props[blockLevelsKey] = blockLevelsSchema()
 	var perAlg []any
 	for _, a := range model.Algorithms {
-		names := append([]string{"algorithm"}, a.Params()...)
+		names := append([]string{"algorithm", blockLevelsKey}, a.Params()...)
 		names = append(names, a.OptionalParams()...)
 		perAlg = append(perAlg, map[string]any{
 			"if":   map[string]any{"properties": map[string]any{"algorithm": map[string]any{"const": a.String()}}, "required": []string{"algorithm"}},

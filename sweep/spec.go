@@ -38,6 +38,9 @@ type Spec struct {
 type Entry struct {
 	Algorithm model.Algorithm
 	Axes      []Axis
+	// BlockLevels are the penalty box's escalation levels (block_levels),
+	// shared by the entry's policies; nil: none.
+	BlockLevels *model.BlockLevels
 }
 
 // AxisKind is how an axis was written in the spec.
@@ -236,6 +239,7 @@ func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), d
 		}
 	}
 	c.Add(checkGridSize(s, m.Get("sweep")))
+	c.Add(checkBlockLevels(s))
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
@@ -293,7 +297,7 @@ func decodeScenarioRef(n *yaml.Node, resolve func(string) (string, []byte, error
 func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 	var e Entry
 	var c yamlx.Collector
-	allowed := []string{"algorithm"}
+	allowed := []string{"algorithm", blockLevelsKey}
 	for _, prm := range model.Params {
 		allowed = append(allowed, prm.Name)
 	}
@@ -339,6 +343,15 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 			c.Errorf(n, m.FieldPath(want), "missing: %s needs %s", alg, strings.Join(takes, " and "))
 		}
 	}
+	if ln := m.Get(blockLevelsKey); ln != nil { // blocklevels.go
+		ls, err := decodeBlockLevels(ln, m.FieldPath(blockLevelsKey))
+		if !c.Add(err) {
+			e.BlockLevels = ls
+			if !e.mayBlock() {
+				c.Errorf(ln, m.FieldPath(blockLevelsKey), "escalates a penalty box: it needs block_s above 0 (at least one value of the axis)")
+			}
+		}
+	}
 	if c.Len() == 0 {
 		if err := e.checkCorners(); err != nil {
 			c.Errorf(n, p, "%v", err)
@@ -353,7 +366,7 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 func (e *Entry) checkCorners() error {
 	corners := 1 << min(len(e.Axes), 16)
 	for c := range corners {
-		p := model.Policy{Algorithm: e.Algorithm}
+		p := model.Policy{Algorithm: e.Algorithm, BlockLevels: e.BlockLevels}
 		for i, ax := range e.Axes {
 			lo, hi := slices.Min(ax.Values), slices.Max(ax.Values)
 			v := lo
@@ -624,6 +637,9 @@ func (s *Spec) YAML() []byte {
 		fmt.Fprintf(&b, "  - algorithm: %s\n", e.Algorithm)
 		for _, a := range e.Axes {
 			fmt.Fprintf(&b, "    %s: %s\n", a.Param, a.yaml())
+		}
+		if e.BlockLevels != nil {
+			fmt.Fprintf(&b, "    %s: %s\n", blockLevelsKey, levelsYAML(e.BlockLevels))
 		}
 	}
 	return []byte(b.String())

@@ -107,6 +107,7 @@ type partResult struct {
 	unmeasured  int        // rows whose state was not measured
 	offered     []int64    // per client row
 	admitted    []int64
+	blocked     []int64 // per client row, ns: empty until a row has a block (blocks.go)
 
 	scratchClients []model.ClientResult // one point's, for pointSim.run
 	fastRun        model.FastRun        // fastSim.runFast's columns
@@ -136,7 +137,7 @@ type partResult struct {
 func (r *partResult) rows() int { return r.nrows }
 
 // metricWordCount is the number of metric columns (metricColumns).
-const metricWordCount = 17
+const metricWordCount = 19
 
 // clientRows is the number of clients rows.
 func (r *partResult) clientRows() int { return len(r.offered) }
@@ -158,6 +159,7 @@ func (r *partResult) reset(n int) {
 	r.seen, r.stored = false, 0
 	r.offeredSame = true
 	r.offeredFirst = grow(r.offeredFirst, len(r.names))
+	r.blocked = r.blocked[:0]
 }
 
 // setRow stores row's results: its clients' and its metrics. A metric
@@ -174,6 +176,7 @@ func (r *partResult) setRow(row int, clients []model.ClientResult, m *model.Metr
 		uint64(m.CutDesign), uint64(m.CutCode), uint64(m.CutNone),
 		math.Float64bits(m.OnlyHerePct), math.Float64bits(m.MeanDelayS), math.Float64bits(m.P99DelayS),
 		uint64(m.LegitAccounts), uint64(m.LegitAccountsLocked),
+		math.Float64bits(m.LegitBlockedS), uint64(m.Blocks),
 		uint64(m.StateKeysPeak), uint64(m.StateBytesPeak),
 	}
 	if !r.seen {
@@ -219,6 +222,7 @@ func (r *partResult) setRow(row int, clients []model.ClientResult, m *model.Metr
 	for i, c := range clients {
 		admitted[i] = c.Admitted
 	}
+	r.setBlocked(k, clients)
 	r.stored = max(r.stored, row+1)
 }
 

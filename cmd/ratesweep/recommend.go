@@ -22,6 +22,7 @@ func cmdRecommend(e *env, args []string) error {
 	maxMissed := fs.String("max-missed", "", "most abusive requests admitted: a percentage or a count")
 	minCaught := fs.String("min-caught", "", "fewest abusive requests cut: a percentage or a count")
 	maxClient := fs.String("max-client-cut", "", "most requests cut from any one legitimate client: a percentage of its own or a count")
+	maxBlocked := fs.String("max-legit-blocked-s", "", "most seconds legitimate clients spend blocked by a penalty box (block_s), summed over them")
 	cliff := fs.Float64("cliff", 5, "percentage points one grid step may move legit_cut_pct or missed_pct before the choice is flagged as on a cliff")
 	format := fs.String("format", "text", "output format: text, markdown or json")
 	allowIncomplete := fs.Bool("allow-incomplete", false, "read runs without manifest.json, or with NULL or NaN metrics, instead of refusing them")
@@ -55,6 +56,13 @@ func cmdRecommend(e *env, args []string) error {
 			return usagef("recommend: --%s: %v", b.flag, err)
 		}
 		*b.dst = &v
+	}
+	if *maxBlocked != "" {
+		v, err := recommend.ParseSeconds(*maxBlocked)
+		if err != nil {
+			return usagef("recommend: --max-legit-blocked-s: %v", err)
+		}
+		o.MaxLegitBlockedS = &v
 	}
 	if o.MaxFalseCut == nil && o.MaxClientCut == nil {
 		return usagef("recommend: --max-false-cut (or --max-client-cut) is required")
