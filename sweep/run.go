@@ -39,6 +39,9 @@ type Options struct {
 	// MaxMalformed bounds a log's malformed lines (nil: 1%); more is an
 	// input error naming the first bad lines.
 	MaxMalformed *ingest.MalformedLimit
+	// ShardBy says what Shard splits: the grid (default), or a log's keys
+	// (keyshard.go).
+	ShardBy ShardBy
 
 	// Progress, when set, is called from workers with the rows (points ×
 	// replicates) done so far.
@@ -47,6 +50,7 @@ type Options struct {
 	now        func() time.Time
 	beforePart func(Part) error        // test hook: fail or pause before writing a part
 	afterBatch func(path string) error // test hook: fail part-way through writing a file
+	keyShard   Shard                   // set by runKeyShard: the key shard this run computes
 }
 
 // Result summarises a run.
@@ -91,6 +95,8 @@ type Manifest struct {
 	Log            *ingest.Accounting `json:"log,omitempty"`           // a log replay's line accounting
 	MergedShards   int                `json:"merged_shards,omitempty"` // set by 'ratesweep merge': the shard count
 	Compacted      bool               `json:"compacted,omitempty"`     // set by 'merge --compact': parts are merged-*.parquet
+	KeyShard       string             `json:"key_shard,omitempty"`     // a key shard's run (I/N): its keys only
+	KeyShards      int                `json:"key_shards,omitempty"`    // set by 'ratesweep merge' of key shards: their count
 }
 
 // ManifestPart is one part's files.
@@ -122,6 +128,9 @@ type partState struct {
 // manifest under opts.OutDir. Cancelling ctx stops it between points; every
 // part completed so far stays, and Run returns ctx's error.
 func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
+	if opts.ShardBy == ShardByKey {
+		return runKeyShard(ctx, spec, opts)
+	}
 	if opts.Shard.Count == 0 {
 		opts.Shard = Shard{0, 1}
 	}
@@ -140,7 +149,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if err := NewGrid(spec).CheckShard(opts.Shard); err != nil {
 		return nil, err
 	}
-	est := EstimateRun(spec, opts.Shard, opts.Workers, opts.MaxMemory)
+	est := estimateRun(spec, opts.Shard, max(1, opts.keyShard.Count), opts.Workers, opts.MaxMemory)
 	if err := est.CheckLimits(spec, opts.MaxPoints, opts.MaxOutput, opts.MaxMemory, opts.NoOutput); err != nil {
 		return nil, err
 	}
@@ -190,6 +199,9 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		MetaScenarioSHA256: workloadSHA,
 		MetaShard:          opts.Shard.String(),
 	}
+	if opts.keyShard.Count > 0 {
+		meta[MetaKeyShard] = opts.keyShard.String()
+	}
 	if logAcc != nil {
 		js, err := json.Marshal(logAcc)
 		if err != nil {
@@ -207,6 +219,11 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			return nil, err
 		}
 		defer lock.Release()
+		if ts, ok := src.(*trafficSource); ok && opts.keyShard.Count > 0 {
+			if err := writeKeyRows(opts.OutDir, keyRowsOf(ts, opts.keyShard)); err != nil {
+				return nil, err
+			}
+		}
 	}
 
 	pointsSchema, clientsSchema := schemas(meta)
@@ -292,6 +309,9 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		ScenarioSHA256: meta[MetaScenarioSHA256], Shard: opts.Shard.String(),
 		Points: res.Points, Replicates: spec.Replicates, Rows: res.Rows, FalseCutSum: res.FalseCutSum,
 		Finished: opts.now().UTC().Format(time.RFC3339), Log: logAcc,
+	}
+	if opts.keyShard.Count > 0 {
+		m.KeyShard = opts.keyShard.String()
 	}
 	for _, st := range states {
 		m.Parts = append(m.Parts, ManifestPart{Index: st.part.Index, From: st.part.From, To: st.part.To, Points: st.points, Clients: st.cl})

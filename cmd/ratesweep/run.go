@@ -30,6 +30,7 @@ func cmdRun(e *env, args []string) error {
 	fs.Lookup("workers").DefValue = "0" // help says "all cores", the same on every machine
 	shardFlag := fs.String("shard", "", "run shard I/N of the grid (default from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX, else 0/1)")
 	shards := fs.Int("shards", 0, "shard count N for JOB_COMPLETION_INDEX (Kubernetes indexed jobs; or RATESWEEP_SHARDS)")
+	shardBy := fs.String("shard-by", "", "what --shard splits: grid (parts of the grid) or key (a log's keys, the whole grid each; default: the spec's shard_by, else grid)")
 	resume := fs.Bool("resume", false, "keep the verified parts of an interrupted run and compute only what is missing")
 	force := fs.Bool("force", false, "replace an existing run in the output directory (a shard replaces only its own parts)")
 	dry := fs.Bool("dry-run", false, "print points, rows, estimated output bytes and memory, then exit")
@@ -86,8 +87,22 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := sweep.NewGrid(spec).CheckShard(shard); err != nil {
+	by := spec.ShardBy
+	if *shardBy != "" {
+		if by, err = sweep.ParseShardBy(*shardBy); err != nil {
+			return usagef("run: --shard-by: %v", err)
+		}
+	}
+	if by == sweep.ShardByKey {
+		if err := sweep.CheckKeySharding(spec); err != nil {
+			return usagef("run: --shard-by key: %s", strings.TrimPrefix(err.Error(), "shard_by key: "))
+		}
+	} else if err := sweep.NewGrid(spec).CheckShard(shard); err != nil {
 		return usagef("run: %v", err)
+	}
+	gridShard := shard // the parts this run computes
+	if by == sweep.ShardByKey {
+		gridShard = sweep.Shard{Index: 0, Count: 1}
 	}
 	dir := *out
 	if dir == "" {
@@ -109,15 +124,19 @@ func cmdRun(e *env, args []string) error {
 		workload = fmt.Sprintf("scenario %q, %d clients", spec.Scenario.Name, clients)
 	}
 	clientRows := rows * clients
-	est := sweep.EstimateRun(spec, shard, *workers, memLimit)
+	est := sweep.EstimateShard(spec, shard, by, *workers, memLimit)
 	if *dry {
-		parts := sweep.ShardParts(sweep.NewGrid(spec), shard)
+		parts := sweep.ShardParts(sweep.NewGrid(spec), gridShard)
 		fmt.Fprintf(e.stdout, "spec        %s (%s)\n", spec.Name, workload)
 		for i, en := range spec.Entries {
 			fmt.Fprintf(e.stdout, "entry %-5d %s: %d points\n", i, en.Algorithm, en.Size())
 		}
 		fmt.Fprintf(e.stdout, "points      %d (× %d replicates = %d points rows, %d clients rows)\n", points, spec.Replicates, rows, clientRows)
-		fmt.Fprintf(e.stdout, "shard       %s: %d parts, %d points\n", shard, len(parts), est.Points)
+		if by == sweep.ShardByKey {
+			fmt.Fprintf(e.stdout, "shard       key shard %s: %d parts, %d points over about 1/%d of the log's keys (memory below is per shard)\n", shard, len(parts), est.Points, shard.Count)
+		} else {
+			fmt.Fprintf(e.stdout, "shard       %s: %d parts, %d points\n", shard, len(parts), est.Points)
+		}
 		fmt.Fprintf(e.stdout, "estimated   %s of Parquet under %s\n", humanBytes(float64(est.OutputBytes)), dir)
 		mode := ""
 		if est.Streamed {
@@ -137,13 +156,13 @@ func cmdRun(e *env, args []string) error {
 	opts := sweep.Options{
 		OutDir: dir, Workers: *workers, Shard: shard, Resume: *resume, Force: *force,
 		NoOutput: *noOutput, MaxPoints: *maxPoints, MaxMemory: memLimit, MaxOutput: outLimit,
-		MaxMalformed: &malformedLimit,
+		MaxMalformed: &malformedLimit, ShardBy: by,
 	}
 	if memLimit > 0 {
 		debug.SetMemoryLimit(memLimit) // the garbage collector works harder before the budget is spent
 	}
 	var mine int64
-	for _, p := range sweep.ShardParts(sweep.NewGrid(spec), shard) {
+	for _, p := range sweep.ShardParts(sweep.NewGrid(spec), gridShard) {
 		mine += p.Points()
 	}
 	if e.getenv("RATESWEEP_WRITER_FLOOR") != "" {
@@ -163,8 +182,11 @@ func cmdRun(e *env, args []string) error {
 			hint += " " + shellQuote(specPath)
 		}
 		hint += " --out " + shellQuote(dir)
-		if shard.Count > 1 {
+		if shard.Count > 1 || by == sweep.ShardByKey {
 			hint += " --shard " + shard.String()
+		}
+		if by == sweep.ShardByKey && spec.ShardBy != by {
+			hint += " --shard-by key"
 		}
 		for _, set := range *sets { // the same spec, or resume refuses
 			hint += " --set " + shellQuote(set)
