@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,8 +27,8 @@ func cmdRun(e *env, args []string) error {
 	out := fs.String("out", "", "run directory (default out/<spec name>)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines simulating and writing (default: all cores)")
 	fs.Lookup("workers").DefValue = "0" // help says "all cores", the same on every machine
-	shardFlag := fs.String("shard", "", "run shard I/N of the grid (default from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX, else 0/1)")
-	shards := fs.Int("shards", 0, "shard count N for JOB_COMPLETION_INDEX (Kubernetes indexed jobs; or RATESWEEP_SHARDS)")
+	shardFlag := fs.String("shard", "", "run shard I/N of the grid (default from the batch engine: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX, BATCH_TASK_INDEX, CLOUD_RUN_TASK_INDEX or NOMAD_ALLOC_INDEX, see docs/clusters.md; else 0/1)")
+	shards := fs.Int("shards", 0, "shard count N where the engine gives none (Kubernetes, AWS Batch, Nomad; or RATESWEEP_SHARDS)")
 	shardBy := fs.String("shard-by", "", "what --shard splits: grid (parts of the grid) or key (a log's keys, the whole grid each; default: the spec's shard_by, else grid)")
 	resume := fs.Bool("resume", false, "keep the verified parts of an interrupted run and compute only what is missing")
 	force := fs.Bool("force", false, "replace an existing run in the output directory (a shard replaces only its own parts)")
@@ -249,79 +248,6 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// shardFromEnv picks the shard: the flag, else the scheduler's variables.
-func shardFromEnv(flag string, shards int, getenv func(string) string) (sweep.Shard, error) {
-	if flag != "" {
-		s, err := sweep.ParseShard(flag)
-		if err != nil {
-			return s, usagef("run: --shard: %v", err)
-		}
-		return s, nil
-	}
-	atoi := func(name string) (int, bool, error) {
-		v := getenv(name)
-		if v == "" {
-			return 0, false, nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return 0, false, usagef("run: %s=%q is not a number", name, v)
-		}
-		return n, true, nil
-	}
-	if id, ok, err := atoi("SLURM_ARRAY_TASK_ID"); err != nil {
-		return sweep.Shard{}, err
-	} else if ok {
-		count, hasCount, err := atoi("SLURM_ARRAY_TASK_COUNT")
-		if err != nil {
-			return sweep.Shard{}, err
-		}
-		lo, hasMin, err := atoi("SLURM_ARRAY_TASK_MIN")
-		if err != nil {
-			return sweep.Shard{}, err
-		}
-		hi, hasMax, err := atoi("SLURM_ARRAY_TASK_MAX")
-		if err != nil {
-			return sweep.Shard{}, err
-		}
-		if !hasMin {
-			lo = 0
-		}
-		if !hasCount && hasMax {
-			count, hasCount = hi-lo+1, true
-		}
-		if !hasCount {
-			return sweep.Shard{}, usagef("run: SLURM_ARRAY_TASK_ID is set but not SLURM_ARRAY_TASK_COUNT or SLURM_ARRAY_TASK_MAX")
-		}
-		s := sweep.Shard{Index: id - lo, Count: count}
-		if _, err := sweep.ParseShard(s.String()); err != nil {
-			return s, usagef("run: shard from Slurm: %v", err)
-		}
-		return s, nil
-	}
-	if id, ok, err := atoi("JOB_COMPLETION_INDEX"); err != nil {
-		return sweep.Shard{}, err
-	} else if ok {
-		n := shards
-		if n == 0 {
-			if v, has, err := atoi("RATESWEEP_SHARDS"); err != nil {
-				return sweep.Shard{}, err
-			} else if has {
-				n = v
-			}
-		}
-		if n == 0 {
-			return sweep.Shard{}, usagef("run: JOB_COMPLETION_INDEX is set: give the shard count with --shards N or RATESWEEP_SHARDS")
-		}
-		s := sweep.Shard{Index: id, Count: n}
-		if _, err := sweep.ParseShard(s.String()); err != nil {
-			return s, usagef("run: shard from JOB_COMPLETION_INDEX: %v", err)
-		}
-		return s, nil
-	}
-	return sweep.Shard{Index: 0, Count: 1}, nil
 }
 
 func humanBytes(b float64) string {
