@@ -9,8 +9,12 @@
 # dependent merge job with examples/slurm/submit.sh, waits, compares, and stops
 # the daemons it started, by PID, also on failure.
 #
+# Then the same for key shards: configs/examples/antlr-org.yaml with
+# shard_by: key as KEY_SHARDS array tasks, merged, and its parts compared
+# byte for byte with a single-process run over the whole log.
+#
 # Environment: SHARDS (default 4), SPEC (default configs/bench.yaml),
-#              KEEP=1 keeps the temporary directory.
+#              KEY_SHARDS (default 8), KEEP=1 keeps the temporary directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -130,22 +134,27 @@ done
 [ "$state" = idle ] || die "the node is not idle after 60 s (sinfo: '$state')"
 say "one-node cluster up: $(sinfo -h -o '%P %a %D %t %N %c CPUs')"
 
-# The example, as a user runs it.
+# submit SPEC RUN_DIR SHARDS NAME: the example, as a user runs it; waits
+# for the array job and its merge job, which must both complete.
+submit() {
+	local spec=$1 run=$2 n=$3 name=$4 array merge states
+	LOGS=$work/$name.logs RATESWEEP=$ratesweep REPORT=$("$ratesweep" report --help >/dev/null 2>&1 && echo 1 || echo 0) \
+		examples/slurm/submit.sh "$spec" "$run" "$n" | tee "$work/$name.submit.txt"
+	read -r array merge < <(sed -E 's/^array job ([0-9]+) .*merge job ([0-9]+);.*/\1 \2/' "$work/$name.submit.txt")
+	if [ -z "$array" ] || [ -z "$merge" ]; then die "no job ids from submit.sh"; fi
+	for _ in $(seq 600); do
+		[ -z "$(squeue -h -j "$array,$merge" 2>/dev/null)" ] && break
+		sleep 0.5
+	done
+	[ -z "$(squeue -h -j "$array,$merge")" ] || die "jobs still queued after 300 s: $(squeue -h -j "$array,$merge")"
+	states=$(scontrol -o show job "$array" | grep -o 'JobState=[A-Z_]*' | sort | uniq -c | tr -s ' ')
+	say "$name: array job $array:$states"
+	[ "$(scontrol -o show job "$array" | grep -c 'JobState=COMPLETED')" = "$n" ] || die "not every array task completed"
+	scontrol -o show job "$merge" | grep -q 'JobState=COMPLETED' || die "merge job $merge: $(scontrol -o show job "$merge" | grep -o 'JobState=[A-Z_]*')"
+	say "$name: merge job $merge: $(tail -n 2 "$work/$name.logs/merge-$merge.out" | tr '\n' ' ')"
+}
 run=$work/run
-LOGS=$work/run.logs RATESWEEP=$ratesweep REPORT=$("$ratesweep" report --help >/dev/null 2>&1 && echo 1 || echo 0) \
-	examples/slurm/submit.sh "$spec" "$run" "$shards" | tee "$work/submit.txt"
-read -r array merge < <(sed -E 's/^array job ([0-9]+) .*merge job ([0-9]+);.*/\1 \2/' "$work/submit.txt")
-if [ -z "$array" ] || [ -z "$merge" ]; then die "no job ids from submit.sh"; fi
-for _ in $(seq 600); do
-	[ -z "$(squeue -h -j "$array,$merge" 2>/dev/null)" ] && break
-	sleep 0.5
-done
-[ -z "$(squeue -h -j "$array,$merge")" ] || die "jobs still queued after 300 s: $(squeue -h -j "$array,$merge")"
-states=$(scontrol -o show job "$array" | grep -o 'JobState=[A-Z_]*' | sort | uniq -c | tr -s ' ')
-say "array job $array:$states"
-[ "$(scontrol -o show job "$array" | grep -c 'JobState=COMPLETED')" = "$shards" ] || die "not every array task completed"
-scontrol -o show job "$merge" | grep -q 'JobState=COMPLETED' || die "merge job $merge: $(scontrol -o show job "$merge" | grep -o 'JobState=[A-Z_]*')"
-say "merge job $merge: $(tail -n 2 "$work"/run.logs/merge-"$merge".out | tr '\n' ' ')"
+submit "$spec" "$run" "$shards" run
 
 # The same grid in one process; the merged run must hold the same rows.
 "$ratesweep" run "$spec" --out "$work/single" --quiet
@@ -156,4 +165,22 @@ if "$ratesweep" check --help >/dev/null 2>&1; then # once 'ratesweep check' is b
 	"$ratesweep" check --baseline "$work/single" "$run" --tol-abs 0 --tol-rel 0
 fi
 cmp <(grep false_cut_sum "$work/single/manifest.json") <(grep false_cut_sum "$run/manifest.json") || die "Σ false_cut differs"
+
+# Key shards: every task reads the whole log and keeps the keys whose hash
+# is its index mod KEY_SHARDS; the merge adds them up. The parts must be
+# those of one run over the whole log, byte for byte.
+kshards=${KEY_SHARDS:-8}
+kspec=$work/keys.yaml
+sed -e "s#^  log: logs/#  log: $repo/configs/examples/logs/#" configs/examples/antlr-org.yaml >"$kspec"
+echo "shard_by: key" >>"$kspec"
+submit "$kspec" "$work/keys" "$kshards" keys
+[ "$(ls -d "$work"/keys/keyshards/shard-*-of-* | wc -l)" = "$kshards" ] || die "not $kshards key shard directories"
+"$ratesweep" run "$kspec" --out "$work/keys-single" --quiet
+n=0
+for f in "$work"/keys-single/points/*.parquet "$work"/keys-single/clients/*.parquet; do
+	cmp "$f" "$work/keys/${f#"$work"/keys-single/}" || die "key shards: ${f#"$work"/keys-single/} differs from the single run's"
+	n=$((n + 1))
+done
+go run ./scripts/samerows "$work/keys-single" "$work/keys"
+say "key shards: $kshards tasks merged into $n files equal to the single run's"
 say "PASS in $(($(date +%s) - started)) s"

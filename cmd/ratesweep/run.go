@@ -99,6 +99,9 @@ func cmdRun(e *env, args []string) error {
 	} else if err := sweep.NewGrid(spec).CheckShard(shard); err != nil {
 		return usagef("run: %v", err)
 	}
+	if by == sweep.ShardByKey && shard.Count == 1 {
+		by = sweep.ShardByGrid // one key shard holds every key: an ordinary run, nothing to merge
+	}
 	gridShard := shard // the parts this run computes
 	if by == sweep.ShardByKey {
 		gridShard = sweep.Shard{Index: 0, Count: 1}
