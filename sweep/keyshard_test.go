@@ -277,3 +277,49 @@ func TestKeyShardMergeReportsMissing(t *testing.T) {
 		t.Errorf("resume recomputed %d of %d parts", res.Parts-res.PartsSkipped, res.Parts)
 	}
 }
+
+// A log whose estimate exceeds --max-memory is replayed in key passes that
+// each fit, and the result is the in-memory run's, byte for byte; an
+// interrupted spilled run resumes.
+func TestSpilledReplayEqualsInMemory(t *testing.T) {
+	dir := t.TempDir()
+	writeZipfLog(t, filepath.Join(dir, "z.log"), 200000, 5000, 8)
+	p := filepath.Join(dir, "s.yaml")
+	os.WriteFile(p, []byte("name: z\ntraffic: {log: z.log, format: combined, top_keys: 15}\nsweep:\n"+
+		"  - {algorithm: fixed_window, window_s: 60, limit: [5, 10, 40]}\n  - {algorithm: token_bucket, rate: [0.1, 1], capacity: [3, 30]}\n"), 0o644)
+	spec, err := LoadSpec(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := filepath.Join(t.TempDir(), "whole")
+	res := mustRun(t, spec, Options{OutDir: whole, MaxMemory: -1, Workers: 2})
+	one := EstimateRun(spec, Shard{0, 1}, 2, 0).MemoryBytes
+	four := estimateRun(spec, Shard{0, 1}, 4, 2, 0).MemoryBytes
+	budget := four + (one-four)/8 // more than 4 passes need, less than 2 do
+	if n := SpillPasses(spec, Shard{0, 1}, 2, budget); n != 4 {
+		t.Fatalf("passes for a budget of %d (one pass %d, four %d): %d, want 4", budget, one, four, n)
+	}
+	out := filepath.Join(t.TempDir(), "spilled")
+	spilled := mustRun(t, spec, Options{OutDir: out, MaxMemory: budget, Workers: 2})
+	if spilled.Passes != 4 || spilled.FalseCutSum != res.FalseCutSum || spilled.Points != res.Points {
+		t.Errorf("spilled: %d passes, Σ false cut %d (whole %d), %d points", spilled.Passes, spilled.FalseCutSum, res.FalseCutSum, spilled.Points)
+	}
+	sameRunFiles(t, whole, out)
+	if fileExists(filepath.Join(out, KeyShardsDir)) {
+		t.Error("the passes were not removed")
+	}
+	// Interrupted after two passes: --resume finishes the rest.
+	out2 := filepath.Join(t.TempDir(), "resumed")
+	for i := range 2 {
+		mustRun(t, spec, Options{OutDir: out2, Shard: Shard{i, 4}, ShardBy: ShardByKey})
+	}
+	r := mustRun(t, spec, Options{OutDir: out2, MaxMemory: budget, Resume: true})
+	if r.Passes != 4 {
+		t.Errorf("resumed: %d passes", r.Passes)
+	}
+	sameRunFiles(t, whole, out2)
+	// Without room even for many passes, it is refused as before.
+	if _, err := Run(context.Background(), spec, Options{OutDir: t.TempDir(), MaxMemory: 1 << 20}); err == nil || !strings.Contains(err.Error(), "--max-memory") {
+		t.Errorf("1 MiB: %v", err)
+	}
+}

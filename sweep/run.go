@@ -64,6 +64,7 @@ type Result struct {
 	FalseCutSum  int64 // Σ false_cut over the shard's rows (the peers' checksum)
 	Manifest     string
 	Log          *ingest.Accounting // a log replay's line accounting (nil for scenarios)
+	Passes       int                // key passes of a log larger than memory (spill.go); 0 or 1: one
 }
 
 // ErrOutputExists is returned when the run directory holds a run already.
@@ -148,6 +149,11 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	}
 	if err := NewGrid(spec).CheckShard(opts.Shard); err != nil {
 		return nil, err
+	}
+	if opts.keyShard.Count == 0 && !opts.NoOutput {
+		if p := SpillPasses(spec, opts.Shard, opts.Workers, opts.MaxMemory); p > 1 {
+			return runSpilled(ctx, spec, opts, p)
+		}
 	}
 	est := estimateRun(spec, opts.Shard, max(1, opts.keyShard.Count), opts.Workers, opts.MaxMemory)
 	if err := est.CheckLimits(spec, opts.MaxPoints, opts.MaxOutput, opts.MaxMemory, opts.NoOutput); err != nil {

@@ -149,7 +149,14 @@ func cmdRun(e *env, args []string) error {
 			budget = "--max-memory " + yamlx.FormatBytes(memLimit)
 		}
 		fmt.Fprintf(e.stdout, "memory      about %s with %d workers%s (%s):\n%s", yamlx.FormatBytes(est.MemoryBytes), *workers, mode, budget, est.FormatMemory("            "))
-		if err := est.CheckLimits(spec, *maxPoints, outLimit, memLimit, *noOutput); err != nil {
+		passes := 1
+		if by == sweep.ShardByGrid && !*noOutput {
+			passes = sweep.SpillPasses(spec, gridShard, *workers, memLimit)
+		}
+		if passes > 1 {
+			pass := sweep.EstimateShard(spec, sweep.Shard{Index: 0, Count: passes}, sweep.ShardByKey, *workers, memLimit)
+			fmt.Fprintf(e.stdout, "note        the log does not fit: run replays it in %d key passes of about 1/%d of its keys each (about %s a pass), then merges them\n", passes, passes, yamlx.FormatBytes(pass.MemoryBytes))
+		} else if err := est.CheckLimits(spec, *maxPoints, outLimit, memLimit, *noOutput); err != nil {
 			fmt.Fprintf(e.stdout, "note        run would refuse it: %v\n", err)
 		}
 		return nil
@@ -215,6 +222,9 @@ func cmdRun(e *env, args []string) error {
 	secs := time.Since(start).Seconds()
 	fmt.Fprintf(e.stdout, "%d points (%d rows) in %.2f s: %.0f points/s; Σ false cut = %d\n",
 		res.Points, res.Rows, secs, float64(res.Computed)/secs, res.FalseCutSum)
+	if res.Passes > 1 {
+		fmt.Fprintf(e.stdout, "the log did not fit --max-memory: replayed in %d key passes, merged\n", res.Passes)
+	}
 	if res.PartsSkipped > 0 {
 		fmt.Fprintf(e.stdout, "resumed: %d of %d parts were complete already\n", res.PartsSkipped, res.Parts)
 	}
