@@ -277,6 +277,9 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 		return nil, fmt.Errorf("at most %d rules, got %d", MaxRules, len(opt.Rules))
 	}
 	b := &builder{opt: opt, index: map[string]int32{}, maxT: -1 << 63, otherMin: 1<<63 - 1, otherMax: -1 << 63}
+	if p := opt.Partition; !p.All() && lines > 0 {
+		lines = lines/int64(p.Count) + lines/int64(4*p.Count) + 4096 // its share, and room for unevenness (append grows beyond)
+	}
 	if lines > 0 && lines < 1<<31 {
 		b.times = make([]int64, 0, lines)
 		b.keys = make([]int32, 0, lines)
