@@ -228,7 +228,11 @@ func cmdRun(e *env, args []string) error {
 	if res.PartsSkipped > 0 {
 		fmt.Fprintf(e.stdout, "resumed: %d of %d parts were complete already\n", res.PartsSkipped, res.Parts)
 	}
-	if !*noOutput {
+	switch {
+	case *noOutput:
+	case by == sweep.ShardByKey:
+		fmt.Fprintf(e.stdout, "wrote key shard %s into %s; once every key shard is done: ratesweep merge %s\n", shard, sweep.KeyShardDir(dir, shard), shellQuote(dir))
+	default:
 		fmt.Fprintf(e.stdout, "wrote %s/points/*.parquet, %s/clients/*.parquet and %s\n", dir, dir, res.Manifest)
 	}
 	return nil
