@@ -323,3 +323,31 @@ func TestSpilledReplayEqualsInMemory(t *testing.T) {
 		t.Errorf("1 MiB: %v", err)
 	}
 }
+
+// A key shard that holds no key (more shards than keys) writes parts
+// without clients rows; the merge places none of its rows, and --resume
+// keeps its parts.
+func TestEmptyKeyShard(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.yaml")
+	os.WriteFile(filepath.Join(dir, "one.log"), []byte("1.2.3.4 - - [01/Jan/2026:00:00:01 +0000] \"GET / HTTP/1.1\" 200 1\n"), 0o644)
+	os.WriteFile(p, []byte("name: one\ntraffic: {log: one.log, format: combined}\nsweep:\n  - {algorithm: fixed_window, window_s: 60, limit: [1, 2]}\n"), 0o644)
+	spec, err := LoadSpec(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := int(fnv1a("1.2.3.4")%2) ^ 1
+	out := t.TempDir()
+	mustRun(t, spec, Options{OutDir: out, Shard: Shard{empty, 2}, ShardBy: ShardByKey})
+	res := mustRun(t, spec, Options{OutDir: out, Shard: Shard{empty, 2}, ShardBy: ShardByKey, Resume: true})
+	if res.PartsSkipped != res.Parts {
+		t.Errorf("resume of the empty key shard recomputed %d of %d parts", res.Parts-res.PartsSkipped, res.Parts)
+	}
+	mustRun(t, spec, Options{OutDir: out, Shard: Shard{1 - empty, 2}, ShardBy: ShardByKey})
+	if _, err := Merge(context.Background(), out, MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	whole := t.TempDir()
+	mustRun(t, spec, Options{OutDir: whole})
+	sameRunFiles(t, whole, out)
+}
