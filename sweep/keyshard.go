@@ -125,6 +125,13 @@ func runKeyShard(ctx context.Context, spec *Spec, opts Options) (*Result, error)
 		if err := os.MkdirAll(filepath.Dir(o.OutDir), 0o755); err != nil {
 			return nil, fmt.Errorf("cannot create the output directory: %w", err)
 		}
+		// A merge of the key shards is stale once one of them runs again.
+		merged := filepath.Join(opts.OutDir, "manifest.json")
+		if m, err := loadManifest(merged); err == nil && m.KeyShards > 0 {
+			if err := os.Remove(merged); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+		}
 	}
 	res, err := Run(ctx, &sub, o)
 	if res != nil {

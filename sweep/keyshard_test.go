@@ -271,10 +271,17 @@ func TestKeyShardMergeReportsMissing(t *testing.T) {
 	if _, err := Merge(context.Background(), out, MergeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// Resumed: a finished key shard is kept whole.
+	// Resumed: a finished key shard is kept whole; the merge is then
+	// stale (the run is incomplete until merged again).
 	res := mustRun(t, spec, Options{OutDir: out, Shard: Shard{1, 3}, ShardBy: ShardByKey, Resume: true})
 	if res.PartsSkipped != res.Parts {
 		t.Errorf("resume recomputed %d of %d parts", res.Parts-res.PartsSkipped, res.Parts)
+	}
+	if fileExists(filepath.Join(out, "manifest.json")) {
+		t.Error("a key shard ran again and the merged manifest.json stayed")
+	}
+	if _, err := Merge(context.Background(), out, MergeOptions{}); err != nil || !RunComplete(out) {
+		t.Fatalf("merge again: %v", err)
 	}
 }
 
@@ -308,6 +315,10 @@ func TestSpilledReplayEqualsInMemory(t *testing.T) {
 	if fileExists(filepath.Join(out, KeyShardsDir)) {
 		t.Error("the passes were not removed")
 	}
+	if again := mustRun(t, spec, Options{OutDir: out, MaxMemory: budget, Workers: 2, Resume: true}); again.PartsSkipped != again.Parts || again.FalseCutSum != res.FalseCutSum {
+		t.Errorf("resume of a complete spilled run: %d of %d parts kept, Σ false cut %d", again.PartsSkipped, again.Parts, again.FalseCutSum)
+	}
+	sameRunFiles(t, whole, out)
 	// Interrupted after two passes: --resume finishes the rest.
 	out2 := filepath.Join(t.TempDir(), "resumed")
 	for i := range 2 {

@@ -39,6 +39,12 @@ func SpillPasses(spec *Spec, shard Shard, workers int, maxMemory int64) int {
 // removed.
 func runSpilled(ctx context.Context, spec *Spec, opts Options, passes int) (*Result, error) {
 	dir := opts.OutDir
+	if m, err := loadManifest(filepath.Join(dir, "manifest.json")); err == nil && opts.Resume &&
+		m.KeyShards > 0 && m.SpecSHA256 == sha256Hex(spec.YAML()) && !fileExists(filepath.Join(dir, KeyShardsDir)) {
+		// Complete: its passes were merged and removed.
+		return &Result{Dir: dir, Points: m.Points, Rows: m.Rows, Parts: len(m.Parts), PartsSkipped: len(m.Parts),
+			FalseCutSum: m.FalseCutSum, Manifest: filepath.Join(dir, "manifest.json"), Log: m.Log, Passes: passes}, nil
+	}
 	if fileExists(filepath.Join(dir, "spec.yaml")) && !opts.Resume {
 		if !opts.Force {
 			return nil, fmt.Errorf("%w: %s holds results of this or another spec; use --resume to complete it or --force to start again", ErrOutputExists, dir)
