@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline cross test-windows dist actionlint bench bench-ingest bench-events bench-check test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race test-adversarial
+.PHONY: all build run tables test vet unit duckdb check baseline cross test-windows dist actionlint bench bench-ingest bench-events bench-check bench-month test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race test-adversarial
 
 all: build
 
@@ -50,6 +50,13 @@ bench: build
 # (goal: peak RSS <= 500 MB). Writes three 10M-point runs under out/ once.
 bench-check: build
 	bash bench/check.sh
+
+# A synthetic month (1e9 requests, 1M Zipf keys, 500 points) as 8 key
+# shards one after another, beside the unsharded replay of a log that fits:
+# peak RSS, CPU-s, decisions per CPU-second (hours and ~7 GB of disk; a
+# smoke test: REQUESTS=200000 KEYS=5000 SPAN=86400 PER=10 FIT_REQUESTS=100000).
+bench-month:
+	bash bench/month.sh
 
 # Event simulation speed in request decisions/s: the lesson scenario with
 # Poisson arrivals under every algorithm, one key per client.

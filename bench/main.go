@@ -4,7 +4,7 @@
 // one table. `make bench` runs it from the repository root.
 //
 //	go run ./bench [-rounds 5] [-grids bench,large] [-quick] ...
-//	go run ./bench genlog [-requests N] [-keys K] [-span S] OUT.csv
+//	go run ./bench genlog [-requests N] [-keys K] [-span S] OUT.csv   (- streams to stdout)
 //
 // Honest by construction: every tool runs once per round, interleaved
 // (A B C A B C …) for -rounds rounds, so a load that comes and goes hits all
@@ -55,6 +55,7 @@ func main() {
 // times in Unix milliseconds, in time order, over span seconds from
 // 2026-01-01; requests per second vary slowly (a sine over the span, ±50%),
 // keys are Zipf-distributed (s = 1.1) over keys keys. Deterministic (-seed).
+// OUT "-" streams it to standard output (into a compressor: bench/month.sh).
 func genlogMain(args []string) error {
 	fs := flag.NewFlagSet("genlog", flag.ContinueOnError)
 	requests := fs.Int64("requests", 10_000_000, "requests")
@@ -71,12 +72,36 @@ func genlogMain(args []string) error {
 }
 
 func genlog(path string, requests int64, keys uint64, span int64, seed uint64) error {
+	if path == "-" {
+		w := bufio.NewWriterSize(os.Stdout, 1<<20)
+		if err := writeLog(w, requests, keys, span, seed); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
 	f, err := os.Create(path + ".tmp")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(path + ".tmp")
 	w := bufio.NewWriterSize(f, 1<<20)
+	if err := writeLog(w, requests, keys, span, seed); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
+}
+
+// writeLog writes genlog's log to w, second by second (memory: one
+// second's requests).
+func writeLog(w *bufio.Writer, requests int64, keys uint64, span int64, seed uint64) error {
 	rng := rand.New(rand.NewPCG(seed, 17))
 	zipf := rand.NewZipf(rand.New(rand.NewPCG(seed, 18)), 1.1, 1, keys-1)
 	const t0 = 1767225600000 // 2026-01-01T00:00:00Z, ms
@@ -102,18 +127,13 @@ func genlog(path string, requests int64, keys uint64, span int64, seed uint64) e
 			line = append(line, ',', 'k')
 			line = strconv.AppendUint(line, zipf.Uint64(), 10)
 			line = append(line, '\n')
-			w.Write(line)
+			if _, err := w.Write(line); err != nil {
+				return err
+			}
 		}
 		written += n
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(path+".tmp", path)
+	return nil
 }
 
 // cosTurn is cos(2πx).

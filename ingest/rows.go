@@ -1,8 +1,6 @@
 package ingest
 
 import (
-	"fmt"
-
 	"github.com/ratesweep/ratesweep/model"
 )
 
@@ -39,11 +37,7 @@ func (t *Traffic) Rows(k int) *Rows {
 		if !ok {
 			row = int32(len(r.Names))
 			other[key.Stage] = row
-			name := "other keys (legit)"
-			if key.Class == model.Abusive {
-				name = fmt.Sprintf("other keys (abusive, %s)", key.Stage)
-			}
-			r.add(name, key.Class, key.Stage, 0)
+			r.add(OtherRowName(key.Stage), key.Class, key.Stage, 0)
 		}
 		r.Of[i] = row
 		r.Keys[row]++
@@ -93,11 +87,7 @@ func LabelRows(trs []*Traffic) []*Rows {
 			continue
 		}
 		row[s] = int32(len(base.Names))
-		if s == model.NoStage {
-			base.add("keys (legit)", model.Legit, s, 0)
-		} else {
-			base.add(fmt.Sprintf("keys (abusive, %s)", s), model.Abusive, s, 0)
-		}
+		base.add(LabelRowName(s), StageClass(s), s, 0)
 	}
 	out := make([]*Rows, len(trs))
 	for j, t := range trs {

@@ -39,6 +39,9 @@ type Options struct {
 	// are a little out of order; such requests are sorted). A line further
 	// back is malformed. 0 = DefaultMaxBackS; -1 = no bound.
 	MaxBackS int64
+	// Partition keeps only the keys of one key shard (partition.go); the
+	// others' requests count in the accounting and the time span only.
+	Partition KeyPartition
 }
 
 // DefaultMaxBackS is the default tolerance for times going backwards, s.
@@ -203,6 +206,9 @@ type builder struct {
 	subSec   bool
 	maxT     int64
 	stats    Stats
+	// Requests of other key shards (Options.Partition) and their times.
+	others             int64
+	otherMin, otherMax int64
 }
 
 const noPrec = 255
@@ -270,7 +276,10 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 	if len(opt.Rules) > MaxRules {
 		return nil, fmt.Errorf("at most %d rules, got %d", MaxRules, len(opt.Rules))
 	}
-	b := &builder{opt: opt, index: map[string]int32{}, maxT: -1 << 63}
+	b := &builder{opt: opt, index: map[string]int32{}, maxT: -1 << 63, otherMin: 1<<63 - 1, otherMax: -1 << 63}
+	if p := opt.Partition; !p.All() && lines > 0 {
+		lines = lines/int64(p.Count) + lines/int64(4*p.Count) + 4096 // its share, and room for unevenness (append grows beyond)
+	}
 	if lines > 0 && lines < 1<<31 {
 		b.times = make([]int64, 0, lines)
 		b.keys = make([]int32, 0, lines)
@@ -313,8 +322,13 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 		}
 		return nil, err
 	}
-	if err := checkPaths(&b.stats, int64(len(b.times))+refused, rd.Format(), opt.Key); err != nil {
+	if err := checkPaths(&b.stats, int64(len(b.times))+b.others+refused, rd.Format(), opt.Key); err != nil {
 		return nil, err
+	}
+	if len(b.times) == 0 && b.others > 0 { // a key shard without keys
+		t := b.emptyTraffic()
+		t.Format = rd.Format()
+		return t, nil
 	}
 	if len(b.times) == 0 {
 		msg := "no requests in the log"
@@ -375,7 +389,7 @@ func (b *builder) add(rec *Record) error {
 		return err
 	}
 	ns := rec.Time*secondNs + rec.TimeNs
-	if tol := b.opt.MaxBackS; tol >= 0 && b.maxT-ns > tol*secondNs && len(b.times) > 0 && !rec.Started {
+	if tol := b.opt.MaxBackS; tol >= 0 && b.maxT-ns > tol*secondNs && (len(b.times) > 0 || b.others > 0) && !rec.Started {
 		return fmt.Errorf("time goes back %d s behind an earlier line, more than max_backwards_s %d", (b.maxT-ns)/secondNs, tol)
 	}
 	// Past here the request is accepted: nothing may fail.
@@ -401,6 +415,9 @@ func (b *builder) add(rec *Record) error {
 		b.stats.MaxBackS = max(b.stats.MaxBackS, (b.maxT-ns+secondNs-1)/secondNs)
 	} else {
 		b.maxT = ns
+	}
+	if b.partitioned(rec, ns) {
+		return nil
 	}
 	k := b.key(rec)
 	rules := b.opt.Rules
@@ -491,13 +508,7 @@ func (b *builder) checkKey(rec *Record) error {
 
 // key interns the record's key and returns its index.
 func (b *builder) key(rec *Record) int32 {
-	buf := b.scratch[:0]
-	for i, f := range b.opt.Key {
-		if i > 0 {
-			buf = append(buf, ' ')
-		}
-		buf = appendField(buf, rec, f, b.opt.PathDepth)
-	}
+	buf := b.keyBytes(b.scratch[:0], rec)
 	b.scratch = buf
 	if k, ok := b.index[string(buf)]; ok {
 		return k
@@ -584,9 +595,9 @@ func pathPrefix(p []byte, depth int) []byte {
 func (b *builder) finish() *Traffic {
 	nk := len(b.names)
 	t := &Traffic{SubSecond: b.subSec, Stats: b.stats}
-	t.Stats.Requests = int64(len(b.times))
-	minT := slices.Min(b.times)
-	maxT := slices.Max(b.times)
+	t.Stats.Requests = int64(len(b.times)) + b.others
+	minT := min(slices.Min(b.times), b.otherMin)
+	maxT := max(slices.Max(b.times), b.otherMax)
 	start := minT - (minT % secondNs)
 	t.StartUnix = start / secondNs
 	t.DurationS = int((maxT-start)/secondNs) + 1

@@ -9,7 +9,13 @@
 # dependent merge job with examples/slurm/submit.sh, waits, compares, and stops
 # the daemons it started, by PID, also on failure.
 #
+# Then the same for key shards: configs/examples/antlr-org.yaml with
+# shard_by: key as KEY_SHARDS array tasks, merged, and its parts compared
+# byte for byte with a single-process run over the whole log.
+#
 # Environment: SHARDS (default 4), SPEC (default configs/bench.yaml),
+#              KEY_SHARDS (default 8), PARTS (default "grid keys": which
+#              runs), WAIT (seconds a run may take, default 900),
 #              KEEP=1 keeps the temporary directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +60,7 @@ cleanup() {
 		wait "$pid" 2>/dev/null
 	done
 	if [ $rc != 0 ]; then
-		for f in "$work"/log/*.log "$work"/run.logs/*.out; do
+		for f in "$work"/log/*.log "$work"/*.logs/*.out; do
 			[ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }
 		done
 	fi
@@ -130,30 +136,58 @@ done
 [ "$state" = idle ] || die "the node is not idle after 60 s (sinfo: '$state')"
 say "one-node cluster up: $(sinfo -h -o '%P %a %D %t %N %c CPUs')"
 
-# The example, as a user runs it.
-run=$work/run
-LOGS=$work/run.logs RATESWEEP=$ratesweep REPORT=$("$ratesweep" report --help >/dev/null 2>&1 && echo 1 || echo 0) \
-	examples/slurm/submit.sh "$spec" "$run" "$shards" | tee "$work/submit.txt"
-read -r array merge < <(sed -E 's/^array job ([0-9]+) .*merge job ([0-9]+);.*/\1 \2/' "$work/submit.txt")
-if [ -z "$array" ] || [ -z "$merge" ]; then die "no job ids from submit.sh"; fi
-for _ in $(seq 600); do
-	[ -z "$(squeue -h -j "$array,$merge" 2>/dev/null)" ] && break
-	sleep 0.5
-done
-[ -z "$(squeue -h -j "$array,$merge")" ] || die "jobs still queued after 300 s: $(squeue -h -j "$array,$merge")"
-states=$(scontrol -o show job "$array" | grep -o 'JobState=[A-Z_]*' | sort | uniq -c | tr -s ' ')
-say "array job $array:$states"
-[ "$(scontrol -o show job "$array" | grep -c 'JobState=COMPLETED')" = "$shards" ] || die "not every array task completed"
-scontrol -o show job "$merge" | grep -q 'JobState=COMPLETED' || die "merge job $merge: $(scontrol -o show job "$merge" | grep -o 'JobState=[A-Z_]*')"
-say "merge job $merge: $(tail -n 2 "$work"/run.logs/merge-"$merge".out | tr '\n' ' ')"
+# submit SPEC RUN_DIR SHARDS NAME: the example, as a user runs it; waits
+# for the array job and its merge job, which must both complete.
+submit() {
+	local spec=$1 run=$2 n=$3 name=$4 report=${5:-1} array merge states
+	[ "$report" = 1 ] && ! "$ratesweep" report --help >/dev/null 2>&1 && report=0
+	LOGS=$work/$name.logs RATESWEEP=$ratesweep REPORT=$report \
+		examples/slurm/submit.sh "$spec" "$run" "$n" | tee "$work/$name.submit.txt"
+	read -r array merge < <(sed -E 's/^array job ([0-9]+) .*merge job ([0-9]+);.*/\1 \2/' "$work/$name.submit.txt")
+	if [ -z "$array" ] || [ -z "$merge" ]; then die "no job ids from submit.sh"; fi
+	for _ in $(seq $((2 * ${WAIT:-900}))); do
+		[ -z "$(squeue -h -j "$array,$merge" 2>/dev/null)" ] && break
+		sleep 0.5
+	done
+	[ -z "$(squeue -h -j "$array,$merge")" ] || die "jobs still queued after ${WAIT:-900} s: $(squeue -h -j "$array,$merge")"
+	states=$(scontrol -o show job "$array" | grep -o 'JobState=[A-Z_]*' | sort | uniq -c | tr -s ' ')
+	say "$name: array job $array:$states"
+	[ "$(scontrol -o show job "$array" | grep -c 'JobState=COMPLETED')" = "$n" ] || die "not every array task completed"
+	scontrol -o show job "$merge" | grep -q 'JobState=COMPLETED' || die "merge job $merge: $(scontrol -o show job "$merge" | grep -o 'JobState=[A-Z_]*')"
+	say "$name: merge job $merge: $(tail -n 2 "$work/$name.logs/merge-$merge.out" | tr '\n' ' ')"
+}
+if [[ " ${PARTS:-grid keys} " == *" grid "* ]]; then
+	run=$work/run
+	submit "$spec" "$run" "$shards" run
 
-# The same grid in one process; the merged run must hold the same rows.
-"$ratesweep" run "$spec" --out "$work/single" --quiet
-[ -f "$run/manifest.json" ] || die "no merged manifest.json"
-"$ratesweep" merge --sha256 "$run"
-go run ./scripts/samerows "$work/single" "$run"
-if "$ratesweep" check --help >/dev/null 2>&1; then # once 'ratesweep check' is built
-	"$ratesweep" check --baseline "$work/single" "$run" --tol-abs 0 --tol-rel 0
+	# The same grid in one process; the merged run must hold the same rows.
+	"$ratesweep" run "$spec" --out "$work/single" --quiet
+	[ -f "$run/manifest.json" ] || die "no merged manifest.json"
+	"$ratesweep" merge --sha256 "$run"
+	go run ./scripts/samerows "$work/single" "$run"
+	if "$ratesweep" check --help >/dev/null 2>&1; then # once 'ratesweep check' is built
+		"$ratesweep" check --baseline "$work/single" "$run" --tol-abs 0 --tol-rel 0
+	fi
+	cmp <(grep false_cut_sum "$work/single/manifest.json") <(grep false_cut_sum "$run/manifest.json") || die "Σ false_cut differs"
 fi
-cmp <(grep false_cut_sum "$work/single/manifest.json") <(grep false_cut_sum "$run/manifest.json") || die "Σ false_cut differs"
+
+if [[ " ${PARTS:-grid keys} " == *" keys "* ]]; then
+	# Key shards: every task reads the whole log and keeps the keys whose hash
+	# is its index mod KEY_SHARDS; the merge adds them up. The parts must be
+	# those of one run over the whole log, byte for byte.
+	kshards=${KEY_SHARDS:-8}
+	kspec=$work/keys.yaml
+	sed -e "s#^  log: logs/#  log: $repo/configs/examples/logs/#" configs/examples/antlr-org.yaml >"$kspec"
+	echo "shard_by: key" >>"$kspec"
+	submit "$kspec" "$work/keys" "$kshards" keys 0
+	[ "$(ls -d "$work"/keys/keyshards/shard-*-of-* | wc -l)" = "$kshards" ] || die "not $kshards key shard directories"
+	"$ratesweep" run "$kspec" --out "$work/keys-single" --quiet
+	n=0
+	for f in "$work"/keys-single/points/*.parquet "$work"/keys-single/clients/*.parquet; do
+		cmp "$f" "$work/keys/${f#"$work"/keys-single/}" || die "key shards: ${f#"$work"/keys-single/} differs from the single run's"
+		n=$((n + 1))
+	done
+	go run ./scripts/samerows "$work/keys-single" "$work/keys"
+	say "key shards: $kshards tasks merged into $n files equal to the single run's"
+fi
 say "PASS in $(($(date +%s) - started)) s"

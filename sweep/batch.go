@@ -215,12 +215,12 @@ var metricColumns = sync.OnceValue(func() (cols []metricColumn) {
 	base := uintptr(unsafe.Pointer(&m))
 	ints := func(ms []intMetric) {
 		for _, im := range ms {
-			cols = append(cols, metricColumn{arrow.PrimitiveTypes.Int64, uintptr(unsafe.Pointer(im.field(&m))) - base})
+			cols = append(cols, metricColumn{arrow.PrimitiveTypes.Int64, uintptr(unsafe.Pointer(im.field(&m))) - base, im.name})
 		}
 	}
 	floats := func(ms []floatMetric) {
 		for _, fm := range ms {
-			cols = append(cols, metricColumn{arrow.PrimitiveTypes.Float64, uintptr(unsafe.Pointer(fm.field(&m))) - base})
+			cols = append(cols, metricColumn{arrow.PrimitiveTypes.Float64, uintptr(unsafe.Pointer(fm.field(&m))) - base, fm.name})
 		}
 	}
 	ints(intMetrics)
@@ -237,6 +237,7 @@ var metricColumns = sync.OnceValue(func() (cols []metricColumn) {
 type metricColumn struct {
 	typ    arrow.DataType // Int64 or Float64
 	offset uintptr        // of the field in model.Metrics
+	name   string         // the column's name
 }
 
 // metricArrays appends the metric columns of rows [lo, lo+n) to cols:

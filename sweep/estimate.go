@@ -79,6 +79,12 @@ func (e *Estimate) Driver() MemoryItem {
 // goroutines under a memory budget of maxMemory bytes (0: none), which
 // decides whether a long scenario is streamed.
 func EstimateRun(spec *Spec, shard Shard, workers int, maxMemory int64) Estimate {
+	return estimateRun(spec, shard, 1, workers, maxMemory)
+}
+
+// estimateRun is EstimateRun of one of keyShards key shards (the log's
+// items are per shard).
+func estimateRun(spec *Spec, shard Shard, keyShards, workers int, maxMemory int64) Estimate {
 	if shard.Count == 0 {
 		shard = Shard{0, 1}
 	}
@@ -106,7 +112,7 @@ func EstimateRun(spec *Spec, shard Shard, workers int, maxMemory int64) Estimate
 	add(sat(float64(w)*float64(partPoints*reps)*float64(memPerPointRow+clients*memPerClientRow)),
 		"part buffers: %s × %d points × %d replicates (× %d clients rows)", workersText(w), partPoints, reps, clients)
 	if spec.Traffic != nil {
-		estimateLog(&e, spec.Traffic, w, add)
+		estimateLog(&e, spec.Traffic, w, keyShards, add)
 	} else {
 		estimateScenario(&e, spec, w, maxMemory, add)
 	}
@@ -197,8 +203,11 @@ func specDistributed(spec *Spec) bool {
 	return false
 }
 
-func estimateLog(e *Estimate, cfg *ingest.Config, w int64, add func(int64, string, ...any)) {
+func estimateLog(e *Estimate, cfg *ingest.Config, w int64, keyShards int, add func(int64, string, ...any)) {
 	reqs, how := logRequests(cfg.Log)
+	if keyShards > 1 {
+		reqs, how = keyShareOf(reqs, how, keyShards)
+	}
 	add(sat(reqs*memPerLogRequest), "compiled log: %s", how)
 	if cfg.Spread != ingest.SpreadNone {
 		// Workers read the log's own times unless they are spread (a log
@@ -219,7 +228,7 @@ func EstimateLog(cfg *ingest.Config) Estimate {
 		}
 	}
 	add(memBase, "the runtime")
-	estimateLog(&e, cfg, 1, add)
+	estimateLog(&e, cfg, 1, 1, add)
 	slices.SortStableFunc(e.Memory, func(a, b MemoryItem) int { return cmp.Compare(b.Bytes, a.Bytes) })
 	for _, m := range e.Memory {
 		e.MemoryBytes = satAdd(e.MemoryBytes, m.Bytes)

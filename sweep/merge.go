@@ -67,6 +67,9 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
+	if st, err := os.Stat(filepath.Join(dir, KeyShardsDir)); err == nil && st.IsDir() {
+		return mergeKeyShards(ctx, dir, opts)
+	}
 	rep := &MergeReport{Dir: dir}
 	specPath := filepath.Join(dir, "spec.yaml")
 	specData, err := os.ReadFile(specPath)

@@ -18,7 +18,7 @@ import (
 var ReportGlobs = []string{"tradeoff.*", "heatmap-*", "clients-*", "timeline-*", "report.md", "index.html", "frontier.csv", "explore.html"}
 
 var (
-	ownTop  = regexp.MustCompile(`^(spec\.yaml|manifest\.json|manifest\.shard-[0-9]{5,}-of-[0-9]{5,}\.json)$`)
+	ownTop  = regexp.MustCompile(`^(spec\.yaml|keyrows\.json|manifest\.json|manifest\.shard-[0-9]{5,}-of-[0-9]{5,}\.json)$`)
 	ownPart = regexp.MustCompile(`^(part|merged)-[0-9]{6,}\.parquet$`)
 )
 
@@ -72,6 +72,8 @@ func runFiles(dir string) (own, foreign []string, err error) {
 			foreign = append(foreign, rel+" (a symbolic link)")
 		case d.IsDir() && sub == "" && slices.Contains([]string{"points", "clients", "report"}, name):
 			return nil
+		case d.IsDir() && sub == "" && name == KeyShardsDir:
+			return fs.SkipDir // the key shards' run directories: each its own run
 		case d.IsDir():
 			foreign = append(foreign, rel+string(filepath.Separator))
 			return fs.SkipDir

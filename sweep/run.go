@@ -39,6 +39,9 @@ type Options struct {
 	// MaxMalformed bounds a log's malformed lines (nil: 1%); more is an
 	// input error naming the first bad lines.
 	MaxMalformed *ingest.MalformedLimit
+	// ShardBy says what Shard splits: the grid (default), or a log's keys
+	// (keyshard.go).
+	ShardBy ShardBy
 
 	// Progress, when set, is called from workers with the rows (points ×
 	// replicates) done so far.
@@ -47,6 +50,7 @@ type Options struct {
 	now        func() time.Time
 	beforePart func(Part) error        // test hook: fail or pause before writing a part
 	afterBatch func(path string) error // test hook: fail part-way through writing a file
+	keyShard   Shard                   // set by runKeyShard: the key shard this run computes
 }
 
 // Result summarises a run.
@@ -60,6 +64,7 @@ type Result struct {
 	FalseCutSum  int64 // Σ false_cut over the shard's rows (the peers' checksum)
 	Manifest     string
 	Log          *ingest.Accounting // a log replay's line accounting (nil for scenarios)
+	Passes       int                // key passes of a log larger than memory (spill.go); 0 or 1: one
 }
 
 // ErrOutputExists is returned when the run directory holds a run already.
@@ -91,6 +96,8 @@ type Manifest struct {
 	Log            *ingest.Accounting `json:"log,omitempty"`           // a log replay's line accounting
 	MergedShards   int                `json:"merged_shards,omitempty"` // set by 'ratesweep merge': the shard count
 	Compacted      bool               `json:"compacted,omitempty"`     // set by 'merge --compact': parts are merged-*.parquet
+	KeyShard       string             `json:"key_shard,omitempty"`     // a key shard's run (I/N): its keys only
+	KeyShards      int                `json:"key_shards,omitempty"`    // set by 'ratesweep merge' of key shards: their count
 }
 
 // ManifestPart is one part's files.
@@ -122,6 +129,9 @@ type partState struct {
 // manifest under opts.OutDir. Cancelling ctx stops it between points; every
 // part completed so far stays, and Run returns ctx's error.
 func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
+	if opts.ShardBy == ShardByKey {
+		return runKeyShard(ctx, spec, opts)
+	}
 	if opts.Shard.Count == 0 {
 		opts.Shard = Shard{0, 1}
 	}
@@ -140,7 +150,12 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if err := NewGrid(spec).CheckShard(opts.Shard); err != nil {
 		return nil, err
 	}
-	est := EstimateRun(spec, opts.Shard, opts.Workers, opts.MaxMemory)
+	if opts.keyShard.Count == 0 && !opts.NoOutput {
+		if p := SpillPasses(spec, opts.Shard, opts.Workers, opts.MaxMemory); p > 1 {
+			return runSpilled(ctx, spec, opts, p)
+		}
+	}
+	est := estimateRun(spec, opts.Shard, max(1, opts.keyShard.Count), opts.Workers, opts.MaxMemory)
 	if err := est.CheckLimits(spec, opts.MaxPoints, opts.MaxOutput, opts.MaxMemory, opts.NoOutput); err != nil {
 		return nil, err
 	}
@@ -190,6 +205,9 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		MetaScenarioSHA256: workloadSHA,
 		MetaShard:          opts.Shard.String(),
 	}
+	if opts.keyShard.Count > 0 {
+		meta[MetaKeyShard] = opts.keyShard.String()
+	}
 	if logAcc != nil {
 		js, err := json.Marshal(logAcc)
 		if err != nil {
@@ -207,6 +225,11 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			return nil, err
 		}
 		defer lock.Release()
+		if ts, ok := src.(*trafficSource); ok && opts.keyShard.Count > 0 {
+			if err := writeKeyRows(opts.OutDir, keyRowsOf(ts, opts.keyShard)); err != nil {
+				return nil, err
+			}
+		}
 	}
 
 	pointsSchema, clientsSchema := schemas(meta)
@@ -292,6 +315,9 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		ScenarioSHA256: meta[MetaScenarioSHA256], Shard: opts.Shard.String(),
 		Points: res.Points, Replicates: spec.Replicates, Rows: res.Rows, FalseCutSum: res.FalseCutSum,
 		Finished: opts.now().UTC().Format(time.RFC3339), Log: logAcc,
+	}
+	if opts.keyShard.Count > 0 {
+		m.KeyShard = opts.keyShard.String()
 	}
 	for _, st := range states {
 		m.Parts = append(m.Parts, ManifestPart{Index: st.part.Index, From: st.part.From, To: st.part.To, Points: st.points, Clients: st.cl})
@@ -570,7 +596,7 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) (_ 
 				*v.err = Confine(dir, filepath.Join(dir, v.table, name))
 			}
 		}
-		if prows := st.part.Points() * int64(reps); cerr == nil && (cm.Rows == 0 || cm.Rows%prows != 0) {
+		if prows := st.part.Points() * int64(reps); cerr == nil && ((cm.Rows == 0 && opts.keyShard.Count == 0) || cm.Rows%prows != 0) { // a key shard may hold no key
 			cerr = fmt.Errorf("clients/%s: %d rows, not a multiple of %d points rows", name, cm.Rows, prows)
 		}
 		// Without this shard's manifest there is no hash to trust: decode

@@ -82,7 +82,7 @@ func newSource(ctx context.Context, spec *Spec, streamed bool) (source, error) {
 				return nil, inputErrorf("%s: %v", log, err)
 			}
 		}
-		if len(tr.Keys) == 0 {
+		if len(tr.Keys) == 0 && spec.Traffic.Options.Partition.All() {
 			return nil, inputErrorf("%s: no requests to replay", log)
 		}
 		src.trs = append(src.trs, tr)

@@ -31,6 +31,9 @@ type Spec struct {
 	Seed       uint64          // seeds stochastic workloads (with the replicate)
 	Replicates int             // realisations of the workload per grid point (>= 1)
 	Entries    []Entry
+	// ShardBy is how --shard splits the run (shard_by: grid or key). It
+	// is how the run is executed, not what it computes: YAML leaves it out.
+	ShardBy ShardBy
 }
 
 // Entry is one algorithm and its parameter axes; its grid is their cross
@@ -67,7 +70,7 @@ type Axis struct {
 // MaxAxisValues bounds one axis (the grid itself is never materialised).
 const MaxAxisValues = 10_000_000
 
-var specKeys = []string{"name", "scenario", "traffic", "overlay", "seed", "replicates", "sweep"}
+var specKeys = []string{"name", "scenario", "traffic", "overlay", "seed", "replicates", "sweep", "shard_by"}
 
 // LoadSpec reads a sweep spec file. A relative scenario path is resolved
 // against the spec's directory. path "" is the embedded default spec. sets
@@ -240,6 +243,9 @@ func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), d
 	}
 	c.Add(checkGridSize(s, m.Get("sweep")))
 	c.Add(checkBlockLevels(s))
+	if c.Err() == nil {
+		c.Add(decodeShardBy(m.Get("shard_by"), s))
+	}
 	if err := c.Err(); err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,8 +27,9 @@ func cmdRun(e *env, args []string) error {
 	out := fs.String("out", "", "run directory (default out/<spec name>)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines simulating and writing (default: all cores)")
 	fs.Lookup("workers").DefValue = "0" // help says "all cores", the same on every machine
-	shardFlag := fs.String("shard", "", "run shard I/N of the grid (default from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX, else 0/1)")
-	shards := fs.Int("shards", 0, "shard count N for JOB_COMPLETION_INDEX (Kubernetes indexed jobs; or RATESWEEP_SHARDS)")
+	shardFlag := fs.String("shard", "", "run shard I/N of the grid (default from the batch engine: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX, BATCH_TASK_INDEX, CLOUD_RUN_TASK_INDEX or NOMAD_ALLOC_INDEX, see docs/clusters.md; else 0/1)")
+	shards := fs.Int("shards", 0, "shard count N where the engine gives none (Kubernetes, AWS Batch, Nomad; or RATESWEEP_SHARDS)")
+	shardBy := fs.String("shard-by", "", "what --shard splits: grid (parts of the grid) or key (a log's keys, the whole grid each; default: the spec's shard_by, else grid)")
 	resume := fs.Bool("resume", false, "keep the verified parts of an interrupted run and compute only what is missing")
 	force := fs.Bool("force", false, "replace an existing run in the output directory (a shard replaces only its own parts)")
 	dry := fs.Bool("dry-run", false, "print points, rows, estimated output bytes and memory, then exit")
@@ -86,8 +86,25 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := sweep.NewGrid(spec).CheckShard(shard); err != nil {
+	by := spec.ShardBy
+	if *shardBy != "" {
+		if by, err = sweep.ParseShardBy(*shardBy); err != nil {
+			return usagef("run: --shard-by: %v", err)
+		}
+	}
+	if by == sweep.ShardByKey {
+		if err := sweep.CheckKeySharding(spec); err != nil {
+			return usagef("run: --shard-by key: %s", strings.TrimPrefix(err.Error(), "shard_by key: "))
+		}
+	} else if err := sweep.NewGrid(spec).CheckShard(shard); err != nil {
 		return usagef("run: %v", err)
+	}
+	if by == sweep.ShardByKey && shard.Count == 1 {
+		by = sweep.ShardByGrid // one key shard holds every key: an ordinary run, nothing to merge
+	}
+	gridShard := shard // the parts this run computes
+	if by == sweep.ShardByKey {
+		gridShard = sweep.Shard{Index: 0, Count: 1}
 	}
 	dir := *out
 	if dir == "" {
@@ -109,15 +126,19 @@ func cmdRun(e *env, args []string) error {
 		workload = fmt.Sprintf("scenario %q, %d clients", spec.Scenario.Name, clients)
 	}
 	clientRows := rows * clients
-	est := sweep.EstimateRun(spec, shard, *workers, memLimit)
+	est := sweep.EstimateShard(spec, shard, by, *workers, memLimit)
 	if *dry {
-		parts := sweep.ShardParts(sweep.NewGrid(spec), shard)
+		parts := sweep.ShardParts(sweep.NewGrid(spec), gridShard)
 		fmt.Fprintf(e.stdout, "spec        %s (%s)\n", spec.Name, workload)
 		for i, en := range spec.Entries {
 			fmt.Fprintf(e.stdout, "entry %-5d %s: %d points\n", i, en.Algorithm, en.Size())
 		}
 		fmt.Fprintf(e.stdout, "points      %d (× %d replicates = %d points rows, %d clients rows)\n", points, spec.Replicates, rows, clientRows)
-		fmt.Fprintf(e.stdout, "shard       %s: %d parts, %d points\n", shard, len(parts), est.Points)
+		if by == sweep.ShardByKey {
+			fmt.Fprintf(e.stdout, "shard       key shard %s: %d parts, %d points over about 1/%d of the log's keys (memory below is per shard)\n", shard, len(parts), est.Points, shard.Count)
+		} else {
+			fmt.Fprintf(e.stdout, "shard       %s: %d parts, %d points\n", shard, len(parts), est.Points)
+		}
 		fmt.Fprintf(e.stdout, "estimated   %s of Parquet under %s\n", humanBytes(float64(est.OutputBytes)), dir)
 		mode := ""
 		if est.Streamed {
@@ -128,7 +149,14 @@ func cmdRun(e *env, args []string) error {
 			budget = "--max-memory " + yamlx.FormatBytes(memLimit)
 		}
 		fmt.Fprintf(e.stdout, "memory      about %s with %d workers%s (%s):\n%s", yamlx.FormatBytes(est.MemoryBytes), *workers, mode, budget, est.FormatMemory("            "))
-		if err := est.CheckLimits(spec, *maxPoints, outLimit, memLimit, *noOutput); err != nil {
+		passes := 1
+		if by == sweep.ShardByGrid && !*noOutput {
+			passes = sweep.SpillPasses(spec, gridShard, *workers, memLimit)
+		}
+		if passes > 1 {
+			pass := sweep.EstimateShard(spec, sweep.Shard{Index: 0, Count: passes}, sweep.ShardByKey, *workers, memLimit)
+			fmt.Fprintf(e.stdout, "note        the log does not fit: run replays it in %d key passes of about 1/%d of its keys each (about %s a pass), then merges them\n", passes, passes, yamlx.FormatBytes(pass.MemoryBytes))
+		} else if err := est.CheckLimits(spec, *maxPoints, outLimit, memLimit, *noOutput); err != nil {
 			fmt.Fprintf(e.stdout, "note        run would refuse it: %v\n", err)
 		}
 		return nil
@@ -137,13 +165,13 @@ func cmdRun(e *env, args []string) error {
 	opts := sweep.Options{
 		OutDir: dir, Workers: *workers, Shard: shard, Resume: *resume, Force: *force,
 		NoOutput: *noOutput, MaxPoints: *maxPoints, MaxMemory: memLimit, MaxOutput: outLimit,
-		MaxMalformed: &malformedLimit,
+		MaxMalformed: &malformedLimit, ShardBy: by,
 	}
 	if memLimit > 0 {
 		debug.SetMemoryLimit(memLimit) // the garbage collector works harder before the budget is spent
 	}
 	var mine int64
-	for _, p := range sweep.ShardParts(sweep.NewGrid(spec), shard) {
+	for _, p := range sweep.ShardParts(sweep.NewGrid(spec), gridShard) {
 		mine += p.Points()
 	}
 	if e.getenv("RATESWEEP_WRITER_FLOOR") != "" {
@@ -163,8 +191,11 @@ func cmdRun(e *env, args []string) error {
 			hint += " " + shellQuote(specPath)
 		}
 		hint += " --out " + shellQuote(dir)
-		if shard.Count > 1 {
+		if shard.Count > 1 || by == sweep.ShardByKey {
 			hint += " --shard " + shard.String()
+		}
+		if by == sweep.ShardByKey && spec.ShardBy != by {
+			hint += " --shard-by key"
 		}
 		for _, set := range *sets { // the same spec, or resume refuses
 			hint += " --set " + shellQuote(set)
@@ -191,10 +222,17 @@ func cmdRun(e *env, args []string) error {
 	secs := time.Since(start).Seconds()
 	fmt.Fprintf(e.stdout, "%d points (%d rows) in %.2f s: %.0f points/s; Σ false cut = %d\n",
 		res.Points, res.Rows, secs, float64(res.Computed)/secs, res.FalseCutSum)
+	if res.Passes > 1 {
+		fmt.Fprintf(e.stdout, "the log did not fit --max-memory: replayed in %d key passes, merged\n", res.Passes)
+	}
 	if res.PartsSkipped > 0 {
 		fmt.Fprintf(e.stdout, "resumed: %d of %d parts were complete already\n", res.PartsSkipped, res.Parts)
 	}
-	if !*noOutput {
+	switch {
+	case *noOutput:
+	case by == sweep.ShardByKey:
+		fmt.Fprintf(e.stdout, "wrote key shard %s into %s; once every key shard is done: ratesweep merge %s\n", shard, sweep.KeyShardDir(dir, shard), shellQuote(dir))
+	default:
 		fmt.Fprintf(e.stdout, "wrote %s/points/*.parquet, %s/clients/*.parquet and %s\n", dir, dir, res.Manifest)
 	}
 	return nil
@@ -227,79 +265,6 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// shardFromEnv picks the shard: the flag, else the scheduler's variables.
-func shardFromEnv(flag string, shards int, getenv func(string) string) (sweep.Shard, error) {
-	if flag != "" {
-		s, err := sweep.ParseShard(flag)
-		if err != nil {
-			return s, usagef("run: --shard: %v", err)
-		}
-		return s, nil
-	}
-	atoi := func(name string) (int, bool, error) {
-		v := getenv(name)
-		if v == "" {
-			return 0, false, nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return 0, false, usagef("run: %s=%q is not a number", name, v)
-		}
-		return n, true, nil
-	}
-	if id, ok, err := atoi("SLURM_ARRAY_TASK_ID"); err != nil {
-		return sweep.Shard{}, err
-	} else if ok {
-		count, hasCount, err := atoi("SLURM_ARRAY_TASK_COUNT")
-		if err != nil {
-			return sweep.Shard{}, err
-		}
-		lo, hasMin, err := atoi("SLURM_ARRAY_TASK_MIN")
-		if err != nil {
-			return sweep.Shard{}, err
-		}
-		hi, hasMax, err := atoi("SLURM_ARRAY_TASK_MAX")
-		if err != nil {
-			return sweep.Shard{}, err
-		}
-		if !hasMin {
-			lo = 0
-		}
-		if !hasCount && hasMax {
-			count, hasCount = hi-lo+1, true
-		}
-		if !hasCount {
-			return sweep.Shard{}, usagef("run: SLURM_ARRAY_TASK_ID is set but not SLURM_ARRAY_TASK_COUNT or SLURM_ARRAY_TASK_MAX")
-		}
-		s := sweep.Shard{Index: id - lo, Count: count}
-		if _, err := sweep.ParseShard(s.String()); err != nil {
-			return s, usagef("run: shard from Slurm: %v", err)
-		}
-		return s, nil
-	}
-	if id, ok, err := atoi("JOB_COMPLETION_INDEX"); err != nil {
-		return sweep.Shard{}, err
-	} else if ok {
-		n := shards
-		if n == 0 {
-			if v, has, err := atoi("RATESWEEP_SHARDS"); err != nil {
-				return sweep.Shard{}, err
-			} else if has {
-				n = v
-			}
-		}
-		if n == 0 {
-			return sweep.Shard{}, usagef("run: JOB_COMPLETION_INDEX is set: give the shard count with --shards N or RATESWEEP_SHARDS")
-		}
-		s := sweep.Shard{Index: id, Count: n}
-		if _, err := sweep.ParseShard(s.String()); err != nil {
-			return s, usagef("run: shard from JOB_COMPLETION_INDEX: %v", err)
-		}
-		return s, nil
-	}
-	return sweep.Shard{Index: 0, Count: 1}, nil
 }
 
 func humanBytes(b float64) string {

@@ -1,0 +1,87 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// maxSpillPasses bounds the key passes of a log replay larger than memory.
+const maxSpillPasses = 1 << 16
+
+// SpillPasses is the number of key passes a run of spec (shard, workers)
+// takes to stay within maxMemory: 1 when the estimate fits (or cannot be
+// helped by passes), else the least power of two P whose key shards of
+// 1/P of the log's keys each fit. Only a whole log replay that key shards
+// can split is spilled (CheckKeySharding); 0 means no P fits.
+func SpillPasses(spec *Spec, shard Shard, workers int, maxMemory int64) int {
+	if maxMemory <= 0 || spec.Traffic == nil || shard.Count > 1 {
+		return 1
+	}
+	if estimateRun(spec, shard, 1, workers, maxMemory).MemoryBytes <= maxMemory {
+		return 1
+	}
+	if CheckKeySharding(spec) != nil {
+		return 1
+	}
+	for p := 2; p <= maxSpillPasses; p *= 2 {
+		if estimateRun(spec, shard, p, workers, maxMemory).MemoryBytes <= maxMemory {
+			return p
+		}
+	}
+	return 0
+}
+
+// runSpilled replays the log in passes key shards: pass i is key shard i
+// of passes (RUN_DIR/keyshards/, resumable like any key shard), then the
+// passes are merged into RUN_DIR as one run over the whole log and
+// removed.
+func runSpilled(ctx context.Context, spec *Spec, opts Options, passes int) (*Result, error) {
+	dir := opts.OutDir
+	if m, err := loadManifest(filepath.Join(dir, "manifest.json")); err == nil && opts.Resume &&
+		m.KeyShards > 0 && m.SpecSHA256 == sha256Hex(spec.YAML()) && !fileExists(filepath.Join(dir, KeyShardsDir)) {
+		// Complete: its passes were merged and removed.
+		return &Result{Dir: dir, Points: m.Points, Rows: m.Rows, Parts: len(m.Parts), PartsSkipped: len(m.Parts),
+			FalseCutSum: m.FalseCutSum, Manifest: filepath.Join(dir, "manifest.json"), Log: m.Log, Passes: passes}, nil
+	}
+	if fileExists(filepath.Join(dir, "spec.yaml")) && !opts.Resume {
+		if !opts.Force {
+			return nil, fmt.Errorf("%w: %s holds results of this or another spec; use --resume to complete it or --force to start again", ErrOutputExists, dir)
+		}
+		if err := clearRun(dir, true); err != nil {
+			return nil, err
+		}
+	}
+	total := NewGrid(spec).Points() * int64(spec.Replicates)
+	res := &Result{Dir: dir, Passes: passes}
+	for i := range passes {
+		o := opts
+		o.ShardBy, o.Shard = ShardByKey, Shard{i, passes}
+		if opts.Progress != nil {
+			o.Progress = func(done int64) { opts.Progress((int64(i)*total + done) / int64(passes)) }
+		}
+		r, err := Run(ctx, spec, o)
+		if r != nil && res.Log == nil {
+			res.Log = r.Log
+		}
+		if err != nil {
+			return res, err
+		}
+		res.Parts, res.Points, res.Rows = r.Parts, r.Points, r.Rows
+		res.PartsSkipped += r.PartsSkipped
+		res.Computed += r.Computed
+	}
+	res.PartsSkipped /= passes
+	res.Computed /= int64(passes)
+	rep, err := Merge(ctx, dir, MergeOptions{Shards: passes, Workers: opts.Workers})
+	if err != nil {
+		if len(rep.Problems) > 0 {
+			err = fmt.Errorf("%w: %s", err, rep.Problems[0])
+		}
+		return res, err
+	}
+	res.FalseCutSum = rep.Manifest.FalseCutSum
+	res.Manifest = filepath.Join(dir, "manifest.json")
+	return res, os.RemoveAll(filepath.Join(dir, KeyShardsDir))
+}
