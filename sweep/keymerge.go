@@ -35,7 +35,7 @@ var (
 
 // keyMergeColumns are the clients columns the merge reads; the others are
 // keys (point_id, replicate), the rows' names, or derived (cut).
-var keyMergeClients = []string{"point_id", "replicate", "client", "class", "stage", "offered", "admitted", "cut"}
+var keyMergeClients = []string{"point_id", "replicate", "client", "class", "stage", "offered", "admitted", "cut", BlockedColumn}
 
 // keyShardIn is one key shard of a run being merged.
 type keyShardIn struct {
@@ -497,7 +497,11 @@ func addKeyShardPart(ctx context.Context, in *keyShardIn, p Part, reps int, ms [
 	}
 	nr := len(in.rowOf)
 	k := 0
-	err = ScanFile(ctx, path, []string{"point_id", "replicate", "offered", "admitted"}, func(rec arrow.RecordBatch) error {
+	ccols := []string{"point_id", "replicate", "offered", "admitted"}
+	if schema.FieldIndices(BlockedColumn) != nil {
+		ccols = append(ccols, BlockedColumn)
+	}
+	err = ScanFile(ctx, path, ccols, func(rec arrow.RecordBatch) error {
 		for i := range int(rec.NumRows()) {
 			row := k / nr
 			if row >= len(ms) {
@@ -507,6 +511,13 @@ func addKeyShardPart(ctx context.Context, in *keyShardIn, p Part, reps int, ms [
 				return fmt.Errorf("%s: %w", path, err)
 			}
 			c := &cl[row*nc+int(in.rowOf[k%nr])]
+			if len(ccols) > 4 {
+				// A log replay measures no blocked time (it decides with
+				// the penalty box, but keeps no per-key clock of it).
+				if v, _ := Float(rec.Column(4), i); v != 0 {
+					return inputErrorf("%s: %s is %g: key shards do not add it up; run without --shard-by key", path, BlockedColumn, v)
+				}
+			}
 			off, _ := Int(rec.Column(2), i)
 			adm, _ := Int(rec.Column(3), i)
 			c.Offered += off

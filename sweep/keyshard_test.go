@@ -19,7 +19,12 @@ import (
 var keyShardValues = map[string]string{
 	"window_s": "[10, 60]", "limit": "[3, 20]", "rate": "[0.2, 1]", "capacity": "[3, 20]",
 	"phase_s": "[0, 5]", "burst": "[2, 10]", "delay": "[0, 5]", "service_s": "[0.5, 2]",
-	"period_s": "[1, 10]", "counts": "[all, admitted]",
+	"period_s": "[1, 10]", "counts": "[all, admitted]", "block_s": "[0, 5]",
+	"lag_s": "[5, 20]", "requests_per_period": "[3, 20]", "mitigation_timeout_s": "[0, 60]",
+	"penalty_box_s": "[60, 120]", "undercount_pct": "[0, 10]",
+	// Where an algorithm allows only some values (the managed rules).
+	"aws_waf_rate.window_s": "[60, 120]", "aws_waf_rate.limit": "[10, 20]",
+	"cloudflare_rule.period_s": "[10, 60]", "fastly_erl.window_s": "[1, 10]", "fastly_erl.rate": "[10, 20]",
 }
 
 // everyAlgorithmSweep is a sweep: value with an entry per registered
@@ -33,7 +38,10 @@ func everyAlgorithmSweep(t *testing.T) string {
 			if prm, _ := model.LookupParam(p); prm.Role == model.Deployment || p == "sync_ms" {
 				continue // one key per client, one node: the run's default
 			}
-			v, ok := keyShardValues[p]
+			v, ok := keyShardValues[a.String()+"."+p]
+			if !ok {
+				v, ok = keyShardValues[p]
+			}
 			if !ok {
 				t.Fatalf("%s: no test values for parameter %s", a, p)
 			}
