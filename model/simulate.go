@@ -144,12 +144,15 @@ type Metrics struct {
 	StateKeysPeak  int64
 	StateBytesPeak int64
 	StateMeasured  bool
+	// Reactions are the measures of clients that react (reactsim.go).
+	Reactions ReactionMetrics
 }
 
 // Outcome is the result of one policy over one workload.
 type Outcome struct {
 	Clients []ClientResult // in scenario order
 	Metrics
+	ClientReactions []ClientReaction // in scenario order, when some client reacts
 }
 
 // Simulator runs policies over one workload. It holds scratch space and the
@@ -183,11 +186,15 @@ type Simulator struct {
 	keyedScenario bool
 	keySeed       uint64
 	keyRep        int
+
+	// Clients that react to rejections (reactsim.go).
+	reacts bool
+	react  *reactSim
 }
 
 // NewSimulator returns a simulator for w, on realisation (0, 0).
 func (w *Workload) NewSimulator() *Simulator {
-	s := &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS), keyedScenario: w.Scenario.Keyed(),
+	s := &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS), keyedScenario: w.Scenario.Keyed(), reacts: w.Scenario.Reacts(),
 		fastOut: make([]ClientResult, len(w.Scenario.Clients)), fastFull: make([]int64, len(w.Scenario.Clients)), fastLo: make([]int, len(w.Scenario.Clients))}
 	if w.streamed {
 		s.buf = make([]int32, w.Scenario.DurationS)
@@ -226,6 +233,10 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 	out.Clients = out.Clients[:nc]
 	if s.keyedScenario || p.Distributed() {
 		s.runKeyed(p, out)
+		return
+	}
+	if s.reacts {
+		s.runReactions(p, out)
 		return
 	}
 	var delays *delayStats
