@@ -34,9 +34,13 @@ type ReactionMetrics struct {
 }
 
 // reactor replays one client's requests, and the retries its reaction
-// makes, in time order against one key's decider. One per Simulator.
+// makes, in time order against its key's decider.
 type reactor struct {
 	rx                  *Reaction
+	times               []int64 // the client's intended requests
+	next                int     // the next of them to send
+	served              int64
+	res                 ClientReaction
 	pcg                 *rand.PCG
 	rng                 *rand.Rand
 	retries             retryQueue
@@ -81,58 +85,79 @@ func newReactor() *reactor {
 	return r
 }
 
-// run replays times (one client's intended requests, ns, sorted) against d
-// (reset) with reaction rx; retries at or after endNs are not made. The
-// random draws come from (seed, replicate, client) alone. When sh is not
-// nil, d shapes and every admitted request's delay goes to shaped.
-func (r *reactor) run(d decider, rx *Reaction, times []int64, endNs int64, seed uint64, replicate, client int, shaped *delayStats) (served int64, res ClientReaction) {
-	r.rx, r.retries, r.seq = rx, r.retries[:0], 0
+// start readies the reactor for one client's intended requests times (ns,
+// sorted) with reaction rx; its random draws come from (seed, replicate,
+// client) alone.
+func (r *reactor) start(rx *Reaction, times []int64, seed uint64, replicate, client int) {
+	r.rx, r.times, r.next, r.retries, r.seq = rx, times, 0, r.retries[:0], 0
+	r.served, r.res = 0, ClientReaction{}
 	r.pcg.Seed(seed^reactSeed, streamSeed(replicate, client))
 	r.budgetIn.reset(budgetTTLS)
 	r.budgetOut.reset(budgetTTLS)
 	r.sent.reset(throttleWindowS)
 	r.accepted.reset(throttleWindowS)
 	r.delays.reset()
-	sh, _ := d.(Shaper)
-	d.Reset()
-	i := 0
-	for i < len(times) || len(r.retries) > 0 {
-		var ev retry
-		if i < len(times) && (len(r.retries) == 0 || times[i] <= r.retries[0].t) {
-			ev = retry{t: times[i], req: int32(i)}
-			i++
-			if rx.Budget != nil {
-				r.budgetIn.add(ev.t/secondNs, 1)
-			}
-		} else {
-			ev = heap.Pop(&r.retries).(retry)
+}
+
+// pending reports the time of the client's next request and whether it is
+// a retry; ok is false when the client is done. At one time an intended
+// request goes before retries, and retries go in the order scheduled.
+func (r *reactor) pending() (t int64, isRetry, ok bool) {
+	switch {
+	case r.next < len(r.times) && (len(r.retries) == 0 || r.times[r.next] <= r.retries[0].t):
+		return r.times[r.next], false, true
+	case len(r.retries) > 0:
+		return r.retries[0].t, true, true
+	}
+	return 0, false, false
+}
+
+// step sends the client's next request (pending must be ok) to d, the
+// decider of its key; retries at or after endNs are not made. When shaped
+// is not nil, d shapes and an admitted request's delay goes to shaped.
+func (r *reactor) step(d decider, endNs int64, shaped *delayStats) {
+	rx := r.rx
+	var ev retry
+	if _, isRetry, _ := r.pending(); !isRetry {
+		ev = retry{t: r.times[r.next], req: int32(r.next)}
+		r.next++
+		if rx.Budget != nil {
+			r.budgetIn.add(ev.t/secondNs, 1)
 		}
-		if rx.ThrottleK > 0 && r.throttles(ev.t) {
-			res.Throttled++
-			res.GaveUp++
-			continue
+	} else {
+		ev = heap.Pop(&r.retries).(retry)
+	}
+	if rx.ThrottleK > 0 && r.throttles(ev.t) {
+		r.res.Throttled++
+		r.res.GaveUp++
+		return
+	}
+	r.res.Attempts++
+	if d.Allow(ev.t) {
+		if rx.ThrottleK > 0 {
+			r.accepted.add(ev.t/secondNs, 1)
 		}
-		res.Attempts++
-		if d.Allow(ev.t) {
-			if rx.ThrottleK > 0 {
-				r.accepted.add(ev.t/secondNs, 1)
-			}
-			served++
-			lat := ev.t - times[ev.req]
-			if shaped != nil && sh != nil {
+		r.served++
+		lat := ev.t - r.times[ev.req]
+		if shaped != nil {
+			if sh, ok := d.(Shaper); ok {
 				shaped.add(sh.DelayNs())
 				lat += sh.DelayNs()
 			}
-			r.delays.add(lat)
-			continue
 		}
-		if !r.retry(d, ev, endNs) {
-			res.GaveUp++
-		}
+		r.delays.add(lat)
+		return
 	}
-	res.DelayNs = r.delays.sumNs
-	res.MeanS, res.P99S = r.delays.meanS(), r.delays.quantileS(0.99)
-	return served, res
+	if !r.retry(d, ev, endNs) {
+		r.res.GaveUp++
+	}
+}
+
+// finish returns the client's served requests and reaction measures.
+func (r *reactor) finish() (served int64, res ClientReaction) {
+	r.res.DelayNs = r.delays.sumNs
+	r.res.MeanS, r.res.P99S = r.delays.meanS(), r.delays.quantileS(0.99)
+	return r.served, r.res
 }
 
 // throttles counts a request the client is about to send at t and reports
@@ -233,22 +258,43 @@ func (w *secWindow) sum(sec int64) int64 {
 
 // reactSim is a Simulator's scratch for clients that react.
 type reactSim struct {
-	r     *reactor
-	times []int64    // a fluid client's requests
-	legit delayStats // added latency of legitimate served requests
+	rs    []*reactor  // by client
+	fluid [][]int64   // fluid clients' requests, by client
+	queue clientQueue // shared key: the clients by their next request
+	legit delayStats  // added latency of legitimate served requests
 }
 
-// runReactions is Run for a scenario whose clients react (one key per
-// client, policies not distributed): each client's requests and retries
-// go through its own decider in time order.
+// ReactionsSupport reports why policy p cannot run on a scenario whose
+// clients react, or nil: reactions are simulated with one key per client
+// (key client, address or account: with reactions each client has its own)
+// or one key for all (key global), on one node.
+func ReactionsSupport(p Policy) error {
+	switch {
+	case p.Key == KeyBoth:
+		return fieldErr("key", "clients that react are simulated with key client, address, account or global, not both")
+	case p.Nodes > 1 || p.State != Local || p.SyncMs != 0 || p.LB != RoundRobin:
+		return fieldErr("nodes", "clients that react are simulated on one node (nodes 1, state local, no sync_ms)")
+	}
+	return nil
+}
+
+// runReactions is Run for a scenario whose clients react: each client's
+// requests and the retries its reaction makes go to its key's decider in
+// time order (with key global, every client's, merged in time order).
 func (s *Simulator) runReactions(p Policy, out *Outcome) {
+	if err := ReactionsSupport(p); err != nil {
+		panic("model: " + p.String() + ": " + err.Error()) // the spec reader refuses such points
+	}
 	w := s.w
 	sc := w.Scenario
 	nc := len(sc.Clients)
 	if s.react == nil {
-		s.react = &reactSim{r: newReactor()}
+		s.react = &reactSim{}
 	}
 	rs := s.react
+	for len(rs.rs) < nc {
+		rs.rs = append(rs.rs, newReactor())
+	}
 	out.ClientReactions = extend(out.ClientReactions, nc)[:nc]
 	var shaped *delayStats
 	if p.Shapes() {
@@ -257,23 +303,39 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 	}
 	d := s.decider(p)
 	endNs := int64(sc.DurationS) * secondNs
-	rs.legit.reset()
-	var rm ReactionMetrics
+	rs.fluid = extend(rs.fluid, nc)
 	for i := range nc {
 		var times []int64
 		if sc.Arrivals.Process == Fluid {
-			rs.times = rs.times[:0]
+			rs.fluid[i] = rs.fluid[i][:0]
 			for t, x := range s.series(i) {
 				for range x {
-					rs.times = append(rs.times, int64(t)*secondNs)
+					rs.fluid[i] = append(rs.fluid[i], int64(t)*secondNs)
 				}
 			}
-			times = rs.times
+			times = rs.fluid[i]
 		} else {
 			times = s.events[i]
 		}
-		served, res := rs.r.run(d, &sc.Clients[i].React, times, endNs, s.keySeed, s.keyRep, i, shaped)
-		out.Clients[i] = ClientResult{Offered: int64(len(times)), Admitted: served}
+		rs.rs[i].start(&sc.Clients[i].React, times, s.keySeed, s.keyRep, i)
+	}
+	if p.Key == KeyGlobal {
+		rs.runShared(d, nc, endNs, shaped)
+	} else {
+		for i := range nc {
+			r := rs.rs[i]
+			d.Reset()
+			for _, _, ok := r.pending(); ok; _, _, ok = r.pending() {
+				r.step(d, endNs, shaped)
+			}
+		}
+	}
+	rs.legit.reset()
+	var rm ReactionMetrics
+	for i := range nc {
+		r := rs.rs[i]
+		served, res := r.finish()
+		out.Clients[i] = ClientResult{Offered: int64(len(r.times)), Admitted: served}
 		out.ClientReactions[i] = res
 		rm.GaveUp += res.GaveUp
 		rm.Throttled += res.Throttled
@@ -282,9 +344,9 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 			continue
 		}
 		rm.AttemptsLegit += res.Attempts
-		rs.legit.n += rs.r.delays.n
-		rs.legit.sumNs += rs.r.delays.sumNs
-		rs.legit.positive = append(rs.legit.positive, rs.r.delays.positive...)
+		rs.legit.n += r.delays.n
+		rs.legit.sumNs += r.delays.sumNs
+		rs.legit.positive = append(rs.legit.positive, r.delays.positive...)
 	}
 	out.Metrics = w.Metrics(out.Clients)
 	if shaped != nil {
@@ -297,6 +359,62 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 	rm.AmplificationAbusive = ratioOr0(rm.AttemptsAbusive, out.OfferedAbusive)
 	rm.LegitDelayMeanS, rm.LegitDelayP99S = rs.legit.meanS(), rs.legit.quantileS(0.99)
 	out.Metrics.Reactions = rm
+}
+
+// runShared sends every client's requests and retries to one decider d in
+// time order: at one time intended requests go before retries, then
+// clients in scenario order.
+func (rs *reactSim) runShared(d decider, nc int, endNs int64, shaped *delayStats) {
+	d.Reset()
+	q := &rs.queue
+	*q = (*q)[:0]
+	for i := range nc {
+		if t, isRetry, ok := rs.rs[i].pending(); ok {
+			*q = append(*q, clientNext{t, isRetry, i})
+		}
+	}
+	heap.Init(q)
+	for len(*q) > 0 {
+		c := (*q)[0].client
+		r := rs.rs[c]
+		r.step(d, endNs, shaped)
+		if t, isRetry, ok := r.pending(); ok {
+			(*q)[0] = clientNext{t, isRetry, c}
+			heap.Fix(q, 0)
+		} else {
+			heap.Pop(q)
+		}
+	}
+}
+
+// clientNext is a client's next request in a shared key's queue.
+type clientNext struct {
+	t       int64
+	isRetry bool
+	client  int
+}
+
+// clientQueue is a min-heap of clients by (t, isRetry, client).
+type clientQueue []clientNext
+
+func (q clientQueue) Len() int { return len(q) }
+func (q clientQueue) Less(i, j int) bool {
+	a, b := q[i], q[j]
+	if a.t != b.t {
+		return a.t < b.t
+	}
+	if a.isRetry != b.isRetry {
+		return !a.isRetry
+	}
+	return a.client < b.client
+}
+func (q clientQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *clientQueue) Push(x any)   { *q = append(*q, x.(clientNext)) }
+func (q *clientQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
 }
 
 // ratioOr0 is a/b, 0 when b is 0.

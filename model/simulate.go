@@ -231,12 +231,12 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 		out.Clients = make([]ClientResult, nc)
 	}
 	out.Clients = out.Clients[:nc]
-	if s.keyedScenario || p.Distributed() {
-		s.runKeyed(p, out)
-		return
-	}
 	if s.reacts {
 		s.runReactions(p, out)
+		return
+	}
+	if s.keyedScenario || p.Distributed() {
+		s.runKeyed(p, out)
 		return
 	}
 	var delays *delayStats
