@@ -147,3 +147,85 @@ clients:
 		t.Errorf("round trip:\n%s\n%s", sc.YAML(), again.YAML())
 	}
 }
+
+// scenarioRun runs p on a scenario given as YAML, replicate 0 of seed 1.
+func scenarioRun(t *testing.T, y string, p model.Policy) model.Outcome {
+	t.Helper()
+	sc, err := model.ParseScenario([]byte(y))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, y)
+	}
+	w, err := model.NewWorkload(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.NewSimulator()
+	s.SetReplicate(1, 0)
+	var out model.Outcome
+	s.Run(p, &out)
+	return out
+}
+
+// The AWS Architecture Blog's result: many clients contending on one limit
+// make fewer calls in all with full jitter than with plain exponential
+// back-off, whose retries come back together. 100 clients send one request
+// each at the same instant to one token bucket (10/s, burst 1) and retry
+// with base 10 ms, cap 10 s, up to 50 times.
+func TestAnchorJitterContention(t *testing.T) {
+	const clients = 100
+	calls := map[string]int64{}
+	for _, jitter := range []string{"none", "equal", "full", "decorrelated"} {
+		var b strings.Builder
+		fmt.Fprintf(&b, "name: contention\nduration_s: 600\narrivals: uniform\nclients:\n")
+		for i := range clients {
+			fmt.Fprintf(&b, "  - {name: c%d, class: legit, segments: [[0, 1, 1]], on_reject: {retry: backoff, max_retries: 50, base_s: 0.01, cap_s: 10, jitter: %s}}\n", i, jitter)
+		}
+		out := scenarioRun(t, b.String(), model.Policy{Algorithm: model.TokenBucket, Rate: 10, Capacity: 1, Key: model.KeyGlobal})
+		r := out.Reactions
+		calls[jitter] = r.AttemptsLegit
+		t.Logf("jitter %-12s %5d calls for %d requests (%.2f×), %d served, %d gave up, added latency mean %.2f s, p99 %.2f s",
+			jitter, r.AttemptsLegit, out.OfferedLegit, r.AmplificationLegit, r.IntendedServedLegit, r.GaveUp, r.LegitDelayMeanS, r.LegitDelayP99S)
+	}
+	if !(calls["full"] < calls["none"] && calls["equal"] < calls["none"] && calls["decorrelated"] < calls["none"]) {
+		t.Errorf("calls by jitter %v: each jitter should call less than none", calls)
+	}
+}
+
+// The hyperbahn case: a modest overload (one client at 12/s against a
+// limit of 10 a second) and the retry policies that turn it into five
+// times the intended volume or more: ten retries against a limiter that
+// counts rejected attempts (sliding_log: the client locks itself out,
+// whatever its back-off); immediate retries against the others stay below
+// (a retry at the same instant is rejected again, 1 + 10 × 1/6); a 10%
+// budget keeps every policy at 1.1×.
+func TestAnchorHyperbahn(t *testing.T) {
+	policies := []model.Policy{
+		{Algorithm: model.SlidingWindow, WindowS: 1, Limit: 10},
+		{Algorithm: model.SlidingLog, WindowS: 1, Limit: 10},
+		{Algorithm: model.TokenBucket, Rate: 10, Capacity: 10},
+	}
+	const yes, no = 1, -1 // reaches 5×, does not (0: not asserted)
+	reactions := []struct {
+		on   string
+		want map[model.Algorithm]int
+	}{
+		{"{retry: immediate, max_retries: 10}", map[model.Algorithm]int{model.SlidingLog: yes, model.SlidingWindow: no, model.TokenBucket: no}},
+		{"{retry: immediate, max_retries: 3}", map[model.Algorithm]int{model.SlidingLog: no, model.SlidingWindow: no, model.TokenBucket: no}},
+		{"{retry: backoff, max_retries: 10, base_s: 0.1, cap_s: 5, jitter: full}", map[model.Algorithm]int{model.SlidingLog: yes}},
+		{"{retry: backoff, max_retries: 10, base_s: 0.1, cap_s: 5, jitter: full, honour_retry_after: true}", map[model.Algorithm]int{model.SlidingLog: yes}},
+		{"{retry: immediate, max_retries: 10, budget: {ratio: 0.1, min_per_s: 0}}", map[model.Algorithm]int{model.SlidingLog: no, model.SlidingWindow: no, model.TokenBucket: no}},
+	}
+	for _, rc := range reactions {
+		for _, p := range policies {
+			out := reactRun(t, "uniform", 600, 12, "    on_reject: "+rc.on+"\n", p)
+			amp := out.Reactions.AmplificationLegit
+			t.Logf("%-40v %-95s %6.2f× calls, %5.1f%% never served", p, rc.on, amp, out.LegitCutPct)
+			if w := rc.want[p.Algorithm]; w != 0 && (amp >= 5) != (w == yes) {
+				t.Errorf("%v %s: %.2f× calls, want 5× or more: %v", p, rc.on, amp, w == yes)
+			}
+			if strings.Contains(rc.on, "budget") && amp > 1.1+1e-9 {
+				t.Errorf("%v %s: %.2f× with a 10%% budget", p, rc.on, amp)
+			}
+		}
+	}
+}
