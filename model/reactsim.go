@@ -21,6 +21,7 @@ type ClientReaction struct {
 // zero unless the scenario has a client that reacts (Measured).
 type ReactionMetrics struct {
 	Measured              bool
+	Attempts              int64 // requests that reached the limiter, retries included
 	AttemptsLegit         int64 // requests of legitimate clients that reached the limiter
 	AttemptsAbusive       int64
 	GaveUp                int64 // intended requests never served, all clients
@@ -353,6 +354,7 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 		out.MeanDelayS, out.P99DelayS = shaped.meanS(), shaped.quantileS(0.99)
 	}
 	rm.Measured = true
+	rm.Attempts = rm.AttemptsLegit + rm.AttemptsAbusive
 	rm.IntendedServedLegit = out.OfferedLegit - out.FalseCut
 	rm.IntendedServedAbusive = out.Missed
 	rm.AmplificationLegit = ratioOr0(rm.AttemptsLegit, out.OfferedLegit)

@@ -173,6 +173,7 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 	}
 	cols = r.metricArrays(cols, lo, n)
 	cols = append(cols, r.policyArray(lo, n))
+	cols = r.react.pointArrays(cols, lo, n)
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
 
@@ -714,6 +715,7 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 		window(arrow.PrimitiveTypes.Int64, int64Bytes(r.admitted), nil, 0, lo, n),
 		primitive(arrow.PrimitiveTypes.Int64, r.cutRows(s.int64s(n), lo), nil, 0),
 	}
+	cols = r.react.clientArrays(cols, lo, n)
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
 

@@ -236,6 +236,9 @@ func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), d
 		}
 	}
 	c.Add(checkGridSize(s, m.Get("sweep")))
+	if c.Len() == 0 {
+		c.Add(checkReactions(s, m.Get("sweep")))
+	}
 	if err := c.Err(); err != nil {
 		return nil, err
 	}

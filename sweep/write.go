@@ -109,6 +109,7 @@ type partResult struct {
 	admitted    []int64
 
 	scratchClients []model.ClientResult // one point's, for pointSim.run
+	react          reactColumns         // clients that react (reactions.go)
 	fastRun        model.FastRun        // fastSim.runFast's columns
 
 	// Columns kept as one value (setRow): seen says a row was stored,
@@ -158,6 +159,7 @@ func (r *partResult) reset(n int) {
 	r.seen, r.stored = false, 0
 	r.offeredSame = true
 	r.offeredFirst = grow(r.offeredFirst, len(r.names))
+	r.react.reset(r.nrows, len(r.names))
 }
 
 // setRow stores row's results: its clients' and its metrics. A metric
