@@ -52,6 +52,11 @@ type Options struct {
 	MaxMissed    *Bound // abusive requests admitted
 	MinCaught    *Bound // abusive requests cut
 	MaxClientCut *Bound // legitimate requests cut of any one legitimate client
+	// MaxAmplification bounds the legitimate attempts per intended request,
+	// MaxLegitDelayP99S the 99th percentile of the latency retries add to
+	// legitimate requests eventually served, s (runs whose clients react).
+	MaxAmplification  *float64
+	MaxLegitDelayP99S *float64
 	// CliffPP is the move of legit_cut_pct or missed_pct, percentage
 	// points, at one grid step that flags a cliff (default 5).
 	CliffPP float64
@@ -173,6 +178,10 @@ type Measure struct {
 	WorstClientCut  float64  `json:"worst_client_cut"`
 	WorstClientPctI Interval `json:"worst_client_cut_pct_interval"`
 	WorstClientCutI Interval `json:"worst_client_cut_interval"`
+	// Runs whose clients react (reactions.go): legitimate attempts per
+	// intended request, and the added latency's p99, s.
+	AmplificationLegit *Interval `json:"amplification_legit,omitempty"`
+	LegitDelayP99S     *Interval `json:"legit_added_delay_p99_s,omitempty"`
 }
 
 func (m *Measure) metric(name string) float64 {
@@ -294,6 +303,7 @@ type repAcc struct {
 	id                     int64
 	fc, mi, ca, lp, mp, cp []float64
 	offL, offA             float64
+	react                  reactAcc
 }
 
 func (a *repAcc) add(r *model.Metrics) {
@@ -305,19 +315,25 @@ func (a *repAcc) add(r *model.Metrics) {
 	a.cp = append(a.cp, pct(float64(r.Caught), float64(r.OfferedAbusive)))
 	a.offL += float64(r.OfferedLegit)
 	a.offA += float64(r.OfferedAbusive)
+	if r.Reactions.Measured {
+		a.react.add(r)
+	}
 }
 
 // reset empties a for point id, keeping its buffers.
 func (a *repAcc) reset(id int64) {
-	*a = repAcc{id: id, fc: a.fc[:0], mi: a.mi[:0], ca: a.ca[:0], lp: a.lp[:0], mp: a.mp[:0], cp: a.cp[:0]}
+	a.react.reset()
+	*a = repAcc{id: id, fc: a.fc[:0], mi: a.mi[:0], ca: a.ca[:0], lp: a.lp[:0], mp: a.mp[:0], cp: a.cp[:0], react: a.react}
 }
 
 // measure is the point's metrics over its replicates (no clients).
 func (a *repAcc) measure() *Measure {
 	n := float64(len(a.fc))
-	return &Measure{PointID: a.id, OfferedLegit: a.offL / n, OfferedAbusive: a.offA / n,
+	m := &Measure{PointID: a.id, OfferedLegit: a.offL / n, OfferedAbusive: a.offA / n,
 		FalseCut: interval(a.fc), Missed: interval(a.mi), Caught: interval(a.ca),
 		LegitCutPct: pctInterval(a.lp), MissedPct: pctInterval(a.mp), CaughtPct: pctInterval(a.cp)}
+	a.react.fill(m)
+	return m
 }
 
 // clientAcc sums one point's legitimate clients over its replicates
@@ -442,7 +458,7 @@ func (o *Options) checkInto(out []Check, m *Measure, named bool) []Check {
 	if b := o.MaxClientCut; b != nil {
 		add("cut of any legitimate client", b, orPoint(m.WorstClientPctI, m.WorstClientPct), orPoint(m.WorstClientCutI, m.WorstClientCut), false)
 	}
-	return out
+	return o.reactionChecks(out, m, named)
 }
 
 // orPoint is v, or the value x alone where v was never measured (a
