@@ -343,8 +343,10 @@ func (w *Workload) Timeline(p Policy, seed uint64, replicate int) (offered, admi
 }
 
 // HasTimeline reports whether Timeline draws what the sweep simulated for
-// p: every client on a key of its own, on one node.
-func (w *Workload) HasTimeline(p Policy) bool { return !w.Scenario.Keyed() && !p.Distributed() }
+// p: every client on a key of its own, on one node, without reactions.
+func (w *Workload) HasTimeline(p Policy) bool {
+	return !w.Scenario.Keyed() && !p.Distributed() && !w.Scenario.Reacts()
+}
 
 // delayStats collects the delays of admitted requests. Zero delays, the
 // common case, are only counted.

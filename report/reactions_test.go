@@ -2,7 +2,10 @@ package report
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ratesweep/ratesweep/model"
@@ -41,6 +44,14 @@ func TestFrontierShowsAmplification(t *testing.T) {
 			t.Errorf("%v: amplification %v/%v, simulated %v/%v", q.Policy, q.Reactions.AmplificationLegit, q.Reactions.AmplificationAbusive,
 				out.Reactions.AmplificationLegit, out.Reactions.AmplificationAbusive)
 		}
+	}
+	files, err := r.Write(filepath.Join(dir, "report"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report", "report.md"))
+	if err != nil || !strings.Contains(string(md), "amplification legit") || !strings.Contains(string(md), "clients react to rejections") {
+		t.Errorf("report.md (of %d files) lacks the amplification or the timelines' warning: %v", len(files), err)
 	}
 	plain, err := Load(context.Background(), runSpec(t, tinySpec), Options{})
 	if err != nil {
