@@ -179,8 +179,13 @@ func (r *partResult) setReactions(row int, m *model.Metrics, sim pointSim) {
 
 // checkReactions refuses a spec whose clients react and whose sweep takes
 // a deployment the simulation of reactions does not model (two keys at
-// once, several nodes, shared state); sw is the sweep node, for lines.
-func checkReactions(s *Spec, sw *yaml.Node) error {
+// once, several nodes, shared state), and an overlay whose attackers
+// react (only scenario clients do); sw and ov are the sweep and overlay
+// nodes, for lines.
+func checkReactions(s *Spec, sw, ov *yaml.Node) error {
+	if s.Traffic != nil && s.Traffic.Overlay != nil && s.Traffic.Overlay.Scenario != nil && s.Traffic.Overlay.Scenario.Reacts() {
+		return yamlx.Errorf(ov, "overlay", "on_reject and throttle are simulated for a scenario's clients, not yet for an overlay's attackers on a log")
+	}
 	if !specReacts(s) {
 		return nil
 	}

@@ -93,3 +93,13 @@ sweep:
 		}
 	}
 }
+
+// An overlay's attackers on a log do not react yet: a spec that says so is
+// refused rather than simulated without the reactions.
+func TestReactionsRefuseOverlay(t *testing.T) {
+	s, err := LoadSpec(filepath.Join("..", "configs", "examples", "antlr-org-overlay.yaml"),
+		"overlay.clients[2].on_reject={retry: immediate, max_retries: 3}")
+	if err == nil || !strings.Contains(err.Error(), "overlay") || !strings.Contains(err.Error(), "on_reject") {
+		t.Fatalf("spec %v, error %v: want one refusing the overlay's on_reject", s != nil, err)
+	}
+}

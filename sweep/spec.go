@@ -237,7 +237,7 @@ func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), d
 	}
 	c.Add(checkGridSize(s, m.Get("sweep")))
 	if c.Len() == 0 {
-		c.Add(checkReactions(s, m.Get("sweep")))
+		c.Add(checkReactions(s, m.Get("sweep"), m.Get("overlay")))
 	}
 	if err := c.Err(); err != nil {
 		return nil, err
