@@ -35,7 +35,7 @@ func CountBased(a Algorithm) bool {
 // CanRunLimits reports whether RunLimits runs p and other limits of it: a
 // count-based algorithm, local to each client, on event arrivals.
 func (s *Simulator) CanRunLimits(p Policy) bool {
-	return CountBased(p.Algorithm) && s.w.Scenario.Arrivals.Process != Fluid && !s.keyedScenario && !p.Distributed() && !p.modified()
+	return CountBased(p.Algorithm) && s.w.Scenario.Arrivals.Process != Fluid && !s.keyedScenario && !s.reacts && !p.Distributed() && !p.modified()
 }
 
 // RunLimits runs policies that differ only in their limit, of a count-based
@@ -98,7 +98,7 @@ func (s *Simulator) RunLimits(ps []Policy, outs []Outcome) bool {
 // CanRunLockstep reports whether RunLockstep can run p with other policies
 // of its algorithm.
 func (s *Simulator) CanRunLockstep(p Policy) bool {
-	return s.w.Scenario.Arrivals.Process != Fluid && !s.keyedScenario && !p.Distributed() && !p.Shapes() &&
+	return s.w.Scenario.Arrivals.Process != Fluid && !s.keyedScenario && !s.reacts && !p.Distributed() && !p.Shapes() &&
 		!CountBased(p.Algorithm) && !p.modified()
 }
 

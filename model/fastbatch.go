@@ -90,7 +90,7 @@ func (s *Simulator) RunFast(ps []Policy, put func(k int, clients []ClientResult,
 // metrics as sums over the clients of each kind.
 func (s *Simulator) RunFastCols(ps []Policy, dst *FastRun) int {
 	f, w := s.fast, s.w
-	if f == nil || len(ps) == 0 || s.keyedScenario || w.Scenario.Arrivals.Process != Fluid || w.streamed {
+	if f == nil || len(ps) == 0 || s.keyedScenario || s.reacts || w.Scenario.Arrivals.Process != Fluid || w.streamed {
 		return 0
 	}
 	p0 := ps[0]

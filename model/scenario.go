@@ -65,6 +65,7 @@ type Client struct {
 	Stage    Stage // abusive clients only
 	Segments []Segment
 	Keys     ClientKeys // addresses and accounts (default: one of each)
+	React    Reaction   // retries and throttling (default: none)
 }
 
 // Scenario is a traffic model: clients and their arrivals over DurationS seconds.
@@ -165,6 +166,9 @@ func (s *Scenario) Validate() error {
 		}
 	}
 	if err := s.validateKeyCounts(); err != nil {
+		return err
+	}
+	if err := s.validateReactions(); err != nil {
 		return err
 	}
 	if s.Arrivals.Process != Fluid && expected > MaxEventRequests {

@@ -56,6 +56,8 @@ func SchemaDefs() map[string]any {
 				"address_pool": map[string]any{"type": "string", "minLength": 1},
 				"account_pool": map[string]any{"type": "string", "minLength": 1},
 				"spread":       map[string]any{"enum": spreadNames},
+				"on_reject":    onRejectSchema(),
+				"throttle":     throttleSchema(),
 			},
 			"if":   map[string]any{"properties": map[string]any{"class": map[string]any{"const": "legit"}}},
 			"then": map[string]any{"properties": map[string]any{"stage": map[string]any{"enum": []string{"-", "–"}}}},

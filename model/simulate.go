@@ -152,12 +152,15 @@ type Metrics struct {
 	// of their ClientResult.BlockedNs): 0 without block_s.
 	Blocks        int64
 	LegitBlockedS float64
+	// Reactions are the measures of clients that react (reactsim.go).
+	Reactions ReactionMetrics
 }
 
 // Outcome is the result of one policy over one workload.
 type Outcome struct {
 	Clients []ClientResult // in scenario order
 	Metrics
+	ClientReactions []ClientReaction // in scenario order, when some client reacts
 }
 
 // Simulator runs policies over one workload. It holds scratch space and the
@@ -191,11 +194,15 @@ type Simulator struct {
 	keyedScenario bool
 	keySeed       uint64
 	keyRep        int
+
+	// Clients that react to rejections (reactsim.go).
+	reacts bool
+	react  *reactSim
 }
 
 // NewSimulator returns a simulator for w, on realisation (0, 0).
 func (w *Workload) NewSimulator() *Simulator {
-	s := &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS), keyedScenario: w.Scenario.Keyed(),
+	s := &Simulator{w: w, adm: make([]int32, w.Scenario.DurationS), keyedScenario: w.Scenario.Keyed(), reacts: w.Scenario.Reacts(),
 		fastOut: make([]ClientResult, len(w.Scenario.Clients)), fastFull: make([]int64, len(w.Scenario.Clients)), fastLo: make([]int, len(w.Scenario.Clients))}
 	if w.streamed {
 		s.buf = make([]int32, w.Scenario.DurationS)
@@ -232,6 +239,10 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 		out.Clients = make([]ClientResult, nc)
 	}
 	out.Clients = out.Clients[:nc]
+	if s.reacts {
+		s.runReactions(p, out)
+		return
+	}
 	if s.keyedScenario || p.Distributed() {
 		s.runKeyed(p, out)
 		return
@@ -348,8 +359,10 @@ func (w *Workload) Timeline(p Policy, seed uint64, replicate int) (offered, admi
 }
 
 // HasTimeline reports whether Timeline draws what the sweep simulated for
-// p: every client on a key of its own, on one node.
-func (w *Workload) HasTimeline(p Policy) bool { return !w.Scenario.Keyed() && !p.Distributed() }
+// p: every client on a key of its own, on one node, without reactions.
+func (w *Workload) HasTimeline(p Policy) bool {
+	return !w.Scenario.Keyed() && !p.Distributed() && !w.Scenario.Reacts()
+}
 
 // delayStats collects the delays of admitted requests. Zero delays, the
 // common case, are only counted.

@@ -55,6 +55,11 @@ type Options struct {
 	// MaxLegitBlockedS bounds the seconds legitimate clients spend in a
 	// penalty box's blocks (legit_blocked_s), summed over them.
 	MaxLegitBlockedS *float64
+	// MaxAmplification bounds the legitimate attempts per intended request,
+	// MaxLegitDelayP99S the 99th percentile of the latency retries add to
+	// legitimate requests eventually served, s (runs whose clients react).
+	MaxAmplification  *float64
+	MaxLegitDelayP99S *float64
 	// CliffPP is the move of legit_cut_pct or missed_pct, percentage
 	// points, at one grid step that flags a cliff (default 5).
 	CliffPP float64
@@ -179,6 +184,10 @@ type Measure struct {
 	// LegitBlockedS is the seconds legitimate clients spent blocked by a
 	// penalty box (0 without block_s).
 	LegitBlockedS Interval `json:"legit_blocked_s"`
+	// Runs whose clients react (reactions.go): legitimate attempts per
+	// intended request, and the added latency's p99, s.
+	AmplificationLegit *Interval `json:"amplification_legit,omitempty"`
+	LegitDelayP99S     *Interval `json:"legit_added_delay_p99_s,omitempty"`
 }
 
 func (m *Measure) metric(name string) float64 {
@@ -301,6 +310,7 @@ type repAcc struct {
 	fc, mi, ca, lp, mp, cp []float64
 	lb                     []float64 // legit_blocked_s
 	offL, offA             float64
+	react                  reactAcc
 }
 
 func (a *repAcc) add(r *model.Metrics) {
@@ -313,20 +323,26 @@ func (a *repAcc) add(r *model.Metrics) {
 	a.lb = append(a.lb, r.LegitBlockedS)
 	a.offL += float64(r.OfferedLegit)
 	a.offA += float64(r.OfferedAbusive)
+	if r.Reactions.Measured {
+		a.react.add(r)
+	}
 }
 
 // reset empties a for point id, keeping its buffers.
 func (a *repAcc) reset(id int64) {
-	*a = repAcc{id: id, fc: a.fc[:0], mi: a.mi[:0], ca: a.ca[:0], lp: a.lp[:0], mp: a.mp[:0], cp: a.cp[:0], lb: a.lb[:0]}
+	a.react.reset()
+	*a = repAcc{id: id, fc: a.fc[:0], mi: a.mi[:0], ca: a.ca[:0], lp: a.lp[:0], mp: a.mp[:0], cp: a.cp[:0], lb: a.lb[:0], react: a.react}
 }
 
 // measure is the point's metrics over its replicates (no clients).
 func (a *repAcc) measure() *Measure {
 	n := float64(len(a.fc))
-	return &Measure{PointID: a.id, OfferedLegit: a.offL / n, OfferedAbusive: a.offA / n,
+	m := &Measure{PointID: a.id, OfferedLegit: a.offL / n, OfferedAbusive: a.offA / n,
 		FalseCut: interval(a.fc), Missed: interval(a.mi), Caught: interval(a.ca),
 		LegitCutPct: pctInterval(a.lp), MissedPct: pctInterval(a.mp), CaughtPct: pctInterval(a.cp),
 		LegitBlockedS: interval(a.lb)}
+	a.react.fill(m)
+	return m
 }
 
 // clientAcc sums one point's legitimate clients over its replicates
@@ -454,7 +470,7 @@ func (o *Options) checkInto(out []Check, m *Measure, named bool) []Check {
 	if o.MaxLegitBlockedS != nil {
 		out = append(out, blockedCheck(*o.MaxLegitBlockedS, m.LegitBlockedS, named))
 	}
-	return out
+	return o.reactionChecks(out, m, named)
 }
 
 // orPoint is v, or the value x alone where v was never measured (a

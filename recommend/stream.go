@@ -122,6 +122,9 @@ func (o *Options) prepare() error {
 	if o.MaxFalseCut == nil && o.MaxMissed == nil && o.MinCaught == nil && o.MaxClientCut == nil {
 		return fmt.Errorf("no constraint: give --max-false-cut and/or --max-missed, --min-caught, --max-client-cut")
 	}
+	if err := o.checkReactionBounds(); err != nil {
+		return err
+	}
 	switch {
 	case o.CliffPP < 0 || math.IsNaN(o.CliffPP) || math.IsInf(o.CliffPP, 0):
 		return fmt.Errorf("the cliff threshold must be a positive number of percentage points, not %v", o.CliffPP)
@@ -499,7 +502,12 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 			cols = append(cols, p.Name)
 		}
 	}
+	mcAt := len(cols)
 	cols = append(cols, metricColumns...)
+	react := len(files) > 0 && sweep.HasReactions(files[0])
+	if react {
+		cols = append(cols, reactionColumns...)
+	}
 	var a repAcc
 	a.id = -1
 	var alg, label string
@@ -508,7 +516,7 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 	for _, f := range files {
 		err := sweep.ScanPointRange(ctx, f, cols, keep, func(rec arrow.RecordBatch) error {
 			c := rec.Columns()
-			mc := c[len(c)-len(metricColumns):]
+			mc := c[mcAt : mcAt+len(metricColumns)]
 			for i := range int(rec.NumRows()) {
 				id, _ := sweep.Int(c[0], i)
 				rep, _ := sweep.Int(c[1], i)
@@ -559,6 +567,12 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 					*dst = v
 				}
 				m.LegitBlockedS, _ = sweep.Float(mc[7], i) // null (0) in runs written before the column
+				if react {
+					rc := c[mcAt+len(metricColumns):]
+					m.Reactions.Measured = true
+					m.Reactions.AmplificationLegit, _ = sweep.Float(rc[0], i)
+					m.Reactions.LegitDelayP99S, _ = sweep.Float(rc[1], i)
+				}
 				a.add(&m)
 			}
 			return nil

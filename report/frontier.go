@@ -40,6 +40,7 @@ func (p *Point) add(m *model.Metrics) {
 	p.LegitCutPct = pct(p.FalseCut, p.OfferedLegit)
 	p.MissedPct = pct(p.Missed, p.OfferedAbusive)
 	p.OnlyHerePct = pct(p.CutNone, p.Caught)
+	p.addReactions(m)
 }
 
 func pct(part, whole int64) float64 {

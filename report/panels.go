@@ -462,7 +462,11 @@ func (r *Run) TimelineFigure(s *Selected) (*Figure, error) {
 		return nil, err
 	}
 	if !w.HasTimeline(s.Policy) {
-		if m := "no per-second timelines for keyed scenarios or policies on several nodes: clients share keys and state there"; !slices.Contains(r.Warnings, m) {
+		m := "no per-second timelines for keyed scenarios or policies on several nodes: clients share keys and state there"
+		if r.Spec.Scenario.Reacts() {
+			m = "no per-second timelines for scenarios whose clients react to rejections: the timelines do not draw retries"
+		}
+		if !slices.Contains(r.Warnings, m) {
 			r.Warnings = append(r.Warnings, m)
 		}
 		return nil, nil

@@ -597,6 +597,10 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 	keys := run.Keys()
 	cols := pointColumns()
 	repCol := len(cols) - 1
+	react := len(files) > 0 && sweep.HasReactions(files[0])
+	if react {
+		cols = append(cols, reactionColumns...)
+	}
 	np := len(model.Params)
 	total := r.Spec.Points() * int64(max(1, r.Spec.Replicates))
 	var cur Point
@@ -644,6 +648,12 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 					}
 					*dst = v
 					k++
+				}
+				if react {
+					a, _ := sweep.Int(c[repCol+1], i)
+					b, _ := sweep.Int(c[repCol+2], i)
+					p99, _ := sweep.Float(c[repCol+3], i)
+					readReactions(&m, []int64{a, b}, p99)
 				}
 				if have && id == cur.ID {
 					cur.add(&m)

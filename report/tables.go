@@ -73,12 +73,24 @@ func (r *Run) FrontierTable() *Table {
 	}
 	pts := r.Frontier.Points()
 	rows := thin(len(pts), maxFrontierRows)
+	react := len(pts) > 0 && pts[0].Reactions.Measured
+	if react {
+		t.Headers = append(t.Headers, reactionHeaders...)
+		t.Right = append(t.Right, true, true, true)
+	}
 	for _, i := range rows {
 		q := pts[i]
-		t.AddRow(q.Policy.Algorithm.String(), paramsCell(q.Policy), q.Caught, q.Missed, q.FalseCut,
-			pct2(q.X()), pct2(q.Y()), sameCell(q.Ties))
+		cells := []any{q.Policy.Algorithm.String(), paramsCell(q.Policy), q.Caught, q.Missed, q.FalseCut,
+			pct2(q.X()), pct2(q.Y()), sameCell(q.Ties)}
+		if react {
+			cells = append(cells, reactionCells(&q.Point)...)
+		}
+		t.AddRow(cells...)
 	}
 	t.Note = "Sorted by legitimate cut. \"same outcome\": further settings with exactly these numbers (the first by point_id is shown)."
+	if react {
+		t.Note += " The clients react to rejections: a cut is a request never served; amplification is the requests sent, retries included, per request intended; legit added p99 is the 99th percentile of the latency retries added to legitimate requests eventually served, s."
+	}
 	if len(rows) < len(pts) {
 		t.Note += fmt.Sprintf(" %d of %d frontier points shown, evenly spaced; frontier.csv has all.", len(rows), len(pts))
 	}

@@ -173,6 +173,7 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 	}
 	cols = r.metricArrays(cols, lo, n)
 	cols = append(cols, r.policyArray(lo, n))
+	cols = r.react.pointArrays(cols, lo, n)
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
 
@@ -719,6 +720,7 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 		primitive(arrow.PrimitiveTypes.Int64, r.cutRows(s.int64s(n), lo), nil, 0),
 		r.blockedArray(lo, n),
 	}
+	cols = r.react.clientArrays(cols, lo, n)
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
 

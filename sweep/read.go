@@ -347,6 +347,7 @@ func ReadRunPoints(ctx context.Context, run *RunDir) ([]PointRow, error) {
 	keys := run.Keys()
 	var rows []PointRow
 	for _, f := range run.Points {
+		start := len(rows)
 		err := ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
 			c := rec.Columns()
 			for i := range int(rec.NumRows()) {
@@ -418,6 +419,9 @@ func ReadRunPoints(ctx context.Context, run *RunDir) ([]PointRow, error) {
 			}
 			return nil
 		})
+		if err == nil {
+			err = readReactions(ctx, f, rows[start:])
+		}
 		if err != nil {
 			return nil, err
 		}

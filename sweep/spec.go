@@ -246,6 +246,9 @@ func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), d
 	if c.Err() == nil {
 		c.Add(decodeShardBy(m.Get("shard_by"), s))
 	}
+	if c.Len() == 0 {
+		c.Add(checkReactions(s, m.Get("sweep"), m.Get("overlay")))
+	}
 	if err := c.Err(); err != nil {
 		return nil, err
 	}

@@ -110,6 +110,7 @@ type partResult struct {
 	blocked     []int64 // per client row, ns: empty until a row has a block (blocks.go)
 
 	scratchClients []model.ClientResult // one point's, for pointSim.run
+	react          reactColumns         // clients that react (reactions.go)
 	fastRun        model.FastRun        // fastSim.runFast's columns
 
 	// Columns kept as one value (setRow): seen says a row was stored,
@@ -160,6 +161,7 @@ func (r *partResult) reset(n int) {
 	r.offeredSame = true
 	r.offeredFirst = grow(r.offeredFirst, len(r.names))
 	r.blocked = r.blocked[:0]
+	r.react.reset(r.nrows, len(r.names))
 }
 
 // setRow stores row's results: its clients' and its metrics. A metric

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/ratesweep/ratesweep/recommend"
@@ -23,6 +24,8 @@ func cmdRecommend(e *env, args []string) error {
 	minCaught := fs.String("min-caught", "", "fewest abusive requests cut: a percentage or a count")
 	maxClient := fs.String("max-client-cut", "", "most requests cut from any one legitimate client: a percentage of its own or a count")
 	maxBlocked := fs.String("max-legit-blocked-s", "", "most seconds legitimate clients spend blocked by a penalty box (block_s), summed over them")
+	maxAmp := fs.Float64("max-amplification", 0, "most legitimate attempts per intended request, retries included (runs whose clients react; 0: no bound)")
+	maxDelay := fs.String("max-legit-delay-p99", "", "most added latency, seconds, of the 99th percentile of legitimate requests eventually served (runs whose clients react)")
 	cliff := fs.Float64("cliff", 5, "percentage points one grid step may move legit_cut_pct or missed_pct before the choice is flagged as on a cliff")
 	format := fs.String("format", "text", "output format: text, markdown or json")
 	allowIncomplete := fs.Bool("allow-incomplete", false, "read runs without manifest.json, or with NULL or NaN metrics, instead of refusing them")
@@ -63,6 +66,19 @@ func cmdRecommend(e *env, args []string) error {
 			return usagef("recommend: --max-legit-blocked-s: %v", err)
 		}
 		o.MaxLegitBlockedS = &v
+	}
+	if *maxAmp != 0 {
+		if !(*maxAmp >= 1) || math.IsInf(*maxAmp, 0) {
+			return usagef("recommend: --max-amplification must be a number >= 1 (attempts per intended request), got %v", *maxAmp)
+		}
+		o.MaxAmplification = maxAmp
+	}
+	if *maxDelay != "" {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(*maxDelay, "s"), 64)
+		if err != nil || !(v >= 0) || math.IsInf(v, 0) {
+			return usagef("recommend: --max-legit-delay-p99 must be a number of seconds >= 0, got %q", *maxDelay)
+		}
+		o.MaxLegitDelayP99S = &v
 	}
 	if o.MaxFalseCut == nil && o.MaxClientCut == nil {
 		return usagef("recommend: --max-false-cut (or --max-client-cut) is required")

@@ -1,0 +1,428 @@
+package model
+
+import (
+	"container/heap"
+	"math/rand/v2"
+)
+
+// ClientReaction is what a client that reacts did under one policy, beside
+// its ClientResult (whose Offered counts the requests it meant to send, and
+// Admitted those eventually served).
+type ClientReaction struct {
+	Attempts  int64   // requests that reached the limiter, retries included
+	GaveUp    int64   // intended requests never served
+	Throttled int64   // requests the client rejected itself (adaptive throttling)
+	DelayNs   int64   // summed added latency of the served requests, ns
+	MeanS     float64 // mean added latency of the served requests, s
+	P99S      float64 // its 99th percentile (nearest rank), s
+}
+
+// ReactionMetrics are the reaction columns of a point (Metrics.Reactions):
+// zero unless the scenario has a client that reacts (Measured).
+type ReactionMetrics struct {
+	Measured              bool
+	Attempts              int64 // requests that reached the limiter, retries included
+	AttemptsLegit         int64 // requests of legitimate clients that reached the limiter
+	AttemptsAbusive       int64
+	GaveUp                int64 // intended requests never served, all clients
+	Throttled             int64 // requests rejected by the clients themselves
+	LegitDelayMeanS       float64
+	LegitDelayP99S        float64
+	IntendedServedLegit   int64 // = OfferedLegit - FalseCut
+	IntendedServedAbusive int64 // = Missed
+	AmplificationLegit    float64
+	AmplificationAbusive  float64
+}
+
+// reactor replays one client's requests, and the retries its reaction
+// makes, in time order against its key's decider.
+type reactor struct {
+	rx                  *Reaction
+	times               []int64 // the client's intended requests
+	next                int     // the next of them to send
+	served              int64
+	res                 ClientReaction
+	pcg                 *rand.PCG
+	rng                 *rand.Rand
+	retries             retryQueue
+	seq                 int64
+	budgetIn, budgetOut secWindow // deposits and withdrawals (RetryBudget)
+	sent, accepted      secWindow // adaptive throttling's requests and accepts
+	delays              delayStats
+}
+
+// retry is a retry waiting in the queue.
+type retry struct {
+	t     int64   // when it is sent, ns
+	seq   int64   // order of scheduling, among retries at one time
+	req   int32   // the intended request it retries (index in times)
+	try   int32   // 1 for the first retry
+	sleep float64 // the sleep before it, s (decorrelated jitter)
+}
+
+// retryQueue is a min-heap of retries by (t, seq) (container/heap).
+type retryQueue []retry
+
+func (q retryQueue) Len() int { return len(q) }
+func (q retryQueue) Less(i, j int) bool {
+	return q[i].t < q[j].t || q[i].t == q[j].t && q[i].seq < q[j].seq
+}
+func (q retryQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *retryQueue) Push(x any)   { *q = append(*q, x.(retry)) }
+func (q *retryQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// reactSeed is the salt of the reactions' random streams, apart from the
+// arrivals' (same seed and replicate).
+const reactSeed = 0x72656163745f7278
+
+func newReactor() *reactor {
+	r := &reactor{pcg: rand.NewPCG(0, 0)}
+	r.rng = rand.New(r.pcg)
+	return r
+}
+
+// start readies the reactor for one client's intended requests times (ns,
+// sorted) with reaction rx; its random draws come from (seed, replicate,
+// client) alone.
+func (r *reactor) start(rx *Reaction, times []int64, seed uint64, replicate, client int) {
+	r.rx, r.times, r.next, r.retries, r.seq = rx, times, 0, r.retries[:0], 0
+	r.served, r.res = 0, ClientReaction{}
+	r.pcg.Seed(seed^reactSeed, streamSeed(replicate, client))
+	r.budgetIn.reset(budgetTTLS)
+	r.budgetOut.reset(budgetTTLS)
+	r.sent.reset(throttleWindowS)
+	r.accepted.reset(throttleWindowS)
+	r.delays.reset()
+}
+
+// pending reports the time of the client's next request and whether it is
+// a retry; ok is false when the client is done. At one time an intended
+// request goes before retries, and retries go in the order scheduled.
+func (r *reactor) pending() (t int64, isRetry, ok bool) {
+	switch {
+	case r.next < len(r.times) && (len(r.retries) == 0 || r.times[r.next] <= r.retries[0].t):
+		return r.times[r.next], false, true
+	case len(r.retries) > 0:
+		return r.retries[0].t, true, true
+	}
+	return 0, false, false
+}
+
+// step sends the client's next request (pending must be ok) to d, the
+// decider of its key; retries at or after endNs are not made. When shaped
+// is not nil, d shapes and an admitted request's delay goes to shaped.
+func (r *reactor) step(d decider, endNs int64, shaped *delayStats) {
+	rx := r.rx
+	var ev retry
+	if _, isRetry, _ := r.pending(); !isRetry {
+		ev = retry{t: r.times[r.next], req: int32(r.next)}
+		r.next++
+		if rx.Budget != nil {
+			r.budgetIn.add(ev.t/secondNs, 1)
+		}
+	} else {
+		ev = heap.Pop(&r.retries).(retry)
+	}
+	if rx.ThrottleK > 0 && r.throttles(ev.t) {
+		r.res.Throttled++
+		r.res.GaveUp++
+		return
+	}
+	r.res.Attempts++
+	if d.Allow(ev.t) {
+		if rx.ThrottleK > 0 {
+			r.accepted.add(ev.t/secondNs, 1)
+		}
+		r.served++
+		lat := ev.t - r.times[ev.req]
+		if shaped != nil {
+			if sh, ok := d.(Shaper); ok {
+				shaped.add(sh.DelayNs())
+				lat += sh.DelayNs()
+			}
+		}
+		r.delays.add(lat)
+		return
+	}
+	if !r.retry(d, ev, endNs) {
+		r.res.GaveUp++
+	}
+}
+
+// finish returns the client's served requests and reaction measures.
+func (r *reactor) finish() (served int64, res ClientReaction) {
+	r.res.DelayNs = r.delays.sumNs
+	r.res.MeanS, r.res.P99S = r.delays.meanS(), r.delays.quantileS(0.99)
+	return r.served, r.res
+}
+
+// throttles counts a request the client is about to send at t and reports
+// whether adaptive throttling rejects it locally.
+func (r *reactor) throttles(t int64) bool {
+	sec := t / secondNs
+	req, acc := float64(r.sent.sum(sec)), float64(r.accepted.sum(sec))
+	p := max(0, (req-r.rx.ThrottleK*acc)/(req+1))
+	r.sent.add(sec, 1)
+	return p > 0 && r.rng.Float64() < p
+}
+
+// retry schedules the retry of ev, rejected at ev.t, and reports whether
+// the client retries.
+func (r *reactor) retry(d decider, ev retry, endNs int64) bool {
+	rx := r.rx
+	if rx.Retry == RetryNone || int(ev.try) >= rx.MaxRetries {
+		return false
+	}
+	var sleepS float64
+	if rx.Retry == RetryBackoff {
+		sleepS = rx.backoffS(int(ev.try), ev.sleep, r.rng.Float64)
+	}
+	wait := durationNs(sleepS)
+	if rx.HonourRetryAfter {
+		ra := RetryAfter(d, ev.t)
+		if ra < 0 {
+			return false
+		}
+		wait = max(wait, ra)
+	}
+	next := ev.t + min(wait, endNs)
+	if next >= endNs {
+		return false
+	}
+	if b := rx.Budget; b != nil {
+		sec := ev.t / secondNs
+		balance := b.Ratio*float64(r.budgetIn.sum(sec)) - float64(r.budgetOut.sum(sec)) + b.MinPerS*budgetTTLS
+		if balance < 1 {
+			return false
+		}
+		r.budgetOut.add(sec, 1)
+	}
+	r.seq++
+	heap.Push(&r.retries, retry{t: next, seq: r.seq, req: ev.req, try: ev.try + 1, sleep: sleepS})
+	return true
+}
+
+// durationNs is s seconds in ns, saturating.
+func durationNs(s float64) int64 {
+	if !(s < float64(maxRetryAfterNs)/1e9) {
+		return maxRetryAfterNs
+	}
+	return int64(s * 1e9)
+}
+
+// secWindow is a sum over the trailing n whole seconds (the current one
+// included), kept per second.
+type secWindow struct {
+	sums  []int64 // by second mod n
+	last  int64   // the latest second seen
+	total int64
+}
+
+func (w *secWindow) reset(n int) {
+	if len(w.sums) != n {
+		w.sums = make([]int64, n)
+	}
+	clear(w.sums)
+	w.last, w.total = 0, 0
+}
+
+// advance drops the seconds that left the window by sec (not before last).
+func (w *secWindow) advance(sec int64) {
+	n := int64(len(w.sums))
+	if sec-w.last >= n {
+		clear(w.sums)
+		w.total = 0
+	} else {
+		for s := w.last + 1; s <= sec; s++ {
+			w.total -= w.sums[s%n]
+			w.sums[s%n] = 0
+		}
+	}
+	w.last = max(w.last, sec)
+}
+
+func (w *secWindow) add(sec, v int64) {
+	w.advance(sec)
+	w.sums[sec%int64(len(w.sums))] += v
+	w.total += v
+}
+
+func (w *secWindow) sum(sec int64) int64 {
+	w.advance(sec)
+	return w.total
+}
+
+// reactSim is a Simulator's scratch for clients that react.
+type reactSim struct {
+	rs    []*reactor  // by client
+	fluid [][]int64   // fluid clients' requests, by client
+	queue clientQueue // shared key: the clients by their next request
+	legit delayStats  // added latency of legitimate served requests
+}
+
+// ReactionsSupport reports why policy p cannot run on a scenario whose
+// clients react, or nil: reactions are simulated with one key per client
+// (key client, address or account: with reactions each client has its own)
+// or one key for all (key global), on one node.
+func ReactionsSupport(p Policy) error {
+	switch {
+	case p.Key == KeyBoth:
+		return fieldErr("key", "clients that react are simulated with key client, address, account or global, not both")
+	case p.Nodes > 1 || p.State != Local || p.SyncMs != 0 || p.LB != RoundRobin:
+		return fieldErr("nodes", "clients that react are simulated on one node (nodes 1, state local, no sync_ms)")
+	}
+	return nil
+}
+
+// runReactions is Run for a scenario whose clients react: each client's
+// requests and the retries its reaction makes go to its key's decider in
+// time order (with key global, every client's, merged in time order).
+func (s *Simulator) runReactions(p Policy, out *Outcome) {
+	if err := ReactionsSupport(p); err != nil {
+		panic("model: " + p.String() + ": " + err.Error()) // the spec reader refuses such points
+	}
+	w := s.w
+	sc := w.Scenario
+	nc := len(sc.Clients)
+	if s.react == nil {
+		s.react = &reactSim{}
+	}
+	rs := s.react
+	for len(rs.rs) < nc {
+		rs.rs = append(rs.rs, newReactor())
+	}
+	out.ClientReactions = extend(out.ClientReactions, nc)[:nc]
+	var shaped *delayStats
+	if p.Shapes() {
+		s.delays.reset()
+		shaped = &s.delays
+	}
+	d := s.decider(p)
+	endNs := int64(sc.DurationS) * secondNs
+	rs.fluid = extend(rs.fluid, nc)
+	for i := range nc {
+		var times []int64
+		if sc.Arrivals.Process == Fluid {
+			rs.fluid[i] = rs.fluid[i][:0]
+			for t, x := range s.series(i) {
+				for range x {
+					rs.fluid[i] = append(rs.fluid[i], int64(t)*secondNs)
+				}
+			}
+			times = rs.fluid[i]
+		} else {
+			times = s.events[i]
+		}
+		rs.rs[i].start(&sc.Clients[i].React, times, s.keySeed, s.keyRep, i)
+	}
+	if p.Key == KeyGlobal {
+		rs.runShared(d, nc, endNs, shaped)
+	} else {
+		for i := range nc {
+			r := rs.rs[i]
+			d.Reset()
+			for _, _, ok := r.pending(); ok; _, _, ok = r.pending() {
+				r.step(d, endNs, shaped)
+			}
+		}
+	}
+	rs.legit.reset()
+	var rm ReactionMetrics
+	for i := range nc {
+		r := rs.rs[i]
+		served, res := r.finish()
+		out.Clients[i] = ClientResult{Offered: int64(len(r.times)), Admitted: served}
+		out.ClientReactions[i] = res
+		rm.GaveUp += res.GaveUp
+		rm.Throttled += res.Throttled
+		if w.kinds[i] != kindLegit {
+			rm.AttemptsAbusive += res.Attempts
+			continue
+		}
+		rm.AttemptsLegit += res.Attempts
+		rs.legit.n += r.delays.n
+		rs.legit.sumNs += r.delays.sumNs
+		rs.legit.positive = append(rs.legit.positive, r.delays.positive...)
+	}
+	out.Metrics = w.Metrics(out.Clients)
+	if shaped != nil {
+		out.MeanDelayS, out.P99DelayS = shaped.meanS(), shaped.quantileS(0.99)
+	}
+	rm.Measured = true
+	rm.Attempts = rm.AttemptsLegit + rm.AttemptsAbusive
+	rm.IntendedServedLegit = out.OfferedLegit - out.FalseCut
+	rm.IntendedServedAbusive = out.Missed
+	rm.AmplificationLegit = ratioOr0(rm.AttemptsLegit, out.OfferedLegit)
+	rm.AmplificationAbusive = ratioOr0(rm.AttemptsAbusive, out.OfferedAbusive)
+	rm.LegitDelayMeanS, rm.LegitDelayP99S = rs.legit.meanS(), rs.legit.quantileS(0.99)
+	out.Metrics.Reactions = rm
+}
+
+// runShared sends every client's requests and retries to one decider d in
+// time order: at one time intended requests go before retries, then
+// clients in scenario order.
+func (rs *reactSim) runShared(d decider, nc int, endNs int64, shaped *delayStats) {
+	d.Reset()
+	q := &rs.queue
+	*q = (*q)[:0]
+	for i := range nc {
+		if t, isRetry, ok := rs.rs[i].pending(); ok {
+			*q = append(*q, clientNext{t, isRetry, i})
+		}
+	}
+	heap.Init(q)
+	for len(*q) > 0 {
+		c := (*q)[0].client
+		r := rs.rs[c]
+		r.step(d, endNs, shaped)
+		if t, isRetry, ok := r.pending(); ok {
+			(*q)[0] = clientNext{t, isRetry, c}
+			heap.Fix(q, 0)
+		} else {
+			heap.Pop(q)
+		}
+	}
+}
+
+// clientNext is a client's next request in a shared key's queue.
+type clientNext struct {
+	t       int64
+	isRetry bool
+	client  int
+}
+
+// clientQueue is a min-heap of clients by (t, isRetry, client).
+type clientQueue []clientNext
+
+func (q clientQueue) Len() int { return len(q) }
+func (q clientQueue) Less(i, j int) bool {
+	a, b := q[i], q[j]
+	if a.t != b.t {
+		return a.t < b.t
+	}
+	if a.isRetry != b.isRetry {
+		return !a.isRetry
+	}
+	return a.client < b.client
+}
+func (q clientQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *clientQueue) Push(x any)   { *q = append(*q, x.(clientNext)) }
+func (q *clientQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// ratioOr0 is a/b, 0 when b is 0.
+func ratioOr0(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}

@@ -1,0 +1,105 @@
+package sweep
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ratesweep/ratesweep/model"
+)
+
+// A run whose clients react writes the reaction columns, the same with one
+// worker or several; the points read back match a direct simulation, and a
+// run without reactions has none of the columns.
+func TestReactionColumns(t *testing.T) {
+	s, err := LoadSpec("testdata/retries-sweep.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, many := t.TempDir(), t.TempDir()
+	mustRun(t, s, Options{OutDir: one, Workers: 1})
+	mustRun(t, s, Options{OutDir: many, Workers: 3})
+	if !reflect.DeepEqual(fileHashes(readManifest(t, filepath.Join(one, "manifest.json"))), fileHashes(readManifest(t, filepath.Join(many, "manifest.json")))) {
+		t.Error("--workers 1 and --workers 3 wrote different files")
+	}
+	rows, err := ReadPoints(context.Background(), one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := model.NewWorkload(s.Scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := w.NewSimulator()
+	sim.SetReplicate(s.Seed, 0)
+	grid := NewGrid(s)
+	amplified := 0
+	for _, r := range rows {
+		var out model.Outcome
+		sim.Run(grid.Policy(r.PointID), &out)
+		if !r.Reactions.Measured || r.Metrics != out.Metrics {
+			t.Fatalf("point %d: read %+v, simulated %+v", r.PointID, r.Metrics, out.Metrics)
+		}
+		if r.Reactions.AmplificationAbusive > 1 {
+			amplified++
+		}
+	}
+	if amplified == 0 {
+		t.Error("no point where the abusive client's retries amplify its load")
+	}
+	for _, f := range []string{"points", "clients"} {
+		files, _ := PartFiles(one, f)
+		sc, err := fileSchema(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sc.FieldIndices("gave_up")) != 1 || len(sc.FieldIndices("attempts")) != 1 {
+			t.Errorf("%s: no reaction columns in %v", f, sc)
+		}
+	}
+	plain := t.TempDir()
+	mustRun(t, mustSpec(t, "lesson-sweep.yaml"), Options{OutDir: plain})
+	files, _ := PartFiles(plain, "points")
+	sc, _ := fileSchema(files[0])
+	if len(sc.FieldIndices("attempts")) != 0 {
+		t.Error("a run without reactions has reaction columns")
+	}
+}
+
+// Reactions are simulated on one node with key client, address, account or
+// global: a sweep of other deployments is refused with the entry's field.
+func TestReactionsRefuseDeployments(t *testing.T) {
+	for _, c := range []struct{ axis, want string }{
+		{"key: both", "sweep[0].key"},
+		{"nodes: [1, 2]", "sweep[0].nodes"},
+		{"state: shared", "sweep[0].state"},
+	} {
+		y := `name: r
+scenario:
+  name: s
+  duration_s: 10
+  clients:
+    - {name: c, class: legit, segments: [[0, 10, 1]], on_reject: {retry: immediate, max_retries: 2}}
+sweep:
+  - algorithm: token_bucket
+    rate: 1
+    capacity: 1
+    ` + c.axis + "\n"
+		_, err := ParseSpec([]byte(y), nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one naming %s", c.axis, err, c.want)
+		}
+	}
+}
+
+// An overlay's attackers on a log do not react yet: a spec that says so is
+// refused rather than simulated without the reactions.
+func TestReactionsRefuseOverlay(t *testing.T) {
+	s, err := LoadSpec(filepath.Join("..", "configs", "examples", "antlr-org-overlay.yaml"),
+		"overlay.clients[2].on_reject={retry: immediate, max_retries: 3}")
+	if err == nil || !strings.Contains(err.Error(), "overlay") || !strings.Contains(err.Error(), "on_reject") {
+		t.Fatalf("spec %v, error %v: want one refusing the overlay's on_reject", s != nil, err)
+	}
+}
