@@ -222,3 +222,8 @@ func (d *awsWAFRateLimiter) stateSize(t int64) (bool, int64) {
 	end := d.phaseNs + (d.last+d.windowBuckets+1)*awsCheckNs + d.lagNs
 	return t < end, (int64(len(d.ring)) + 2) * wordBytes
 }
+
+// RetryAfter of aws_waf_rate: until a check finds the key's window at or
+// below the limit and its lag has passed (found by probing: with no request
+// meanwhile, a blocked key's count only falls).
+func (d *awsWAFRateLimiter) RetryAfter(t int64) int64 { return retryAfterSearch(d, t, nil) }

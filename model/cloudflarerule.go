@@ -208,3 +208,7 @@ func (d *cloudflareRuleLimiter) stateSize(t int64) (bool, int64) {
 	live := (t < d.start+2*d.sizeNs && d.prev+d.curr > 0) || (d.blocking && t < d.until)
 	return live, 5 * wordBytes
 }
+
+// RetryAfter of cloudflare_rule: until the mitigation timeout ends and the
+// estimated rate is at or below the limit (found by probing).
+func (d *cloudflareRuleLimiter) RetryAfter(t int64) int64 { return retryAfterSearch(d, t, nil) }

@@ -223,3 +223,7 @@ func (d *fastlyERLLimiter) stateSize(t int64) (bool, int64) {
 	live := (t < d.phaseNs+(d.last+d.windowS)*secondNs && d.sum > 0) || (d.boxed && t < d.until)
 	return live, (d.windowS + 4) * wordBytes
 }
+
+// RetryAfter of fastly_erl: until the penalty box lets the key out and its
+// window's rate is under the threshold (found by probing).
+func (d *fastlyERLLimiter) RetryAfter(t int64) int64 { return retryAfterSearch(d, t, nil) }
