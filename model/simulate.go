@@ -144,6 +144,9 @@ type Metrics struct {
 	StateKeysPeak  int64
 	StateBytesPeak int64
 	StateMeasured  bool
+	// Cost is the judged numbers in cost units when the requests carry
+	// costs (Policy.Costed; weighed.go), all 0 otherwise.
+	Cost CostMetrics
 }
 
 // Outcome is the result of one policy over one workload.
@@ -183,6 +186,8 @@ type Simulator struct {
 	keyedScenario bool
 	keySeed       uint64
 	keyRep        int
+
+	fluidTimes [][]int64 // a fluid workload's request times (weighed.go)
 }
 
 // NewSimulator returns a simulator for w, on realisation (0, 0).
@@ -226,6 +231,10 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 	out.Clients = out.Clients[:nc]
 	if s.keyedScenario || p.Distributed() {
 		s.runKeyed(p, out)
+		return
+	}
+	if p.Weighed() {
+		s.runWeighed(p, out)
 		return
 	}
 	var delays *delayStats
@@ -308,6 +317,10 @@ func hasKernel(a Algorithm) bool { return a.Describe().kernel != nil }
 func (w *Workload) Timeline(p Policy, seed uint64, replicate int) (offered, admitted [][]int32) {
 	n := len(w.Scenario.Clients)
 	offered, admitted = make([][]int32, n), make([][]int32, n)
+	if p.Weighed() {
+		w.weighedTimeline(p, seed, replicate, offered, admitted)
+		return offered, admitted
+	}
 	if w.Scenario.Arrivals.Process == Fluid {
 		for i := range admitted {
 			offered[i] = w.Offered(i)
