@@ -19,7 +19,7 @@ package model
 // NewDeciderAt(p, originNs) places them, so the counts follow them exactly;
 // p's limit is ignored.
 func CountFunc(p Policy, originNs int64) (count func(ts []int64, c []int32, cap int64), ok bool) {
-	if !CountBased(p.Algorithm) {
+	if !CountBased(p.Algorithm) || p.modified() {
 		return nil, false
 	}
 	return p.Algorithm.Describe().count(p, originNs), true

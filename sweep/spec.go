@@ -38,6 +38,9 @@ type Spec struct {
 type Entry struct {
 	Algorithm model.Algorithm
 	Axes      []Axis
+	// CountIf is the entry's count_if (model.Policy.CountIf), or "".
+	CountIf string
+	costed  bool // checkCorners checks Costed policies
 }
 
 // AxisKind is how an axis was written in the spec.
@@ -231,6 +234,7 @@ func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), d
 		for i, it := range items {
 			e, err := decodeEntry(it, fmt.Sprintf("sweep[%d]", i))
 			if !c.Add(err) {
+				c.Add(s.checkCosted(&e, it, fmt.Sprintf("sweep[%d]", i)))
 				s.Entries = append(s.Entries, e)
 			}
 		}
@@ -293,7 +297,7 @@ func decodeScenarioRef(n *yaml.Node, resolve func(string) (string, []byte, error
 func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 	var e Entry
 	var c yamlx.Collector
-	allowed := []string{"algorithm"}
+	allowed := []string{"algorithm", "count_if"}
 	for _, prm := range model.Params {
 		allowed = append(allowed, prm.Name)
 	}
@@ -334,6 +338,10 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 			e.Axes = append(e.Axes, ax)
 		}
 	}
+	if cn := m.Get("count_if"); cn != nil {
+		e.CountIf, err = decodeCountIf(cn, m.FieldPath("count_if"))
+		c.Add(err)
+	}
 	for _, want := range takes {
 		if !m.Has(want) {
 			c.Errorf(n, m.FieldPath(want), "missing: %s needs %s", alg, strings.Join(takes, " and "))
@@ -353,7 +361,7 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 func (e *Entry) checkCorners() error {
 	corners := 1 << min(len(e.Axes), 16)
 	for c := range corners {
-		p := model.Policy{Algorithm: e.Algorithm}
+		p := model.Policy{Algorithm: e.Algorithm, CountIf: e.CountIf, Costed: e.costed}
 		for i, ax := range e.Axes {
 			lo, hi := slices.Min(ax.Values), slices.Max(ax.Values)
 			v := lo
@@ -625,6 +633,7 @@ func (s *Spec) YAML() []byte {
 		for _, a := range e.Axes {
 			fmt.Fprintf(&b, "    %s: %s\n", a.Param, a.yaml())
 		}
+		b.WriteString(countIfYAML(&e))
 	}
 	return []byte(b.String())
 }
