@@ -239,3 +239,23 @@ func replayWeighed(d model.RequestDecider, ts []int64, labels []model.Stage, res
 		}
 	}
 }
+
+// costSchema is the JSON Schema of a traffic section's cost:.
+func costSchema() map[string]any {
+	units := map[string]any{"type": "integer", "minimum": 1, "maximum": MaxLogCost}
+	str := map[string]any{"type": "string", "minLength": 1}
+	return map[string]any{
+		"type": "object", "additionalProperties": false, "propertyNames": map[string]any{"enum": costKeys},
+		"description": "what each request costs (docs/costs.md): response bytes, or rules by path",
+		"properties": map[string]any{
+			"field":      map[string]any{"const": "bytes"},
+			"unit_bytes": units,
+			"default":    units,
+			"rules": map[string]any{"type": "array", "minItems": 1, "items": map[string]any{
+				"type": "object", "additionalProperties": false, "required": []string{"cost"},
+				"propertyNames": map[string]any{"enum": costRuleKeys},
+				"properties":    map[string]any{"path_prefix": str, "path": str, "method": str, "cost": units},
+			}},
+		},
+	}
+}

@@ -139,3 +139,19 @@ func (s *Spec) checkCosted(e *Entry, n *yaml.Node, p string) error {
 	}
 	return nil
 }
+
+// countIfSchema is the JSON Schema of an entry's count_if.
+func countIfSchema() map[string]any {
+	st := map[string]any{"type": "integer", "minimum": model.MinStatus, "maximum": model.MaxStatus}
+	return map[string]any{
+		"description": "count only requests whose response matches (docs/costs.md)",
+		"oneOf": []any{
+			map[string]any{"type": "string", "pattern": `^[1-5][0-9][0-9](-[1-5][0-9][0-9])?(,[1-5][0-9][0-9](-[1-5][0-9][0-9])?)*$`},
+			map[string]any{"type": "object", "additionalProperties": false, "minProperties": 1, "propertyNames": map[string]any{"enum": countIfKeys},
+				"properties": map[string]any{
+					"status":     map[string]any{"oneOf": []any{st, map[string]any{"type": "array", "items": st, "minItems": 1}}},
+					"status_min": st, "status_max": st,
+				}},
+		},
+	}
+}
