@@ -26,7 +26,11 @@ func (p Policy) AppendCanonical(b []byte) []byte {
 		vals = make([]float64, len(Params))
 	}
 	p.Values(vals)
-	return AppendLabel(b, p.Algorithm, vals)
+	b = AppendLabel(b, p.Algorithm, vals)
+	if p.CountIf != "" {
+		b = append(append(b, " count_if="...), p.CountIf...)
+	}
+	return b
 }
 
 // AppendLabel is AppendCanonical for a policy of algorithm a whose Values
@@ -311,6 +315,14 @@ func ParseLabel(s string) (Policy, error) {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok {
 			return Policy{}, fmt.Errorf("policy %q: %q is not name=value", s, kv)
+		}
+		if name == "count_if" && p.CountIf == "" {
+			set, err := parseStatusSet(val)
+			if err != nil {
+				return Policy{}, fmt.Errorf("policy %q: count_if: %v", s, err)
+			}
+			p.CountIf = set.String()
+			continue
 		}
 		prm, known := LookupParam(name)
 		if !known || !alg.Takes(name) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"golang.org/x/time/rate"
 
 	"github.com/ratesweep/ratesweep/model"
@@ -226,4 +227,61 @@ sweep:
 			t.Errorf("%s: error %v, want %q", bad.entry, err, bad.msg)
 		}
 	}
+}
+
+// The points column policy names an entry's count_if, and reads back.
+func TestCountIfPolicyColumn(t *testing.T) {
+	spec := `name: label
+scenario:
+  name: s
+  duration_s: 60
+  clients:
+    - {name: a, class: legit, segments: [[0, 60, 1]], fail_share: 0.5}
+sweep:
+  - {algorithm: fixed_window, window_s: 10, limit: [1, 2]}
+  - {algorithm: fixed_window, window_s: 10, limit: [1, 2], count_if: {status_min: 400}}
+`
+	s, err := ParseSpec([]byte(spec), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	mustRun(t, s, Options{OutDir: out})
+	labels, err := readPolicyColumn(t, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"fixed_window window_s=10 limit=1", "fixed_window window_s=10 limit=2",
+		"fixed_window window_s=10 limit=1 count_if=400-599", "fixed_window window_s=10 limit=2 count_if=400-599"}
+	if strings.Join(labels, "|") != strings.Join(want, "|") {
+		t.Errorf("policy column %q, want %q", labels, want)
+	}
+	for i, l := range labels {
+		p, err := model.ParseLabel(l)
+		if err != nil || p != NewGrid(s).Policy(int64(i)) || p.Canonical() != l {
+			t.Errorf("%q reads back as %v, %v", l, p, err)
+		}
+	}
+}
+
+// readPolicyColumn returns the points column policy of a run, in row order.
+func readPolicyColumn(t *testing.T, dir string) ([]string, error) {
+	files, err := PartFiles(dir, "points")
+	if err != nil {
+		return nil, err
+	}
+	var labels []string
+	for _, f := range files {
+		err := ScanFile(context.Background(), f, []string{PolicyColumn}, func(rec arrow.RecordBatch) error {
+			for i := range int(rec.NumRows()) {
+				s, _ := String(rec.Column(0), i)
+				labels = append(labels, s)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return labels, nil
 }
