@@ -54,7 +54,7 @@ func ReadRun(ctx context.Context, dir string, opts sweep.OpenOptions) ([]*Point,
 	for i := range rows {
 		r := &rows[i]
 		label, w := r.Key(), weigh(r.PointID)
-		p := byLabel[label+w.CountIf]
+		p := byLabel[label]
 		if p == nil {
 			pol, err := model.ParseLabel(label)
 			if err != nil {
@@ -62,7 +62,7 @@ func ReadRun(ctx context.Context, dir string, opts sweep.OpenOptions) ([]*Point,
 			}
 			pol.CountIf, pol.Costed = w.CountIf, w.Costed
 			p = &Point{Policy: pol, Label: label, PointID: r.PointID}
-			byLabel[label+w.CountIf] = p
+			byLabel[label] = p
 			out = append(out, p)
 		}
 		p.Replicates++

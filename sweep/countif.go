@@ -3,6 +3,7 @@ package sweep
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/internal/yamlx"
@@ -153,5 +154,31 @@ func countIfSchema() map[string]any {
 					"status_min": st, "status_max": st,
 				}},
 		},
+	}
+}
+
+// CountIfOf returns, by point id, the count_if of the run's policies (from
+// its spec; "" for every point when the spec names none or does not read):
+// the points columns hold the parameters, and the label appends it
+// (PointRow.Key).
+func (r *RunDir) CountIfOf() func(pointID int64) string {
+	none := func(int64) string { return "" }
+	if !strings.Contains(r.SpecYAML, "count_if") {
+		return none
+	}
+	s, err := ParseSpec([]byte(r.SpecYAML), nil)
+	if err != nil {
+		return none
+	}
+	g := NewGrid(s)
+	return func(id int64) string {
+		if id < 0 || id >= g.Points() {
+			return ""
+		}
+		e := len(g.offsets) - 1
+		for e > 0 && g.offsets[e] > id {
+			e--
+		}
+		return s.Entries[e].CountIf
 	}
 }
