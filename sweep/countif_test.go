@@ -229,7 +229,8 @@ sweep:
 	}
 }
 
-// The points column policy names an entry's count_if, and reads back.
+// The points column policy names an entry's count_if, reads back, and is
+// what ReadPoints' rows say (PointRow.Key).
 func TestCountIfPolicyColumn(t *testing.T) {
 	spec := `name: label
 scenario:
@@ -255,6 +256,9 @@ sweep:
 		"fixed_window window_s=10 limit=1 count_if=400-599", "fixed_window window_s=10 limit=2 count_if=400-599"}
 	if strings.Join(labels, "|") != strings.Join(want, "|") {
 		t.Errorf("policy column %q, want %q", labels, want)
+	}
+	if n := checkPolicyColumn(t, out); n != 4 { // PointRow.Key names the count_if too
+		t.Errorf("%d distinct labels, want 4", n)
 	}
 	for i, l := range labels {
 		p, err := model.ParseLabel(l)
