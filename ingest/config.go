@@ -288,6 +288,9 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 	if v := m.Get("cost"); v != nil {
 		o.Cost, err = decodeCost(v, m.FieldPath("cost"))
 		ec.Add(err)
+		if o.Cost != nil && o.Cost.Field == "bytes" && !logsBytes(o.Reader.Format) {
+			ec.Errorf(v, m.FieldPath("cost"), "format %s logs no response bytes: price requests with rules instead", o.Reader.Format)
+		}
 	}
 	if err := ec.Err(); err != nil {
 		return nil, err

@@ -259,3 +259,13 @@ func costSchema() map[string]any {
 		},
 	}
 }
+
+// logsBytes reports whether a format's records carry the response bytes
+// (auto: not known until the log is read).
+func logsBytes(f Format) bool {
+	switch f {
+	case FormatCSV, FormatParquet, FormatJSONL, FormatEnvoy, FormatCaddy, FormatTraefik, FormatCloudflare, FormatGCPLB, FormatALB:
+		return false
+	}
+	return true
+}
