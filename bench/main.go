@@ -18,6 +18,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -33,6 +34,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -143,7 +145,10 @@ type step struct {
 	note      string
 	work      float64
 	repeat    int // runs per round, interleaved with the steps beside it of the same repeat
-	m         *measure
+	// lines > 0 marks a command that prints no report (wc, zcat, inspect):
+	// its wall time is the process's, and it handles lines log lines.
+	lines int64
+	m     *measure
 }
 
 func benchMain(args []string) error {
@@ -152,10 +157,11 @@ func benchMain(args []string) error {
 	rounds := fs.Int("rounds", 5, "interleaved rounds (each tool runs once per round)")
 	ratioRuns := fs.Int("ratio-runs", 3, "runs per round of the Parquet rows (end to end and floor, interleaved): their ratio wants more samples than the peers")
 	grids := fs.String("grids", "bench,large", "peer grids (bench, large; empty for none)")
-	skip := fs.String("skip", "", "tools to leave out, comma-separated (node, numpy, sim, e2e, e2e-1w, floor, floor-1w, replay, events, day)")
+	skip := fs.String("skip", "", "tools to leave out, comma-separated (node, numpy, sim, e2e, e2e-1w, floor, floor-1w, replay, events, day, ingest)")
 	replayN := fs.Int64("replay-requests", 10_000_000, "requests of the synthetic replay log")
 	replayKeys := fs.Uint64("replay-keys", 20_000, "keys of the synthetic replay log")
 	replayPoints := fs.Int("replay-points", 1000, "grid points of the replay row (a multiple of 4)")
+	ingestLines := fs.Int64("ingest-lines", 2_000_000, "Combined log lines of the ingest row (the repository's real logs repeated)")
 	cache := fs.String("cache", filepath.Join(os.TempDir(), "ratesweep-bench"), "directory for the generated logs (kept between runs)")
 	big := fs.String("big", "bench/10m.yaml", "spec of the peak-RSS run (writing Parquet); empty to skip")
 	peers := fs.String("peers", "bench/peers", "directory of the peer scripts")
@@ -178,6 +184,7 @@ func benchMain(args []string) error {
 		def("replay-keys", func() { *replayKeys = 2000 })
 		def("replay-points", func() { *replayPoints = 100 })
 		def("big", func() { *big = "" })
+		def("ingest-lines", func() { *ingestLines = 200_000 })
 	}
 	if *rounds < 1 || *ratioRuns < 1 || *replayPoints < 4 || *replayPoints%4 != 0 {
 		return errors.New("-rounds and -ratio-runs must be >= 1 and -replay-points a positive multiple of 4")
@@ -277,6 +284,21 @@ func benchMain(args []string) error {
 		add("day", "ratesweep 86,400 s tiled", "day", "bench/day-tiled.yaml, --no-output", []string{*bin, "run", "bench/day-tiled.yaml", "--no-output"})
 		add("day", "ratesweep 300 s", "day", "bench/day-lesson.yaml, --no-output", []string{*bin, "run", "bench/day-lesson.yaml", "--no-output"})
 	}
+	if !skipped["ingest"] {
+		plain, gz, n, err := ingestLogs(*cache, *ingestLines)
+		if err != nil {
+			return err
+		}
+		note := fmt.Sprintf("%d Combined lines", n)
+		for _, st := range []*step{
+			add("ingest", "wc -l", "ingest", note, []string{"wc", "-l", plain}),
+			add("ingest", "ratesweep inspect", "ingest", note+", profile only", []string{*bin, "inspect", plain, "--format", "combined", "--quiet"}),
+			add("ingest", "zcat", "ingest", note+", gzip", []string{"sh", "-c", `exec zcat "$0" >/dev/null`, gz}),
+			add("ingest", "ratesweep inspect gz", "ingest", note+", gzip, profile only", []string{*bin, "inspect", gz, "--format", "combined", "--quiet"}),
+		} {
+			st.lines = n
+		}
+	}
 	for _, s := range steps {
 		s.m = &measure{row: s.row, tool: s.tool, note: s.note, work: s.work}
 	}
@@ -296,7 +318,11 @@ func benchMain(args []string) error {
 						cmd[i] = strings.ReplaceAll(a, "{round}", run)
 					}
 					fmt.Fprintf(os.Stderr, "bench: round %d/%d: %s on %s: %s\n", r+1, *rounds, s.tool, s.row, strings.Join(cmd, " "))
-					if err := runOnce(s.m, cmd, s.unset, s.env...); err != nil {
+					once := runOnce
+					if s.lines > 0 {
+						once = runRaw(s.lines)
+					}
+					if err := once(s.m, cmd, s.unset, s.env...); err != nil {
 						return fmt.Errorf("%s on %s: %w", s.tool, s.row, err)
 					}
 					fmt.Fprintf(os.Stderr, "bench:   %.3f s, %.2f CPU-s\n", s.m.secs[len(s.m.secs)-1], s.m.cpus[len(s.m.cpus)-1])
@@ -413,6 +439,97 @@ func runOnce(m *measure, cmd, unset []string, env ...string) error {
 	m.rssMB = max(m.rssMB, rss)
 	m.secs, m.cpus = append(m.secs, s), append(m.cpus, cpu)
 	return nil
+}
+
+// runRaw returns a runOnce for a command that prints no report: it times
+// the process itself and counts lines log lines as its points.
+func runRaw(lines int64) func(m *measure, cmd, unset []string, env ...string) error {
+	return func(m *measure, cmd, unset []string, env ...string) error {
+		rssFile, err := os.CreateTemp("", "bench-rss-")
+		if err != nil {
+			return err
+		}
+		rssFile.Close()
+		defer os.Remove(rssFile.Name())
+		c := exec.Command("/usr/bin/time", append([]string{"-v", "-o", rssFile.Name()}, cmd...)...)
+		c.Env = append(os.Environ(), env...)
+		var stderr bytes.Buffer
+		c.Stderr = &stderr
+		start := time.Now()
+		if err := c.Run(); err != nil {
+			return fmt.Errorf("%v: %s", err, stderr.String())
+		}
+		wall := time.Since(start).Seconds()
+		rss, cpu, err := parseTime(rssFile.Name())
+		if err != nil {
+			return err
+		}
+		m.points = lines
+		m.rssMB = max(m.rssMB, rss)
+		m.secs, m.cpus = append(m.secs, wall), append(m.cpus, cpu)
+		return nil
+	}
+}
+
+// ingestLogs writes (once, into cache) the ingest row's logs: the
+// repository's two real Combined logs repeated to at least n lines, plain
+// and gzipped, and returns their paths and line count.
+func ingestLogs(cache string, n int64) (plain, gz string, lines int64, err error) {
+	var one []byte
+	for _, p := range []string{"antlr_org_20030902/access.log.gz", "elastic_apache_logs/apache_logs.gz"} {
+		f, err := os.Open(filepath.Join("configs", "examples", "logs", p))
+		if err != nil {
+			return "", "", 0, err
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			f.Close()
+			return "", "", 0, fmt.Errorf("%s: %w", p, err)
+		}
+		b, err := io.ReadAll(zr)
+		f.Close()
+		if err != nil {
+			return "", "", 0, fmt.Errorf("%s: %w", p, err)
+		}
+		one = append(one, b...)
+	}
+	per := int64(bytes.Count(one, []byte("\n")))
+	reps := (n + per - 1) / per
+	lines = per * reps
+	plain = filepath.Join(cache, fmt.Sprintf("combined-%d.log", lines))
+	gz = plain + ".gz"
+	if _, err := os.Stat(gz); err == nil {
+		return plain, gz, lines, nil
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", "", 0, err
+	}
+	fmt.Fprintf(os.Stderr, "bench: generating %s (and .gz)\n", plain)
+	pf, err := os.Create(plain)
+	if err != nil {
+		return "", "", 0, err
+	}
+	gf, err := os.Create(gz + ".tmp")
+	if err != nil {
+		pf.Close()
+		return "", "", 0, err
+	}
+	zw := gzip.NewWriter(gf)
+	w := io.MultiWriter(pf, zw)
+	for range reps {
+		if _, err = w.Write(one); err != nil {
+			break
+		}
+	}
+	for _, e := range []error{zw.Close(), gf.Close(), pf.Close()} {
+		if err == nil {
+			err = e
+		}
+	}
+	if err != nil {
+		return "", "", 0, err
+	}
+	return plain, gz, lines, os.Rename(gz+".tmp", gz)
 }
 
 func median(xs []float64) float64 {
@@ -552,6 +669,17 @@ func printGoals(w io.Writer, grids []string, all []*measure, small *measure, req
 			fmt.Fprintf(w, "day (the lesson %s): per point %.2f µs at 86,400 s, %.3f µs at 300 s: %.0f× for 288× the length (goal ≤ 576)\n",
 				row[1], day.wall()/float64(day.points)*1e6, lesson.wall()/float64(lesson.points)*1e6, day.wall()/lesson.wall())
 		}
+	}
+	if wc, rs, zc, rz := find(all, "ingest", "wc -l"), find(all, "ingest", "ratesweep inspect"), find(all, "ingest", "zcat"), find(all, "ingest", "ratesweep inspect gz"); rs != nil {
+		fmt.Fprintf(w, "ingest: inspect reads %.3g Combined lines per CPU-second (goal ≥ 4e6)", float64(rs.points)/rs.cpu())
+		if wc != nil {
+			fmt.Fprintf(w, ", %.1f× the CPU of wc -l", rs.cpu()/wc.cpu())
+		}
+		if zc != nil && rz != nil {
+			fmt.Fprintf(w, "; from gzip: %.3g lines per CPU-second, decompression %.2f CPU-s (gz minus plain) against zcat's %.2f: %.2f× (goal ≤ 1.3)",
+				float64(rz.points)/rz.cpu(), rz.cpu()-rs.cpu(), zc.cpu(), (rz.cpu()-rs.cpu())/zc.cpu())
+		}
+		fmt.Fprintln(w)
 	}
 	if big != nil {
 		fmt.Fprintf(w, "peak RSS of %s (%d points, writing Parquet, 2 workers): %.0f MB in %.1f s (goal ≤ 300 MB)\n",

@@ -172,13 +172,17 @@ func (r *Result) Failed() bool {
 // side is one run directory as Compare reads it: its points files (those
 // its manifest lists) and what their footers say.
 type side struct {
-	what       string // "baseline" or "run"
-	info       RunInfo
-	complete   bool
-	files      []string
-	cols       []map[string]bool // per file: its columns
-	spec       string            // ratesweep.spec of the first file
-	gridPoints int64             // the spec's grid points (0: unknown)
+	what     string // "baseline" or "run"
+	info     RunInfo
+	complete bool
+	files    []string
+	cols     []map[string]bool // per file: its columns
+	spec     string            // ratesweep.spec of the first file
+	// allowMissing lets NULL and NaN metrics through (compared as NaN,
+	// equal to NaN): --allow-incomplete. Otherwise they are refused, but for
+	// NULL in a metric ratesweep leaves NULL when it did not measure it.
+	allowMissing bool
+	gridPoints   int64 // the spec's grid points (0: unknown)
 }
 
 // readSide lists a run directory's points files and checks that they
@@ -325,6 +329,7 @@ func Compare(ctx context.Context, baseDir, runDir string, opts Options) (*Result
 	if err != nil {
 		return nil, err
 	}
+	base.allowMissing, run.allowMissing = opts.AllowIncomplete, opts.AllowIncomplete
 	res := &Result{Baseline: base.info, Run: run.info, Options: opts}
 	for _, s := range []*side{base, run} {
 		if s.complete {
@@ -420,6 +425,10 @@ func (s *side) pointsOf(ctx context.Context, keyCol string, metrics []string, on
 			}
 			nk := len(cols)
 			cols = append(cols, metrics...)
+			nullable := make([]bool, len(metrics))
+			for m, name := range metrics {
+				nullable[m] = sweep.NullableMetric(name)
+			}
 			stopped := false
 			err := sweep.ScanFileBatches(ctx, f, cols, scanRows, func(rec arrow.RecordBatch) error {
 				c := rec.Columns()
@@ -465,6 +474,13 @@ func (s *side) pointsOf(ctx context.Context, keyCol string, metrics []string, on
 					lastID, lastRep, lastFile = id, rep, f
 					for m := range metrics {
 						v, ok := sweep.Float(c[nk+m], i)
+						if ((!ok && !nullable[m]) || math.IsNaN(v)) && !s.allowMissing {
+							what := "NULL"
+							if ok {
+								what = "NaN"
+							}
+							return &sweep.InputError{Msg: fmt.Sprintf("%s %s: %s: point_id %d: %s is %s (ratesweep writes a number: the file was altered or not written by ratesweep); compare anyway with --allow-incomplete", s.what, s.info.Dir, f, id, metrics[m], what)}
+						}
 						if !ok {
 							v = math.NaN()
 						}
@@ -946,7 +962,8 @@ const (
 
 // compareMetric compares one metric of one point: base and run hold a value
 // per replicate. Single values on both sides compare exactly up to tol
-// (metricChanged when beyond it); NaN equals NaN. Otherwise the medians are
+// (metricChanged when beyond it); NaN (a NULL or NaN let through by
+// --allow-incomplete) equals NaN. Otherwise the medians are
 // compared up to tol, and a move beyond it is metricMoved with the
 // Mann–Whitney p-value in the Change, for the caller to judge. The Change's
 // point fields are left to the caller.

@@ -1,7 +1,8 @@
 // Package export writes a ratesweep policy in the native configuration of
 // a proxy or library (nginx, HAProxy, envoy's ratelimit service, Kong,
-// Traefik, golang.org/x/time/rate, the project's Redis scripts), with the
-// key, the window/rate/burst mapping and its caveats written out. Where a
+// Traefik, golang.org/x/time/rate, the project's Redis scripts, AWS WAF,
+// Cloudflare, Fastly), with the key, the window/rate/burst mapping and its
+// caveats written out. Where a
 // target cannot express the policy it says so and exports the nearest
 // policy it can express (Translate; with a run, NearestIn picks it by the
 // run's own metrics). docs/deploy.md documents every mapping.
@@ -15,7 +16,7 @@ import (
 )
 
 // Targets lists the export targets.
-var Targets = []string{"nginx", "haproxy", "envoy", "kong", "traefik", "go", "redis"}
+var Targets = []string{"nginx", "haproxy", "envoy", "kong", "traefik", "go", "redis", "aws-waf", "cloudflare", "fastly"}
 
 // Options tune an export.
 type Options struct {

@@ -151,6 +151,8 @@ sweep:
   - {algorithm: sliding_counter, window_s: [10, 60], limit: {from: 50, to: 800, step: 50}}
   - {algorithm: fixed_window, window_s: [1, 60], limit: {from: 5, to: 800, step: 5}}
   - {algorithm: token_bucket, rate: [5, 6, 8, 10], capacity: {from: 50, to: 800, step: 50}}
+  - {algorithm: aws_waf_rate, window_s: 60, limit: [300, 600, 900]}
+  - {algorithm: fastly_erl, window_s: 60, rate: [10, 20], penalty_box_s: 60}
 `), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -64,7 +64,10 @@ var targets = map[string]target{
 		model.GCRA:        {Equivalent, bucketOf, nil, ""},
 		model.Nginx:       {Equivalent, whenNodelay(bucketOf), nginxTruncates, ""},
 	}, nearestGo, writeGo},
-	"redis": {slashComment, redisForms, nearestRedis, writeRedis},
+	"redis":      {slashComment, redisForms, nearestRedis, writeRedis},
+	"aws-waf":    {hashComment, awsWAFForms, nearestAWSWAF, writeAWSWAF},
+	"cloudflare": {hashComment, cloudflareForms, nearestCloudflare, writeCloudflare},
+	"fastly":     {hashComment, fastlyForms, nearestFastly, writeFastly},
 }
 
 var nginxForms = map[model.Algorithm]form{
@@ -140,6 +143,16 @@ var families = map[model.Algorithm]family{
 		return p
 	}},
 	model.Concurrency: {func(p model.Policy) (float64, int64) { return float64(p.Limit) / p.ServiceS, p.Limit }, divideLimit},
+	model.CloudflareRule: {func(p model.Policy) (float64, int64) {
+		return float64(p.RequestsPerPeriod) / p.PeriodS, p.RequestsPerPeriod
+	}, func(p model.Policy, n int) model.Policy {
+		p.RequestsPerPeriod = divideCount(p.RequestsPerPeriod, n)
+		return p
+	}},
+	model.FastlyERL: {func(p model.Policy) (float64, int64) { return p.Rate, int64(p.Rate) * int64(p.WindowS) }, func(p model.Policy, n int) model.Policy {
+		p.Rate = max(10, math.Round(p.Rate/float64(n)))
+		return p
+	}},
 }
 
 var (
@@ -390,7 +403,7 @@ func nearestTraefik(p model.Policy, rate float64, capacity int64) (model.Policy,
 
 func nearestRedis(p model.Policy, rate float64, capacity int64) (model.Policy, string) {
 	why := "the project's Redis scripts keep fixed_window, sliding_window, sliding_log and token_bucket"
-	if w := p.WindowS; w > 0 { // sliding_counter, fixed_window_anchored: the exact sliding window
+	if w := p.WindowS; w > 0 && p.Algorithm.Takes("limit") { // sliding_counter, fixed_window_anchored: the exact sliding window
 		return model.Policy{Algorithm: model.SlidingWindow, WindowS: w, Limit: p.Limit}, why
 	}
 	return model.Policy{Algorithm: model.TokenBucket, Rate: rate, Capacity: capacity}, why

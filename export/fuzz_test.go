@@ -67,6 +67,15 @@ var exportSeeds = func() []exportInput {
 		{Target: at("haproxy"), Label: "token_bucket rate=0.000001 capacity=50"},
 		{Target: at("nginx"), Label: "token_bucket rate=1000000000 capacity=4611686018427387904"},
 		{Target: at("kong"), Label: "fixed_window window_s=86400 limit=9000000000000"},
+		{Target: at("aws-waf"), Zone: "a\",\"Priority\": 9", Label: "aws_waf_rate window_s=60 limit=10"},
+		{Target: at("aws-waf"), Key: "header:X\"}]}", Label: "aws_waf_rate window_s=60 limit=10"},
+		{Target: at("aws-waf"), Run: "x\n{\"Name\": \"y\"}", Label: "sliding_window window_s=7 limit=3"},
+		{Target: at("cloudflare"), Key: "header:X\"] or true or [\"", Label: "cloudflare_rule period_s=10 counts=all requests_per_period=1 mitigation_timeout_s=10"},
+		{Target: at("cloudflare"), Run: "x\n\"expression\": \"false\"", Label: "sliding_counter window_s=60 limit=0"},
+		{Target: at("cloudflare"), Label: "token_bucket rate=1000000000 capacity=4611686018427387904"},
+		{Target: at("fastly"), Zone: "a-b", Key: "header:X-Api-Key", Label: "fastly_erl window_s=60 rate=70000000 penalty_box_s=3600"},
+		{Target: at("fastly"), Key: "header:X; error 200", Label: "fastly_erl window_s=1 rate=10 penalty_box_s=60"},
+		{Target: at("fastly"), Run: "x\n}\nsub vcl_recv {", Label: "concurrency limit=3 service_s=0.5"},
 	} {
 		s = append(s, in)
 	}
@@ -180,6 +189,12 @@ func checkExport(target, out string) error {
 		return checkGo(out)
 	case "redis":
 		return checkRedis(out)
+	case "aws-waf":
+		return checkAWSWAF(out)
+	case "cloudflare":
+		return checkCloudflare(out)
+	case "fastly":
+		return checkFastly(out)
 	}
 	return fmt.Errorf("no parser for %s", target)
 }

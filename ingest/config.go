@@ -201,8 +201,8 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 		ps, err := strList(v, m.FieldPath("trusted_proxies"))
 		switch {
 		case ec.Add(err):
-		case !o.Reader.Format.Templated():
-			ec.Errorf(v, m.FieldPath("trusted_proxies"), "only with format envoy-text, haproxy or nginx (formats that log X-Forwarded-For)")
+		case !o.Reader.Format.Templated() && !o.Reader.Format.JSON():
+			ec.Errorf(v, m.FieldPath("trusted_proxies"), "only with format envoy-text, haproxy, nginx or a JSON format (formats that can log X-Forwarded-For)")
 		default:
 			for _, p := range ps {
 				pr, err := ParseTrustedProxy(p)

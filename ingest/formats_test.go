@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -220,6 +221,23 @@ func TestJSONLFieldPaths(t *testing.T) {
 	for i, w := range wantRecs {
 		if got[i] != w {
 			t.Errorf("request %d:\n got %+v\nwant %+v", i, got[i], w)
+		}
+	}
+	// Behind trusted proxies, the first untrusted hop from the right.
+	trusted := opt.Reader
+	trusted.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	log2 := `{"t":1,"request":{"headers":{"x-forwarded-for":"6.6.6.6, 1.1.1.1, 10.0.0.1"}}}
+{"t":2,"request":{"headers":{"x-forwarded-for":"6.6.6.6, 10.0.0.2, 10.0.0.1"}}}
+{"t":3,"request":{"headers":{"x-forwarded-for":"10.0.0.3, 10.0.0.1"}}}
+`
+	f2, _ := os.CreateTemp(t.TempDir(), "x")
+	f2.WriteString(log2)
+	f2.Close()
+	got2, _ := readAll(t, f2.Name(), trusted)
+	untrusted, _ := readAll(t, f2.Name(), opt.Reader)
+	for i, w := range []string{"1.1.1.1", "6.6.6.6", "10.0.0.3"} {
+		if got2[i].host != w || untrusted[i].host != []string{"6.6.6.6", "6.6.6.6", "10.0.0.3"}[i] {
+			t.Errorf("xff %d: %q with trusted proxies (want %q), %q without", i, got2[i].host, w, untrusted[i].host)
 		}
 	}
 	if tr.Keys[0].Class.String() != "abusive" && tr.Keys[1].Class.String() != "abusive" {

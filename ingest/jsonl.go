@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -91,9 +92,10 @@ type jsonParser struct {
 	missing [len9]int64 // lines without the field
 	scratch [len9][]byte
 	isStr   [len9]bool
-	urlPath bool // strip scheme://host from path values (full request URLs)
-	stripIP bool // "addr:port" ip values become the address
-	ipList  bool // the ip field is an X-Forwarded-For list: take the first address
+	urlPath bool           // strip scheme://host from path values (full request URLs)
+	stripIP bool           // "addr:port" ip values become the address
+	ipList  bool           // the ip field may be an X-Forwarded-For list: take the client it forwards (forwardedClient)
+	trusted []netip.Prefix // trusted_proxies
 }
 
 func newJSONParser(opt CSVOptions) (*jsonParser, error) {
@@ -151,8 +153,12 @@ func (p *jsonParser) parse(line []byte, rec *Record) error {
 		return err
 	}
 	rec.Host = p.vals[1]
-	if p.ipList {
-		rec.Host = firstAddress(rec.Host)
+	if p.ipList && bytes.IndexByte(rec.Host, ',') >= 0 {
+		if len(p.trusted) > 0 {
+			rec.Host = forwardedClient(rec.Host, p.trusted)
+		} else {
+			rec.Host = firstAddress(rec.Host) // what the client says it is
+		}
 	}
 	if p.stripIP {
 		rec.Host = stripPort(rec.Host)
@@ -179,19 +185,10 @@ func (p *jsonParser) parse(line []byte, rec *Record) error {
 // firstAddress is the first entry of a comma-separated address list
 // (X-Forwarded-For: "client, proxy1, proxy2").
 func firstAddress(b []byte) []byte {
-	for i, c := range b {
-		if c == ',' {
-			b = b[:i]
-			break
-		}
+	if i := bytes.IndexByte(b, ','); i >= 0 {
+		b = b[:i]
 	}
-	for len(b) > 0 && b[len(b)-1] == ' ' {
-		b = b[:len(b)-1]
-	}
-	for len(b) > 0 && b[0] == ' ' {
-		b = b[1:]
-	}
-	return b
+	return bytes.TrimSpace(b)
 }
 
 // stripPort turns "1.2.3.4:5678" and "[::1]:80" into the address; anything

@@ -39,9 +39,9 @@ func (t *Traffic) KeyWarning(key []Field) string {
 	case t.Format == FormatCaddy:
 		return head + "Caddy's client_ip is the peer unless Caddy's own trusted_proxies names the balancer: set it there"
 	case t.Format == FormatEnvoy:
-		return head + "key by the forwarded client: jsonl: {columns: {ip: x_forwarded_for}}"
+		return head + "key by the forwarded client: jsonl: {columns: {ip: x_forwarded_for}} with trusted_proxies: [the proxies in front]"
 	case t.Format.IsJSON():
-		return head + "key by the forwarded client: jsonl.columns.ip set to the X-Forwarded-For field path"
+		return head + "key by the forwarded client: jsonl.columns.ip set to the X-Forwarded-For field path, with trusted_proxies: [the proxies in front]"
 	case t.Format == FormatW3C:
 		return head + "log the X-Forwarded-For header (IIS: cs(X-Forwarded-For); CloudFront: c-ip is already the client) or key by user"
 	}

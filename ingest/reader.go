@@ -139,6 +139,7 @@ func (r *Reader) useJSON(f Format) error {
 	if err != nil {
 		return err
 	}
+	p.trusted = r.opt.TrustedProxies
 	r.json, r.parse = p, p.parse
 	return nil
 }
@@ -159,6 +160,9 @@ func hasPath(line []byte, path string) bool {
 func (f Format) Templated() bool {
 	return f == FormatEnvoyText || f == FormatHAProxy || f == FormatNginx
 }
+
+// JSON reports whether f reads JSON lines (jsonl or a JSON preset).
+func (f Format) JSON() bool { return f >= FormatJSONL && f <= FormatGCPLB }
 
 // useTemplate sets up the parser of a format read by a format string: the
 // configured one, or the format's default (HAProxy's httplog line is read

@@ -508,18 +508,30 @@ func (t *template) client(ip, xff []byte) []byte {
 		}
 		return lastHop(xff)
 	}
-	if len(ip) > 0 && !t.isTrusted(ip) {
+	if len(ip) > 0 && !isTrusted(ip, t.trusted) {
 		return ip
 	}
+	if h := forwardedClient(xff, t.trusted); len(h) > 0 {
+		return h
+	}
+	return ip
+}
+
+// forwardedClient is the client an X-Forwarded-For list names for a server
+// behind the trusted proxies: the first hop from the right that is not a
+// trusted proxy, or the first hop when all are (its port stripped). With no
+// trusted proxies it is the last hop, the address the nearest proxy saw:
+// the hops to its left are what the client claims.
+func forwardedClient(xff []byte, trusted []netip.Prefix) []byte {
 	for len(xff) > 0 {
 		h := lastHop(xff)
 		i := bytes.LastIndexByte(xff, ',')
-		if i < 0 || !t.isTrusted(h) {
+		if i < 0 || !isTrusted(h, trusted) {
 			return h
 		}
 		xff = xff[:i]
 	}
-	return ip
+	return nil
 }
 
 // lastHop is the last address of an X-Forwarded-For list, its port
@@ -531,13 +543,17 @@ func lastHop(xff []byte) []byte {
 	return stripPort(bytes.TrimSpace(xff))
 }
 
-func (t *template) isTrusted(addr []byte) bool {
+// isTrusted reports whether addr is among the trusted proxies.
+func isTrusted(addr []byte, trusted []netip.Prefix) bool {
+	if len(trusted) == 0 {
+		return false
+	}
 	a, err := netip.ParseAddr(string(addr))
 	if err != nil {
 		return false
 	}
 	a = a.Unmap()
-	for _, p := range t.trusted {
+	for _, p := range trusted {
 		if p.Contains(a) {
 			return true
 		}

@@ -183,7 +183,7 @@ func TestTemplateConfig(t *testing.T) {
 	for body, want := range map[string]string{
 		"traffic:\n  log: a\n  format: nginx\n  nginx_log_format: '$remote_addr'\n": `:4: traffic.nginx_log_format: format string "$remote_addr": no time variable`,
 		"traffic:\n  log: a\n  format: combined\n  envoy_format: '%START_TIME%'\n":  `traffic.envoy_format: only with format: envoy-text`,
-		"traffic:\n  log: a\n  format: combined\n  trusted_proxies: 10.0.0.1\n":     `traffic.trusted_proxies: only with format envoy-text, haproxy or nginx`,
+		"traffic:\n  log: a\n  format: combined\n  trusted_proxies: 10.0.0.1\n":     `traffic.trusted_proxies: only with format envoy-text, haproxy, nginx or a JSON format`,
 		"traffic:\n  log: a\n  format: haproxy\n  trusted_proxies: [10.0.0/8]\n":    `"10.0.0/8" is not an address or a CIDR prefix`,
 	} {
 		_, err := LoadConfig(writeFile(t, dir, "bad.yaml", body))

@@ -8,48 +8,18 @@ package model
 // inner loop, ingest.ReplayMany).
 func AdmitByLabel(d interface{ Allow(int64) bool }, ts []int64, labels []Stage, admitted *[4]int64) {
 	labels = labels[:len(ts)]
-	switch d := d.(type) {
-	case *fixedWindowLimiter:
-		for j, t := range ts {
-			if d.Allow(t) {
-				admitted[labels[j]&3]++
-			}
-		}
-	case *anchoredWindowLimiter:
-		for j, t := range ts {
-			if d.Allow(t) {
-				admitted[labels[j]&3]++
-			}
-		}
-	case *slidingLogLimiter:
-		for j, t := range ts {
-			if d.Allow(t) {
-				admitted[labels[j]&3]++
-			}
-		}
-	case *slidingCounterLimiter:
-		for j, t := range ts {
-			if d.Allow(t) {
-				admitted[labels[j]&3]++
-			}
-		}
-	case *tokenBucketLimiter:
-		for j, t := range ts {
-			if d.Allow(t) {
-				admitted[labels[j]&3]++
-			}
-		}
-	case *gcraLimiter:
-		for j, t := range ts {
-			if d.Allow(t) {
-				admitted[labels[j]&3]++
-			}
-		}
-	default:
-		for j, t := range ts {
-			if d.Allow(t) {
-				admitted[labels[j]&3]++
-			}
+	if c, ok := d.(labelCounter); ok {
+		c.countByLabel(ts, labels, admitted)
+		return
+	}
+	for j, t := range ts {
+		if d.Allow(t) {
+			admitted[labels[j]&3]++
 		}
 	}
+}
+
+// labelCounter is a decider with its own AdmitByLabel loop (see eventCounter).
+type labelCounter interface {
+	countByLabel(ts []int64, labels []Stage, admitted *[4]int64)
 }

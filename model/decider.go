@@ -157,12 +157,23 @@ func admitEvents(d Decider, times []int64, delays *delayStats) int64 {
 		}
 		return total
 	}
+	if c, ok := d.(eventCounter); ok {
+		return c.countAdmitted(times)
+	}
 	for _, t := range times {
 		if d.Allow(t) {
 			total++
 		}
 	}
 	return total
+}
+
+// eventCounter is a decider with its own loop over a key's requests, whose
+// direct calls the compiler can inline: the same decisions as admitEvents's
+// loop through the interface, at a fraction of the cost per request, and
+// free of where the linker happens to place the callee.
+type eventCounter interface {
+	countAdmitted(times []int64) int64
 }
 
 // admitted is how many of n requests fit below limit when used requests

@@ -206,6 +206,8 @@ func randomPolicy(rng *rand.Rand, a Algorithm) Policy {
 		p.ServiceS = 0.01 + rng.Float64()*3
 	case HAProxyRate:
 		p.PeriodS, p.Counts = float64(1+rng.IntN(5000))/1000, HAProxyCounts(rng.IntN(2))
+	case AWSWAFRate, CloudflareRule, FastlyERL:
+		p = randomManagedPolicy(rng, a)
 	}
 	return p
 }
@@ -408,6 +410,65 @@ func TestAdapters(t *testing.T) {
 	}{{3, 333333333}, {7, 142857142}, {10, 1e8}, {1.0 / 60, 60e9}, {1e9, 1}, {1e9 / 1234567, 1234567}} {
 		if got := emissionNs(ratioOf(c.rate)); got != c.want {
 			t.Errorf("emissionNs(%v) = %d, want %d", c.rate, got, c.want)
+		}
+	}
+}
+
+// TestCountAdmittedEqualsAllow checks each decider's own event loops
+// (countAdmitted, countByLabel) against the same decisions made one Allow at
+// a time through the interface.
+func TestCountAdmittedEqualsAllow(t *testing.T) {
+	policies := []Policy{
+		LessonFixed, LessonSliding, LessonBucket,
+		{Algorithm: SlidingLog, WindowS: 3, Limit: 7},
+		{Algorithm: SlidingCounter, WindowS: 2, Limit: 5},
+		{Algorithm: GCRA, Rate: 3, Capacity: 4},
+		{Algorithm: FixedWindowAnchored, WindowS: 2, Limit: 3},
+		{Algorithm: Concurrency, Limit: 2, ServiceS: 0.25},
+		{Algorithm: HAProxyRate, PeriodS: 2, Limit: 4},
+	}
+	rng := rand.New(rand.NewPCG(7, 36))
+	for _, p := range policies {
+		d := newDecider(p)
+		c, ok := d.(eventCounter)
+		if _, byLabel := d.(labelCounter); !ok || !byLabel {
+			t.Errorf("%v: no countAdmitted or countByLabel", p)
+			continue
+		}
+		for trial := range 50 {
+			times := make([]int64, rng.IntN(200))
+			var at int64
+			for i := range times {
+				at += rng.Int64N(400 * ms)
+				times[i] = at
+			}
+			d.Reset()
+			var want int64
+			for _, at := range times {
+				if d.Allow(at) {
+					want++
+				}
+			}
+			d.Reset()
+			if got := c.countAdmitted(times); got != want {
+				t.Fatalf("%v, trial %d: countAdmitted = %d, Allow one by one = %d", p, trial, got, want)
+			}
+			labels := make([]Stage, len(times))
+			for i := range labels {
+				labels[i] = Stage(rng.IntN(4))
+			}
+			var byLabel, wantBy [4]int64
+			d.Reset()
+			for i, at := range times {
+				if d.Allow(at) {
+					wantBy[labels[i]]++
+				}
+			}
+			d.Reset()
+			AdmitByLabel(d, times, labels, &byLabel)
+			if byLabel != wantBy {
+				t.Fatalf("%v, trial %d: AdmitByLabel = %v, Allow one by one = %v", p, trial, byLabel, wantBy)
+			}
 		}
 	}
 }

@@ -116,6 +116,26 @@ func (d *fixedWindowLimiter) configure(p Policy) {
 func (d *fixedWindowLimiter) Reset()             { d.fresh, d.count = true, 0 }
 func (d *fixedWindowLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
 
+// countAdmitted offers the requests at times (ns, sorted) one by one and
+// returns how many are admitted: admitEvents's loop with direct calls.
+func (d *fixedWindowLimiter) countAdmitted(times []int64) (n int64) {
+	for _, t := range times {
+		if d.Allow(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// countByLabel is AdmitByLabel's loop with direct calls.
+func (d *fixedWindowLimiter) countByLabel(ts []int64, labels []Stage, admitted *[4]int64) {
+	for j, t := range ts {
+		if d.Allow(t) {
+			admitted[labels[j]&3]++
+		}
+	}
+}
+
 func (d *fixedWindowLimiter) AllowN(t, n int64) int64 {
 	d.advance(t)
 	k := admitted(d.limit, d.count, n)

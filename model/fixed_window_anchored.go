@@ -49,6 +49,26 @@ func (d *anchoredWindowLimiter) configure(p Policy) {
 func (d *anchoredWindowLimiter) Reset()             { d.fresh, d.hits = true, 0 }
 func (d *anchoredWindowLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
 
+// countAdmitted offers the requests at times (ns, sorted) one by one and
+// returns how many are admitted: admitEvents's loop with direct calls.
+func (d *anchoredWindowLimiter) countAdmitted(times []int64) (n int64) {
+	for _, t := range times {
+		if d.Allow(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// countByLabel is AdmitByLabel's loop with direct calls.
+func (d *anchoredWindowLimiter) countByLabel(ts []int64, labels []Stage, admitted *[4]int64) {
+	for j, t := range ts {
+		if d.Allow(t) {
+			admitted[labels[j]&3]++
+		}
+	}
+}
+
 func (d *anchoredWindowLimiter) AllowN(t, n int64) int64 {
 	if n <= 0 { // no hit, so no window opens
 		return 0

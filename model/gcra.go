@@ -58,6 +58,26 @@ func (d *gcraLimiter) Allow(t int64) bool {
 	return ok
 }
 
+// countAdmitted offers the requests at times (ns, sorted) one by one and
+// returns how many are admitted: admitEvents's loop with direct calls.
+func (d *gcraLimiter) countAdmitted(times []int64) (n int64) {
+	for _, t := range times {
+		if d.Allow(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// countByLabel is AdmitByLabel's loop with direct calls.
+func (d *gcraLimiter) countByLabel(ts []int64, labels []Stage, admitted *[4]int64) {
+	for j, t := range ts {
+		if d.Allow(t) {
+			admitted[labels[j]&3]++
+		}
+	}
+}
+
 // gcraStep decides one request at t given the theoretical arrival time tat
 // (t for a new key), all ns: it is admitted iff max(tat, t) - t <= tauNs,
 // and then the new TAT is max(tat, t) + periodNs; a rejected request leaves

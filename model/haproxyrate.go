@@ -245,6 +245,26 @@ func (d *haproxyRateLimiter) Allow(t int64) bool {
 	return d.rate(now) <= d.limit
 }
 
+// countAdmitted offers the requests at times (ns, sorted) one by one and
+// returns how many are admitted: admitEvents's loop with direct calls.
+func (d *haproxyRateLimiter) countAdmitted(times []int64) (n int64) {
+	for _, t := range times {
+		if d.Allow(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// countByLabel is AdmitByLabel's loop with direct calls.
+func (d *haproxyRateLimiter) countByLabel(ts []int64, labels []Stage, admitted *[4]int64) {
+	for j, t := range ts {
+		if d.Allow(t) {
+			admitted[labels[j]&3]++
+		}
+	}
+}
+
 // AllowN is n calls Allow(t). Once two requests at t have been decided and
 // the counter's period holds t, each further request adds 1 to curr and to
 // the rate, which is then ⌊prev·remain/period⌋ + curr (no flapping

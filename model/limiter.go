@@ -21,6 +21,9 @@ const (
 	FixedWindowAnchored                      // fixed window opened by the first hit (express, ulule)
 	Concurrency                              // Stripe in-flight limit, constant service time
 	HAProxyRate                              // HAProxy stick-table rate (freq_ctr), periods from the key's first request
+	AWSWAFRate                               // AWS WAF rate-based rule: trailing-window count checked every 10 s, lagged
+	CloudflareRule                           // Cloudflare rate limiting rule: sliding counter, mitigation timeout
+	FastlyERL                                // Fastly Edge Rate Limiting: 1 s buckets, rate per second, penalty box
 )
 
 // Algorithms and their descriptors: registry.go; each algorithm's own
@@ -86,6 +89,12 @@ var Params = []Param{
 	// HAProxy's stick-table rates (haproxy_rate, docs/haproxy-rate.md).
 	{Name: "period_s", Unit: "s", Min: 0, MinOpen: true, Scale: LogScale},
 	{Name: "counts", Values: []string{"all", "admitted"}},
+	// Managed rules (aws_waf_rate, cloudflare_rule, fastly_erl: docs/managed-rules.md).
+	{Name: "lag_s", Unit: "s", Min: 0, MinOpen: true, Default: DefaultAWSLagS, Role: System},
+	{Name: "requests_per_period", Int: true, Unit: "requests", Min: 1, Scale: LogScale},
+	{Name: "mitigation_timeout_s", Whole: true, Unit: "s", Min: 0},
+	{Name: "penalty_box_s", Whole: true, Unit: "s", Min: 60},
+	{Name: "undercount_pct", Unit: "%", Min: 0, Role: System},
 }
 
 // ParamName returns the name of value v of an enumerated parameter, or ""
@@ -189,6 +198,19 @@ type Policy struct {
 	// Counts is which requests haproxy_rate counts.
 	Counts HAProxyCounts
 
+	// LagS is aws_waf_rate's detection lag, seconds (0 means its default).
+	LagS float64
+	// RequestsPerPeriod is cloudflare_rule's requests_per_period.
+	RequestsPerPeriod int64
+	// MitigationTimeoutS is cloudflare_rule's mitigation timeout, seconds
+	// (0: block only while the rate is over, Cloudflare's throttle).
+	MitigationTimeoutS int
+	// PenaltyBoxS is fastly_erl's penalty box TTL, seconds (whole minutes).
+	PenaltyBoxS int
+	// UndercountPct is fastly_erl's undercount, percent of the requests
+	// counted (0 counts exactly).
+	UndercountPct float64
+
 	// CountIf is the response statuses a request must have to count against
 	// the limit (count_if, docs/costs.md) in canonical form ("401,403",
 	// "500-599"); "" counts every request.
@@ -274,6 +296,16 @@ func (p *Policy) Get(name string) float64 {
 		return p.PeriodS
 	case "counts":
 		return float64(p.Counts)
+	case "lag_s":
+		return p.LagS
+	case "requests_per_period":
+		return float64(p.RequestsPerPeriod)
+	case "mitigation_timeout_s":
+		return float64(p.MitigationTimeoutS)
+	case "penalty_box_s":
+		return float64(p.PenaltyBoxS)
+	case "undercount_pct":
+		return p.UndercountPct
 	}
 	return 0
 }
@@ -408,6 +440,16 @@ func (p *Policy) SetParam(j int, v float64) bool {
 		p.PeriodS = v
 	case 14:
 		p.Counts = HAProxyCounts(v)
+	case 15:
+		p.LagS = v
+	case 16:
+		p.RequestsPerPeriod = int64(v)
+	case 17:
+		p.MitigationTimeoutS = int(v)
+	case 18:
+		p.PenaltyBoxS = int(v)
+	case 19:
+		p.UndercountPct = v
 	default:
 		return false
 	}
@@ -416,7 +458,7 @@ func (p *Policy) SetParam(j int, v float64) bool {
 
 // stringOrder is the order in which String lists parameters.
 var stringOrder = []string{"limit", "window_s", "period_s", "counts", "rate", "capacity", "burst", "delay", "service_s", "phase_s",
-	"key", "nodes", "lb", "state", "sync_ms"}
+	"key", "nodes", "lb", "state", "sync_ms", "requests_per_period", "mitigation_timeout_s", "lag_s", "penalty_box_s", "undercount_pct"}
 
 // String names the algorithm and its parameters, e.g.
 // "fixed_window limit=600 window_s=60"; optional parameters appear only when

@@ -169,6 +169,9 @@ func init() {
 		FixedWindowAnchored: &anchoredWindowAlgorithm,
 		Concurrency:         &concurrencyAlgorithm,
 		HAProxyRate:         &haproxyRateAlgorithm,
+		AWSWAFRate:          &awsWAFRateAlgorithm,
+		CloudflareRule:      &cloudflareRuleAlgorithm,
+		FastlyERL:           &fastlyERLAlgorithm,
 	}
 	for a := 1; a < len(registry); a++ {
 		Algorithms = append(Algorithms, Algorithm(a))

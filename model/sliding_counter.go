@@ -45,6 +45,26 @@ func (d *slidingCounterLimiter) configure(p Policy) {
 func (d *slidingCounterLimiter) Reset()             { d.fresh = true }
 func (d *slidingCounterLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
 
+// countAdmitted offers the requests at times (ns, sorted) one by one and
+// returns how many are admitted: admitEvents's loop with direct calls.
+func (d *slidingCounterLimiter) countAdmitted(times []int64) (n int64) {
+	for _, t := range times {
+		if d.Allow(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// countByLabel is AdmitByLabel's loop with direct calls.
+func (d *slidingCounterLimiter) countByLabel(ts []int64, labels []Stage, admitted *[4]int64) {
+	for j, t := range ts {
+		if d.Allow(t) {
+			admitted[labels[j]&3]++
+		}
+	}
+}
+
 // advance moves the current window to t's, keeping the count of the window
 // just before it as prev (0 when a whole window passed without requests).
 func (d *slidingCounterLimiter) advance(t int64) {

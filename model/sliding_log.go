@@ -65,6 +65,26 @@ func (d *slidingLogLimiter) configure(p Policy) {
 func (d *slidingLogLimiter) Reset()             { d.log.reset() }
 func (d *slidingLogLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
 
+// countAdmitted offers the requests at times (ns, sorted) one by one and
+// returns how many are admitted: admitEvents's loop with direct calls.
+func (d *slidingLogLimiter) countAdmitted(times []int64) (n int64) {
+	for _, t := range times {
+		if d.Allow(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// countByLabel is AdmitByLabel's loop with direct calls.
+func (d *slidingLogLimiter) countByLabel(ts []int64, labels []Stage, admitted *[4]int64) {
+	for j, t := range ts {
+		if d.Allow(t) {
+			admitted[labels[j]&3]++
+		}
+	}
+}
+
 func (d *slidingLogLimiter) AllowN(t, n int64) int64 {
 	d.log.expire(t - d.windowNs)
 	k := admitted(d.limit, d.log.total, n)

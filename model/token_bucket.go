@@ -99,6 +99,26 @@ func (d *tokenBucketLimiter) configure(p Policy) {
 func (d *tokenBucketLimiter) Reset()             { d.fresh = true }
 func (d *tokenBucketLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
 
+// countAdmitted offers the requests at times (ns, sorted) one by one and
+// returns how many are admitted: admitEvents's loop with direct calls.
+func (d *tokenBucketLimiter) countAdmitted(times []int64) (n int64) {
+	for _, t := range times {
+		if d.Allow(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// countByLabel is AdmitByLabel's loop with direct calls.
+func (d *tokenBucketLimiter) countByLabel(ts []int64, labels []Stage, admitted *[4]int64) {
+	for j, t := range ts {
+		if d.Allow(t) {
+			admitted[labels[j]&3]++
+		}
+	}
+}
+
 // unitsAt returns a small bucket's tokens at t (not before the last
 // request), refilled and capped at capacity, in units.
 func (d *tokenBucketLimiter) unitsAt(t int64) int64 {

@@ -112,6 +112,18 @@ func pointsFields() []arrow.Field {
 	return append(f, arrow.Field{Name: PolicyColumn, Type: arrow.BinaryTypes.String})
 }
 
+// NullableMetric reports whether ratesweep may write the points metric
+// name as NULL ("not measured", such as state_keys_peak on the lesson's
+// path); every other metric always holds a number.
+func NullableMetric(name string) bool {
+	for _, f := range pointsFields() {
+		if f.Name == name {
+			return f.Nullable
+		}
+	}
+	return false
+}
+
 // PolicyColumn is the points column holding the canonical identity of the
 // row's policy (model.Policy.Canonical, e.g. "sliding_window window_s=60
 // limit=600"): the key that joins points across runs, since a join on the

@@ -26,7 +26,7 @@ func cmdCheck(e *env, args []string) error {
 	allowScenario := fs.Bool("allow-scenario-change", false, "compare even if the scenario's hash differs (reported)")
 	failOnAdded := fs.Bool("fail-on-added", false, "fail when the run has points the baseline lacks")
 	allowRemoved := fs.Bool("allow-removed", false, "do not fail when baseline points are missing from the run")
-	allowIncomplete := fs.Bool("allow-incomplete", false, "compare a baseline or run without manifest.json (killed, or sharded and not merged)")
+	allowIncomplete := fs.Bool("allow-incomplete", false, "compare a baseline or run without manifest.json (killed, or sharded and not merged), or with NULL or NaN metrics")
 	update := fs.Bool("update", false, "report the differences, then make the run the new baseline (exit 0)")
 	format := fs.String("format", "text", "output format: text, markdown or json")
 	maxRows := fs.Int("max-rows", 20, "rows per listing, worst first; the rest are counted (0 = all)")

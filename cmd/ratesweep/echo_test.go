@@ -77,3 +77,15 @@ func TestInspectEscapesKeys(t *testing.T) {
 		t.Errorf("exit %d\nstdout %q\nstderr %s", code, stdout, stderr)
 	}
 }
+
+// Notes on stderr quote input (here a file name) with its control
+// characters escaped, as stdout does.
+func TestStderrEscapesInput(t *testing.T) {
+	dir := t.TempDir()
+	log := writeFile(t, dir, "access.log", "a - - [01/Jul/1995:00:00:01 -0400] \"GET / HTTP/1.0\" 200 100\n")
+	out := filepath.Join(dir, "s\x1b]0;title\x07.yaml")
+	code, _, stderr := runCLI(t, "inspect", log, "--scenario-out", out)
+	if code != 0 || strings.ContainsAny(stderr, "\x1b\x07") || !strings.Contains(stderr, `s\x1b]0;title\x07.yaml`) {
+		t.Errorf("inspect: exit %d\nstderr %q", code, stderr)
+	}
+}

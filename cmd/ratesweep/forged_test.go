@@ -114,6 +114,9 @@ func TestReadersRefuseForgedRuns(t *testing.T) {
 		})
 		expect(c.name, 2, c.want, readers(dir)[1:])
 		expect(c.name+", allowed", 0, "", readers(dir, "--allow-incomplete")[1:])
+		expect(c.name+", checked", 2, c.want, [][]string{{"check", "--baseline", base, dir}, {"check", "--baseline", dir, base}})
+		// Let through, the value compares as NaN: a change, never equal to the number.
+		expect(c.name+", checked anyway", 1, c.col, [][]string{{"check", "--baseline", base, dir, "--allow-incomplete"}})
 	}
 
 	// Every row listed twice: refused, never summed as replicates.

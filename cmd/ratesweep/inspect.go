@@ -23,7 +23,7 @@ func cmdInspect(e *env, args []string) error {
 	spec := fs.String("spec", "", "take the log, format, key and rules from this spec's traffic: section (LOG overrides its log)")
 	format := fs.String("format", "auto", "log format: auto | clf | combined | nasa-tsv | csv | parquet | jsonl | envoy | caddy | traefik | cloudflare | gcp-lb | alb | w3c | envoy-text | haproxy | nginx")
 	logFormat := fs.String("log-format", "", "envoy-text, haproxy, nginx: the format string (envoy format string, HAProxy log-format, nginx log_format); default the vendor's")
-	trusted := fs.StringSlice("trusted-proxies", nil, "envoy-text, haproxy, nginx: addresses or CIDR prefixes of proxies in front (comma-separated): the key ip is the first X-Forwarded-For hop from the right not among them")
+	trusted := fs.StringSlice("trusted-proxies", nil, "envoy-text, haproxy, nginx, JSON formats: addresses or CIDR prefixes of proxies in front (comma-separated): the key ip is the first X-Forwarded-For hop from the right not among them")
 	key := fs.String("key", "ip", "rate-limit key: comma-separated fields ("+strings.Join(ingest.FieldNames, ", ")+")")
 	depth := fs.Int("path-depth", 1, "path segments kept by the path_prefix key field")
 	rules := fs.String("rules", "", "labelling rules file (YAML with rules: [...])")
@@ -194,8 +194,11 @@ func inspectConfig(format, key string, depth int, rules, csvTime, csvTimeFormat,
 
 // inspectTemplate sets --log-format and --trusted-proxies on ro.
 func inspectTemplate(ro *ingest.ReaderOptions, logFormat string, trusted []string) error {
-	if (logFormat != "" || len(trusted) > 0) && !ro.Format.Templated() {
-		return usagef("inspect: --log-format and --trusted-proxies need --format envoy-text, haproxy or nginx")
+	if logFormat != "" && !ro.Format.Templated() {
+		return usagef("inspect: --log-format needs --format envoy-text, haproxy or nginx")
+	}
+	if len(trusted) > 0 && !ro.Format.Templated() && !ro.Format.JSON() {
+		return usagef("inspect: --trusted-proxies needs --format envoy-text, haproxy, nginx or a JSON format")
 	}
 	ro.Template = logFormat
 	for _, s := range trusted {

@@ -52,12 +52,23 @@ func (e *badInput) Unwrap() error { return e.err }
 type env struct {
 	ctx    context.Context
 	stdout io.Writer
-	stderr io.Writer
+	stderr io.Writer // escaped once a command runs (escapeWriter)
+	// term is stderr unescaped, for the progress bar's own control
+	// sequences (it writes no input).
+	term   io.Writer
 	stdin  io.Reader // nil: none
 	getenv func(string) string
 	signal func() string // the signal that cancelled ctx ("interrupt", "terminated"), or ""
 	// flags are the command's flags once it registered them (help, completion).
 	flags *pflag.FlagSet
+}
+
+// progressOut is where the progress bar writes: stderr unescaped.
+func (e *env) progressOut() io.Writer {
+	if e.term != nil {
+		return e.term
+	}
+	return e.stderr
 }
 
 type command struct {
@@ -162,7 +173,10 @@ func run(e *env, args []string) (code int) {
 	}
 	for _, c := range commands() {
 		if c.name == name {
-			e.stdout = escapeWriter{e.stdout} // input echoed must not drive the terminal
+			// Input echoed (names, keys, paths in warnings) must not drive
+			// the terminal.
+			e.term = e.stderr
+			e.stdout, e.stderr = escapeWriter{e.stdout}, escapeWriter{e.stderr}
 			return exitCode(e, c.run(e, args[1:]))
 		}
 	}

@@ -51,7 +51,7 @@ func cmdReport(e *env, args []string) error {
 	var prog *progress
 	opts.Progress = func(rows, total int64) {
 		if prog == nil {
-			prog = newProgress(e.stderr, total, *quiet)
+			prog = newProgress(e.progressOut(), total, *quiet)
 		}
 		prog.set(rows)
 	}

@@ -149,7 +149,7 @@ func cmdRun(e *env, args []string) error {
 	if e.getenv("RATESWEEP_WRITER_FLOOR") != "" {
 		return writerFloor(e, spec, opts)
 	}
-	prog := newProgress(e.stderr, mine*int64(spec.Replicates), *quiet)
+	prog := newProgress(e.progressOut(), mine*int64(spec.Replicates), *quiet)
 	opts.Progress = prog.set
 	start := time.Now()
 	res, err := sweep.Run(e.ctx, spec, opts)
