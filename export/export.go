@@ -104,9 +104,13 @@ func Render(asked, exported model.Policy, fit Fit, why, target string, o Options
 	if err := checkInts(target, exported); err != nil {
 		return nil, err
 	}
+	if err := checkWeighed(target, asked); err != nil {
+		return nil, err
+	}
 	if err := t.write(r, o); err != nil {
 		return nil, err
 	}
+	weighCosts(r)
 	return r, nil
 }
 

@@ -50,15 +50,17 @@ func ReadRun(ctx context.Context, dir string, opts sweep.OpenOptions) ([]*Point,
 	}
 	var out []*Point
 	byLabel := map[string]*Point{}
+	weigh := runWeighing(r.SpecYAML)
 	for i := range rows {
 		r := &rows[i]
-		label := r.Key()
+		label, w := r.Key(), weigh(r.PointID)
 		p := byLabel[label]
 		if p == nil {
 			pol, err := model.ParseLabel(label)
 			if err != nil {
 				return nil, fmt.Errorf("%s: point %d: %w", dir, r.PointID, err)
 			}
+			pol.CountIf, pol.Costed = w.CountIf, w.Costed
 			p = &Point{Policy: pol, Label: label, PointID: r.PointID}
 			byLabel[label] = p
 			out = append(out, p)

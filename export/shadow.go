@@ -62,6 +62,9 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if p.Weighed() {
+		return nil, fmt.Errorf("shadow replays every request at cost 1 without its response: it cannot check a policy with count_if or costs (docs/costs.md)")
+	}
 	if err := checkShadowKey(o.Key); err != nil {
 		return nil, err
 	}

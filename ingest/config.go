@@ -35,7 +35,7 @@ type Config struct {
 }
 
 var trafficKeys = []string{"log", "format", "csv", "parquet", "jsonl", "key", "path_depth", "spread", "strict", "max_line_bytes", "max_backwards_s", "top_keys", "rules", "window_origin",
-	"envoy_format", "haproxy_format", "nginx_log_format", "trusted_proxies"}
+	"envoy_format", "haproxy_format", "nginx_log_format", "trusted_proxies", "cost"}
 
 // templateKeys are the format string field of each templated format.
 var templateKeys = map[Format]string{FormatEnvoyText: "envoy_format", FormatHAProxy: "haproxy_format", FormatNginx: "nginx_log_format"}
@@ -284,6 +284,13 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 	if v := m.Get("rules"); v != nil {
 		o.Rules, err = decodeRulesRef(v, m.FieldPath("rules"), dir)
 		ec.Add(err)
+	}
+	if v := m.Get("cost"); v != nil {
+		o.Cost, err = decodeCost(v, m.FieldPath("cost"))
+		ec.Add(err)
+		if o.Cost != nil && o.Cost.Field == "bytes" && !logsBytes(o.Reader.Format) {
+			ec.Errorf(v, m.FieldPath("cost"), "format %s logs no response bytes: price requests with rules instead", o.Reader.Format)
+		}
 	}
 	if err := ec.Err(); err != nil {
 		return nil, err

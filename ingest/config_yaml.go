@@ -104,6 +104,7 @@ func (c *Config) YAML() []byte {
 	if c.WindowOrigin != OriginEpoch { // the default stays out, so specs without the field read as before
 		fmt.Fprintf(&b, "  window_origin: %s\n", c.WindowOrigin)
 	}
+	b.WriteString(o.Cost.yaml())
 	if len(o.Rules) == 0 {
 		return c.withOverlay(&b)
 	}

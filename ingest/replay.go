@@ -24,6 +24,10 @@ type Decider interface {
 type KeyResult struct {
 	Offered  [4]int64
 	Admitted [4]int64
+	// OfferedCost and AdmittedCost are the same in cost units, when the
+	// policy weighs requests and the log has costs (cost.go); else 0.
+	OfferedCost  [4]int64
+	AdmittedCost [4]int64
 }
 
 // Totals is the key's requests offered and admitted, all labels together.
@@ -65,6 +69,10 @@ func (t *Traffic) ReplayKeys(times [][]int64, d Decider, keys []KeyResult, lo, h
 		r := &keys[i]
 		*r = KeyResult{}
 		d.Reset()
+		if rd, ok := d.(model.RequestDecider); ok && t.resp != nil {
+			replayWeighed(rd, ts, labels, t.Costs(i), r)
+			continue
+		}
 		for j, tn := range ts {
 			l := labels[j]
 			r.Offered[l]++
@@ -83,6 +91,9 @@ func MetricsByLabel(keys []KeyResult) model.Metrics {
 		m.Count(model.Legit, model.NoStage, model.ClientResult{Offered: r.Offered[model.NoStage], Admitted: r.Admitted[model.NoStage]})
 		for _, s := range model.Stages {
 			m.Count(model.Abusive, s, model.ClientResult{Offered: r.Offered[s], Admitted: r.Admitted[s]})
+		}
+		for s := range r.OfferedCost {
+			m.Cost.Add(model.Class(min(s, 1)), r.OfferedCost[s], r.AdmittedCost[s])
 		}
 	}
 	m.Finish()

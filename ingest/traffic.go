@@ -34,6 +34,10 @@ type Options struct {
 	// Set are the files of a log read as one (log: {files: [...], as: one}),
 	// oldest first: Load of Set[0] reads them all.
 	Set []string
+	// Cost says what each request costs (traffic cost:), or nil: one unit.
+	Cost *CostConfig
+	// Statuses keeps each request's response status (for count_if).
+	Statuses bool
 	// MaxBackS is how far a line's time may go back behind the latest time
 	// before it, seconds (logs written at response time by several workers
 	// are a little out of order; such requests are sorted). A line further
@@ -85,6 +89,7 @@ type Traffic struct {
 	offsets []int64       // key i's requests are [offsets[i], offsets[i+1])
 	times   []int64       // ns since StartUnix; whole seconds unless SubSecond
 	labels  []model.Stage // per request, NoStage = legit
+	resp    []uint32      // per request: cost and status (cost.go), or nil
 }
 
 // Stats describe the reading of a log.
@@ -201,6 +206,7 @@ type builder struct {
 	reqStage []model.Stage
 	rateBits []uint16 // per request: bit j set when rate rule j's other conditions hold
 	rateRule []int    // rule index of rate rule j
+	resp     []uint32 // per request: cost and status (cost.go), when asked for
 	match    []*matcher
 	scratch  []byte
 	subSec   bool
@@ -388,6 +394,10 @@ func (b *builder) add(rec *Record) error {
 	if err := b.checkKey(rec); err != nil {
 		return err
 	}
+	resp, err := b.opt.respOf(rec)
+	if err != nil {
+		return err
+	}
 	ns := rec.Time*secondNs + rec.TimeNs
 	if tol := b.opt.MaxBackS; tol >= 0 && b.maxT-ns > tol*secondNs && (len(b.times) > 0 || b.others > 0) && !rec.Started {
 		return fmt.Errorf("time goes back %d s behind an earlier line, more than max_backwards_s %d", (b.maxT-ns)/secondNs, tol)
@@ -457,6 +467,12 @@ func (b *builder) add(rec *Record) error {
 	}
 	b.times = append(b.times, ns)
 	b.keys = append(b.keys, k)
+	if b.opt.weighs() {
+		if b.resp == nil {
+			b.resp = make([]uint32, len(b.times)-1, cap(b.times))
+		}
+		b.resp = append(b.resp, resp)
+	}
 	if rp != noPrec || b.reqPrec != nil {
 		if b.reqPrec == nil {
 			b.reqPrec = make([]uint8, len(b.times)-1, cap(b.times))
@@ -637,14 +653,14 @@ func (b *builder) finish() *Traffic {
 		dest[i] = int32(next[r])
 		next[r]++
 	}
-	cols := columns{times: b.times, prec: b.reqPrec, stage: b.reqStage, rate: b.rateBits}
+	cols := columns{times: b.times, prec: b.reqPrec, stage: b.reqStage, rate: b.rateBits, resp: b.resp}
 	cols.permute(dest)
 	b.keys = nil
 	for r := range nk {
 		seg := cols.slice(int(t.offsets[r]), int(t.offsets[r+1]))
 		switch {
 		case slices.IsSorted(seg.times):
-		case seg.prec == nil && seg.rate == nil:
+		case seg.prec == nil && seg.rate == nil && seg.resp == nil:
 			slices.Sort(seg.times) // times alone: equal ones are alike
 		default:
 			sort.Stable(seg) // ties keep their lines' order (and labels)
@@ -655,6 +671,7 @@ func (b *builder) finish() *Traffic {
 	}
 	t.times = b.times[:n:n]
 	b.times = nil
+	t.resp, b.resp = b.resp, nil
 
 	// Rate rules mark keys whose matching requests reach the rate.
 	for j, ri := range b.rateRule {
@@ -770,6 +787,7 @@ type columns struct {
 	prec  []uint8
 	stage []model.Stage
 	rate  []uint16
+	resp  []uint32 // cost and status (cost.go), when asked for
 }
 
 func (c columns) slice(i, j int) columns {
@@ -779,6 +797,9 @@ func (c columns) slice(i, j int) columns {
 	}
 	if c.rate != nil {
 		out.rate = c.rate[i:j]
+	}
+	if c.resp != nil {
+		out.resp = c.resp[i:j]
 	}
 	return out
 }
@@ -795,6 +816,9 @@ func (c columns) Swap(i, j int) {
 	}
 	if c.rate != nil {
 		c.rate[i], c.rate[j] = c.rate[j], c.rate[i]
+	}
+	if c.resp != nil {
+		c.resp[i], c.resp[j] = c.resp[j], c.resp[i]
 	}
 }
 
@@ -855,11 +879,15 @@ func (c columns) permuteCycles(dest []int32, base int32) {
 		var p uint8
 		var st model.Stage
 		var rb uint16
+		var rs uint32
 		if c.prec != nil {
 			p, st = c.prec[i], c.stage[i]
 		}
 		if c.rate != nil {
 			rb = c.rate[i]
+		}
+		if c.resp != nil {
+			rs = c.resp[i]
 		}
 		pos := dest[i] - base
 		dest[i] = -1
@@ -872,6 +900,9 @@ func (c columns) permuteCycles(dest []int32, base int32) {
 			if c.rate != nil {
 				c.rate[pos], rb = rb, c.rate[pos]
 			}
+			if c.resp != nil {
+				c.resp[pos], rs = rs, c.resp[pos]
+			}
 			next := dest[pos] - base
 			dest[pos] = -1
 			pos = next
@@ -882,6 +913,9 @@ func (c columns) permuteCycles(dest []int32, base int32) {
 		}
 		if c.rate != nil {
 			c.rate[i] = rb
+		}
+		if c.resp != nil {
+			c.resp[i] = rs
 		}
 	}
 }

@@ -82,7 +82,7 @@ func (a Arrivals) validate() error {
 // replicates (poisson, clustered, or keys spread at random), so that
 // replicates matter to a sweep.
 func (w *Workload) Stochastic() bool {
-	return w.Scenario.Arrivals.Stochastic() || w.Scenario.keysStochastic()
+	return w.Scenario.Arrivals.Stochastic() || w.Scenario.keysStochastic() || w.Scenario.failsStochastic()
 }
 
 // Realise returns every client's request times (ns since the start, sorted)

@@ -28,6 +28,7 @@ type keyedReq struct {
 	client int32
 	addr   int32 // address id (pools shared between clients)
 	acct   int32 // account id
+	status int16 // the response's status (weighed.go)
 }
 
 // queuedCharge is a write on its way to the shared store.
@@ -119,7 +120,10 @@ func (k *keyedSim) prepare(s *Simulator) {
 	k.reqs = k.reqs[:0]
 	pcg := rand.NewPCG(0, 0)
 	rng := rand.New(pcg)
+	fpcg := rand.NewPCG(0, 0)
+	frng := rand.New(fpcg)
 	for i := range sc.Clients {
+		seedFails(fpcg, k.seed, k.rep, i)
 		ck := sc.Clients[i].Keys
 		na, nc := ck.addresses(), ck.accounts()
 		pcg.Seed(k.seed, streamSeed(k.rep, i)^0x6b657973) // "keys"
@@ -128,7 +132,8 @@ func (k *keyedSim) prepare(s *Simulator) {
 			if ck.Spread == SpreadRandom {
 				a, c = rng.IntN(na), rng.IntN(nc)
 			}
-			k.reqs = append(k.reqs, keyedReq{t: t, client: int32(i), addr: k.addrBase[i] + int32(a), acct: k.acctBase[i] + int32(c)})
+			k.reqs = append(k.reqs, keyedReq{t: t, client: int32(i), addr: k.addrBase[i] + int32(a), acct: k.acctBase[i] + int32(c),
+				status: int16(sc.Clients[i].nextStatus(frng))})
 		}
 	}
 	slices.SortStableFunc(k.reqs, func(a, b keyedReq) int { return cmp.Compare(a.t, b.t) })
@@ -237,6 +242,7 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 	if box {
 		k.blocks.reset(len(w.Scenario.Clients))
 	}
+	weighed := p.Weighed() // one key, no lag (Validate)
 	var lbRng *rand.Rand
 	if p.LB == RandomLB && nodes > 1 {
 		lbRng = rand.New(rand.NewPCG(s.keySeed, streamSeed(s.keyRep, -1)^0x6c62)) // "lb"
@@ -275,7 +281,9 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 			d1 := k.store(p, base+k1)
 			k.lastSlot = base + k1
 			if nk == 1 {
-				if delays != nil {
+				if weighed {
+					ok = d1.(RequestDecider).AllowRequest(r.t, w.Scenario.Clients[r.client].RequestCost(), int(r.status))
+				} else if delays != nil {
 					if ok = d1.Allow(r.t); ok {
 						delays.add(d1.(Shaper).DelayNs())
 					}
@@ -326,6 +334,7 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 	if box {
 		k.blocks.finish(k.w, out, int64(w.Scenario.DurationS)*secondNs)
 	}
+	w.costMetrics(p, out)
 	if delays != nil {
 		out.MeanDelayS, out.P99DelayS = delays.meanS(), delays.quantileS(0.99)
 	}

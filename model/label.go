@@ -26,7 +26,11 @@ func (p Policy) AppendCanonical(b []byte) []byte {
 		vals = make([]float64, len(Params))
 	}
 	p.Values(vals)
-	return AppendBlockLevels(AppendLabel(b, p.Algorithm, vals), p)
+	b = AppendBlockLevels(AppendLabel(b, p.Algorithm, vals), p)
+	if p.CountIf != "" {
+		b = append(append(b, " count_if="...), p.CountIf...)
+	}
+	return b
 }
 
 // AppendLabel is AppendCanonical for a policy of algorithm a whose Values
@@ -319,6 +323,14 @@ func ParseLabel(s string) (Policy, error) {
 				return Policy{}, fmt.Errorf("policy %q: %w", s, err)
 			}
 			p.BlockLevels = ls
+			continue
+		}
+		if name == "count_if" && p.CountIf == "" {
+			set, err := parseStatusSet(val)
+			if err != nil {
+				return Policy{}, fmt.Errorf("policy %q: count_if: %v", s, err)
+			}
+			p.CountIf = set.String()
 			continue
 		}
 		prm, known := LookupParam(name)

@@ -219,6 +219,14 @@ type Policy struct {
 	// (nil: every block is BlockS long). A pointer keeps Policy comparable;
 	// policies share it: do not change it.
 	BlockLevels *BlockLevels
+
+	// CountIf is the response statuses a request must have to count against
+	// the limit (count_if, docs/costs.md) in canonical form ("401,403",
+	// "500-599"); "" counts every request.
+	CountIf string
+	// Costed says the traffic's requests carry costs: a request spends its
+	// cost units (cost.go). The sweep sets it for traffic with costs.
+	Costed bool
 }
 
 // Limits on parameters so that times fit int64 nanoseconds.
@@ -235,6 +243,9 @@ const (
 // *FieldError naming the parameter.
 func (p Policy) Validate() error {
 	if err := p.validateAlgorithm(); err != nil {
+		return err
+	}
+	if err := p.validateModifiers(); err != nil {
 		return err
 	}
 	if err := p.validateDistribution(); err != nil {
@@ -481,6 +492,9 @@ func (p Policy) String() string {
 			}
 			fmt.Fprintf(&b, " %s=%s", name, strconv.FormatFloat(v, 'g', -1, 64))
 		}
+	}
+	if p.CountIf != "" {
+		b.WriteString(" count_if=" + p.CountIf)
 	}
 	return b.String()
 }

@@ -39,11 +39,30 @@ type modifier struct {
 	// the decider interface (Allow, peek, charge, cloneInto, stateSize), so
 	// it works on every algorithm.
 	wrap func(inner decider, p Policy) decider
+	// validate, when set, reports why p cannot use the modifier (an
+	// algorithm without the ability it needs), as a *FieldError naming the
+	// parameter; it is called only when uses(p).
+	validate func(p Policy) error
 }
 
 // modifiers are the registered modifiers, applied in this order (the first
 // innermost).
-var modifiers = []*modifier{&penaltyBoxModifier}
+var modifiers = []*modifier{&costModifier, &countIfModifier, &penaltyBoxModifier}
+
+// validateModifiers reports why p cannot use a modifier it uses.
+func (p Policy) validateModifiers() error {
+	if err := validateWeighed(p); err != nil {
+		return err
+	}
+	for _, m := range modifiers {
+		if m.validate != nil && m.uses(p) {
+			if err := m.validate(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // modifierParams are the modifiers' parameters, which every algorithm takes
 // (optional, default 0).
@@ -84,3 +103,6 @@ func (w *wrapper) configure(p Policy)              { w.inner.configure(p) }
 func (w *wrapper) peek(t int64) bool               { return w.inner.peek(t) }
 func (w *wrapper) charge(t int64)                  { w.inner.charge(t) }
 func (w *wrapper) stateSize(t int64) (bool, int64) { return w.inner.stateSize(t) }
+
+// atOrigin moves the inner decider's window boundaries (NewDeciderAt).
+func (w *wrapper) atOrigin(originNs int64) { atOrigin(w.inner, originNs) }

@@ -66,6 +66,14 @@ type Client struct {
 	Segments []Segment
 	Keys     ClientKeys // addresses and accounts (default: one of each)
 	React    Reaction   // retries and throttling (default: none)
+	// Cost is what each of its requests costs, units (0 means 1;
+	// docs/costs.md).
+	Cost int64
+	// FailShare is the share of its requests whose response fails, with
+	// status FailStatus (0 means 401); the others answer 200. Which ones is
+	// drawn per request from the seed and replicate.
+	FailShare  float64
+	FailStatus int
 }
 
 // Scenario is a traffic model: clients and their arrivals over DurationS seconds.
@@ -139,6 +147,9 @@ func (s *Scenario) Validate() error {
 			return fieldErr(p+".stage", "missing for an abusive client (design | code | none)")
 		}
 		if err := c.Keys.validate(p); err != nil {
+			return err
+		}
+		if err := c.validateResponses(p); err != nil {
 			return err
 		}
 		if len(c.Segments) == 0 {

@@ -14,7 +14,7 @@ import (
 
 var scenarioKeys = []string{"name", "duration_s", "arrivals", "clients"}
 var arrivalKeys = []string{"process", "burst_size", "spread_s"}
-var clientKeys = []string{"name", "class", "stage", "segments", "addresses", "accounts", "address_pool", "account_pool", "spread", "on_reject", "throttle"}
+var clientKeys = []string{"name", "class", "stage", "segments", "addresses", "accounts", "address_pool", "account_pool", "spread", "on_reject", "throttle", "cost", "fail_share", "fail_status"}
 
 // ParseScenario decodes a scenario from YAML (strict: unknown keys are
 // errors) and validates it. Errors are *yamlx.Error with line and field path;
@@ -210,6 +210,7 @@ func decodeClient(n *yaml.Node, path string, duration int) (Client, error) {
 	c.Add(err)
 	cl.React, err = decodeReaction(m)
 	c.Add(err)
+	c.Add(decodeClientResponses(m, &cl))
 	if segn, err := m.Require("segments"); !c.Add(err) {
 		segs, err := yamlx.Seq(segn, m.FieldPath("segments"))
 		c.Add(err)
@@ -278,6 +279,7 @@ func (s *Scenario) YAML() []byte {
 		b.WriteString("]\n")
 		c.Keys.writeYAML(&b)
 		c.React.writeYAML(&b)
+		c.writeResponses(&b)
 	}
 	return []byte(b.String())
 }

@@ -154,6 +154,9 @@ type Metrics struct {
 	LegitBlockedS float64
 	// Reactions are the measures of clients that react (reactsim.go).
 	Reactions ReactionMetrics
+	// Cost is the judged numbers in cost units when the requests carry
+	// costs (Policy.Costed; weighed.go), all 0 otherwise.
+	Cost CostMetrics
 }
 
 // Outcome is the result of one policy over one workload.
@@ -196,8 +199,9 @@ type Simulator struct {
 	keyRep        int
 
 	// Clients that react to rejections (reactsim.go).
-	reacts bool
-	react  *reactSim
+	reacts     bool
+	react      *reactSim
+	fluidTimes [][]int64 // a fluid workload's request times (weighed.go)
 }
 
 // NewSimulator returns a simulator for w, on realisation (0, 0).
@@ -245,6 +249,10 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 	}
 	if s.keyedScenario || p.Distributed() {
 		s.runKeyed(p, out)
+		return
+	}
+	if p.Weighed() {
+		s.runWeighed(p, out)
 		return
 	}
 	var delays *delayStats
@@ -335,6 +343,10 @@ func hasKernel(a Algorithm) bool { return a.Describe().kernel != nil }
 func (w *Workload) Timeline(p Policy, seed uint64, replicate int) (offered, admitted [][]int32) {
 	n := len(w.Scenario.Clients)
 	offered, admitted = make([][]int32, n), make([][]int32, n)
+	if p.Weighed() {
+		w.weighedTimeline(p, seed, replicate, offered, admitted)
+		return offered, admitted
+	}
 	if w.Scenario.Arrivals.Process == Fluid {
 		for i := range admitted {
 			offered[i] = w.Offered(i)

@@ -510,6 +510,7 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 	}
 	var a repAcc
 	a.id = -1
+	countIf := run.CountIfOf()
 	var alg, label string
 	lastRep := int64(-1)
 	intern := map[string]string{}
@@ -546,6 +547,9 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 							j := slices.IndexFunc(model.Params, func(p model.Param) bool { return p.Name == name })
 							return sweep.ParamAt(model.Params[j], c[3+j], i)
 						})
+						if ci := countIf(id); ci != "" {
+							label += " count_if=" + ci
+						}
 					}
 				} else if rep <= lastRep {
 					return fmt.Errorf("%s: point %d: replicates are not in order", f, id)

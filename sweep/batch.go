@@ -578,6 +578,9 @@ func (r *partResult) fillParams(lo int, pol []model.Policy, changed []int8) {
 		}
 		r.labelData = r.labels.AppendNext(r.labelData, p.Algorithm, row, j)
 		r.labelData = model.AppendBlockLevels(r.labelData, *p)
+		if p.CountIf != "" { // the label names it (model.Policy.String)
+			r.labelData = append(append(r.labelData, " count_if="...), p.CountIf...)
+		}
 		r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
 	}
 	if hi == r.nrows/r.reps {

@@ -37,6 +37,7 @@ func (g *Grid) Policy(id int64) model.Policy {
 	}
 	entry := &g.spec.Entries[e]
 	p := model.Policy{Algorithm: entry.Algorithm, BlockLevels: entry.BlockLevels}
+	g.spec.weigh(entry, &p)
 	rest := id - g.offsets[e]
 	for i := len(entry.Axes) - 1; i >= 0; i-- {
 		ax := &entry.Axes[i]

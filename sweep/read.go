@@ -301,6 +301,7 @@ type PointRow struct {
 	Replicate int32
 	Algorithm string
 	Params    map[string]float64 // the parameters that apply (non-null)
+	CountIf   string             // the point's count_if, from the run's spec ("" none)
 	model.Metrics
 }
 
@@ -309,10 +310,14 @@ type PointRow struct {
 // column `policy` (computed here from the parameters, so runs written
 // before the column existed get the same key).
 func (r *PointRow) Key() string {
-	return model.PolicyLabel(r.Algorithm, func(name string) (float64, bool) {
+	label := model.PolicyLabel(r.Algorithm, func(name string) (float64, bool) {
 		v, ok := r.Params[name]
 		return v, ok
 	})
+	if r.CountIf != "" {
+		label += " count_if=" + r.CountIf
+	}
+	return label
 }
 
 // PointColumns are the columns ReadPoints reads: every points column but
@@ -345,6 +350,7 @@ func ReadPoints(ctx context.Context, dir string) ([]PointRow, error) {
 func ReadRunPoints(ctx context.Context, run *RunDir) ([]PointRow, error) {
 	cols := PointColumns()
 	keys := run.Keys()
+	countIf := run.CountIfOf()
 	var rows []PointRow
 	for _, f := range run.Points {
 		start := len(rows)
@@ -358,6 +364,7 @@ func ReadRunPoints(ctx context.Context, run *RunDir) ([]PointRow, error) {
 					return err
 				}
 				r.Replicate = int32(rep)
+				r.CountIf = countIf(r.PointID)
 				r.Algorithm, _ = String(c[2], i)
 				r.Params = map[string]float64{}
 				k := 3

@@ -50,14 +50,14 @@ func specDefs() map[string]any {
 	for _, a := range model.Algorithms {
 		algs = append(algs, a.String())
 	}
-	props := map[string]any{"algorithm": map[string]any{"enum": algs}}
+	props := map[string]any{"algorithm": map[string]any{"enum": algs}, "count_if": countIfSchema()}
 	for _, p := range model.Params {
 		props[p.Name] = map[string]any{"$ref": "#/$defs/axis_" + p.Name}
 	}
 	props[blockLevelsKey] = blockLevelsSchema()
 	var perAlg []any
 	for _, a := range model.Algorithms {
-		names := append([]string{"algorithm", blockLevelsKey}, a.Params()...)
+		names := append([]string{"algorithm", blockLevelsKey, "count_if"}, a.Params()...)
 		names = append(names, a.OptionalParams()...)
 		perAlg = append(perAlg, map[string]any{
 			"if":   map[string]any{"properties": map[string]any{"algorithm": map[string]any{"const": a.String()}}, "required": []string{"algorithm"}},

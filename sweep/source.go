@@ -72,8 +72,12 @@ func newSource(ctx context.Context, spec *Spec, streamed bool) (source, error) {
 		logs = []string{spec.Traffic.Log}
 	}
 	src := &trafficSource{cfg: spec.Traffic}
+	opt, err := spec.weighedOptions()
+	if err != nil {
+		return nil, err
+	}
 	for _, log := range logs {
-		tr, err := ingest.Load(ctx, log, spec.Traffic.Options)
+		tr, err := ingest.Load(ctx, log, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -274,7 +278,7 @@ var noBatch = false
 // in key ranges over every core. Every way the decisions are the per-point
 // replay's.
 func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m *model.Metrics)) int {
-	if noBatch {
+	if noBatch || ps[0].Weighed() { // weighed policies replay request by request (run)
 		return 0
 	}
 	tr := s.tr

@@ -44,6 +44,9 @@ type Entry struct {
 	// BlockLevels are the penalty box's escalation levels (block_levels),
 	// shared by the entry's policies; nil: none.
 	BlockLevels *model.BlockLevels
+	// CountIf is the entry's count_if (model.Policy.CountIf), or "".
+	CountIf string
+	costed  bool // checkCorners checks Costed policies
 }
 
 // AxisKind is how an axis was written in the spec.
@@ -237,6 +240,7 @@ func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), d
 		for i, it := range items {
 			e, err := decodeEntry(it, fmt.Sprintf("sweep[%d]", i))
 			if !c.Add(err) {
+				c.Add(s.checkCosted(&e, it, fmt.Sprintf("sweep[%d]", i)))
 				s.Entries = append(s.Entries, e)
 			}
 		}
@@ -306,7 +310,7 @@ func decodeScenarioRef(n *yaml.Node, resolve func(string) (string, []byte, error
 func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 	var e Entry
 	var c yamlx.Collector
-	allowed := []string{"algorithm", blockLevelsKey}
+	allowed := []string{"algorithm", blockLevelsKey, "count_if"}
 	for _, prm := range model.Params {
 		allowed = append(allowed, prm.Name)
 	}
@@ -347,6 +351,10 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 			e.Axes = append(e.Axes, ax)
 		}
 	}
+	if cn := m.Get("count_if"); cn != nil {
+		e.CountIf, err = decodeCountIf(cn, m.FieldPath("count_if"))
+		c.Add(err)
+	}
 	for _, want := range takes {
 		if !m.Has(want) {
 			c.Errorf(n, m.FieldPath(want), "missing: %s needs %s", alg, strings.Join(takes, " and "))
@@ -375,7 +383,7 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 func (e *Entry) checkCorners() error {
 	corners := 1 << min(len(e.Axes), 16)
 	for c := range corners {
-		p := model.Policy{Algorithm: e.Algorithm, BlockLevels: e.BlockLevels}
+		p := model.Policy{Algorithm: e.Algorithm, BlockLevels: e.BlockLevels, CountIf: e.CountIf, Costed: e.costed}
 		for i, ax := range e.Axes {
 			lo, hi := slices.Min(ax.Values), slices.Max(ax.Values)
 			v := lo
@@ -650,6 +658,7 @@ func (s *Spec) YAML() []byte {
 		if e.BlockLevels != nil {
 			fmt.Fprintf(&b, "    %s: %s\n", blockLevelsKey, levelsYAML(e.BlockLevels))
 		}
+		b.WriteString(countIfYAML(&e))
 	}
 	return []byte(b.String())
 }
