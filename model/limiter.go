@@ -21,6 +21,7 @@ const (
 	FixedWindowAnchored                      // fixed window opened by the first hit (express, ulule)
 	Concurrency                              // Stripe in-flight limit, constant service time
 	HAProxyRate                              // HAProxy stick-table rate (freq_ctr), periods from the key's first request
+	AllOf                                    // several limits at once (stacked): every component must admit
 )
 
 // Algorithms and their descriptors: registry.go; each algorithm's own
@@ -188,6 +189,11 @@ type Policy struct {
 	PeriodS float64
 	// Counts is which requests haproxy_rate counts.
 	Counts HAProxyCounts
+
+	// Stack holds the components of an all_of policy (allof.go), nil
+	// otherwise. It is shared between copies of the policy: Set copies it
+	// before changing it.
+	Stack *Stack
 }
 
 // Limits on parameters so that times fit int64 nanoseconds.
@@ -264,7 +270,7 @@ func (p *Policy) Get(name string) float64 {
 	case "counts":
 		return float64(p.Counts)
 	}
-	return 0
+	return p.getStacked(name)
 }
 
 // Value is Get with absent parameters at their Default (nodes 0 is 1): the
@@ -360,7 +366,10 @@ var paramDefaults = func() (d [13]float64) {
 // Whole-number parameters are truncated; range checks are Validate's job.
 func (p *Policy) Set(name string, v float64) bool {
 	j := slices.IndexFunc(Params, func(prm Param) bool { return prm.Name == name })
-	return j >= 0 && p.SetParam(j, v)
+	if j < 0 {
+		return p.setStacked(name, v)
+	}
+	return p.SetParam(j, v)
 }
 
 // SetParam is Set of Params[j] (a switch on an index, not on a name: a
@@ -411,6 +420,9 @@ var stringOrder = []string{"limit", "window_s", "period_s", "counts", "rate", "c
 // "fixed_window limit=600 window_s=60"; optional parameters appear only when
 // they are not 0.
 func (p Policy) String() string {
+	if p.Stack != nil {
+		return p.Canonical()
+	}
 	var b strings.Builder
 	b.WriteString(p.Algorithm.String())
 	for _, name := range stringOrder {

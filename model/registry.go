@@ -169,6 +169,7 @@ func init() {
 		FixedWindowAnchored: &anchoredWindowAlgorithm,
 		Concurrency:         &concurrencyAlgorithm,
 		HAProxyRate:         &haproxyRateAlgorithm,
+		AllOf:               &allOfAlgorithm,
 	}
 	for a := 1; a < len(registry); a++ {
 		Algorithms = append(Algorithms, Algorithm(a))

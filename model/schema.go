@@ -56,6 +56,7 @@ func SchemaDefs() map[string]any {
 				"address_pool": map[string]any{"type": "string", "minLength": 1},
 				"account_pool": map[string]any{"type": "string", "minLength": 1},
 				"spread":       map[string]any{"enum": spreadNames},
+				"org":          map[string]any{"type": "string", "minLength": 1, "description": "the client's organisation: clients naming the same org share the key org"},
 			},
 			"if":   map[string]any{"properties": map[string]any{"class": map[string]any{"const": "legit"}}},
 			"then": map[string]any{"properties": map[string]any{"stage": map[string]any{"enum": []string{"-", "–"}}}},

@@ -224,6 +224,10 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 		out.Clients = make([]ClientResult, nc)
 	}
 	out.Clients = out.Clients[:nc]
+	if p.Stack.keyed() {
+		s.runStack(p, out)
+		return
+	}
 	if s.keyedScenario || p.Distributed() {
 		s.runKeyed(p, out)
 		return
