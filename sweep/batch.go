@@ -572,7 +572,12 @@ func (r *partResult) fillParams(lo int, pol []model.Policy, changed []int8) {
 				c.i8[i] = int8(v)
 			}
 		}
-		r.labelData = r.labels.AppendNext(r.labelData, p.Algorithm, row, j)
+		if p.Stack != nil {
+			r.labels.Reset()
+			r.labelData = p.AppendCanonical(r.labelData)
+		} else {
+			r.labelData = r.labels.AppendNext(r.labelData, p.Algorithm, row, j)
+		}
 		r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
 	}
 	if hi == r.nrows/r.reps {

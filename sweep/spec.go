@@ -38,6 +38,9 @@ type Spec struct {
 type Entry struct {
 	Algorithm model.Algorithm
 	Axes      []Axis
+	// Components are the algorithms of an all_of entry's components (its
+	// axes are rejected_counts and all_of[i].name), nil otherwise.
+	Components []model.Algorithm
 }
 
 // AxisKind is how an axis was written in the spec.
@@ -291,6 +294,9 @@ func decodeScenarioRef(n *yaml.Node, resolve func(string) (string, []byte, error
 }
 
 func decodeEntry(n *yaml.Node, p string) (Entry, error) {
+	if isStackEntry(n) {
+		return decodeStackEntry(n, p)
+	}
 	var e Entry
 	var c yamlx.Collector
 	allowed := []string{"algorithm"}
@@ -353,7 +359,7 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 func (e *Entry) checkCorners() error {
 	corners := 1 << min(len(e.Axes), 16)
 	for c := range corners {
-		p := model.Policy{Algorithm: e.Algorithm}
+		p := e.newPolicy()
 		for i, ax := range e.Axes {
 			lo, hi := slices.Min(ax.Values), slices.Max(ax.Values)
 			v := lo
@@ -621,6 +627,10 @@ func (s *Spec) YAML() []byte {
 	}
 	b.WriteString("sweep:\n")
 	for _, e := range s.Entries {
+		if e.Components != nil {
+			e.writeStackYAML(&b)
+			continue
+		}
 		fmt.Fprintf(&b, "  - algorithm: %s\n", e.Algorithm)
 		for _, a := range e.Axes {
 			fmt.Fprintf(&b, "    %s: %s\n", a.Param, a.yaml())
@@ -674,7 +684,10 @@ func (a *Axis) yaml() string {
 		return fmt.Sprintf("{from: %s, to: %s, count: %d, scale: log}", f(a.From), f(a.To), a.Count)
 	}
 	parts := make([]string, len(a.Values))
-	prm, _ := model.LookupParam(a.Param)
+	prm, ok := model.LookupParam(a.Param)
+	if !ok {
+		prm, _ = model.LookupStackedParam(a.Param)
+	}
 	for i, v := range a.Values {
 		parts[i] = f(v)
 		if name := prm.ParamName(v); name != "" {
