@@ -413,3 +413,11 @@ func decideAll(parts []decider, rc RejectedCounts, t int64) bool {
 	}
 	return ok
 }
+
+// atOrigin places the components' window boundaries for event times
+// counted from originNs (NewDeciderAt).
+func (s *stackDecider) atOrigin(originNs int64) {
+	for _, d := range s.parts {
+		atOrigin(d, originNs)
+	}
+}

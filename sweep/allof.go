@@ -140,3 +140,27 @@ func stackEntrySchema() map[string]any {
 		},
 	}
 }
+
+// checkStackKeys refuses all_of components on a key other than the client
+// in a spec that replays a log: the replay hangs every limit on the log's
+// key (traffic.key), one limiter per key.
+func checkStackKeys(s *Spec, sw *yaml.Node) error {
+	if s.Traffic == nil || sw == nil || sw.Kind != yaml.SequenceNode {
+		return nil
+	}
+	for i, e := range s.Entries {
+		for _, ax := range e.Axes {
+			j, name, ok := model.ComponentParam(ax.Param)
+			if !ok || name != "key" || (len(ax.Values) == 1 && ax.Values[0] == float64(model.KeyClient)) {
+				continue
+			}
+			var n *yaml.Node
+			if i < len(sw.Content) {
+				n = sw.Content[i]
+			}
+			return yamlx.Errorf(n, fmt.Sprintf("sweep[%d].all_of[%d].key", i, j),
+				"a replayed log hangs every component on its traffic key (traffic.key); components on other keys need a scenario (whose clients have addresses, accounts and orgs)")
+		}
+	}
+	return nil
+}

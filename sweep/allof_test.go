@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -122,5 +123,63 @@ func TestStackSchema(t *testing.T) {
 		if _, err := ParseSpec([]byte(c.src), nil); (err == nil) != c.valid {
 			t.Errorf("decoder says %v, want valid %v", err, c.valid)
 		}
+	}
+}
+
+// On a replayed log a stack hangs every component on the log's key: a
+// one-component stack decides as its component alone (window boundaries on
+// the wall clock included), a stack never admits more than a component
+// alone, and a component on another key is refused.
+func TestStackOnLog(t *testing.T) {
+	base, err := os.ReadFile("../configs/examples/antlr-org.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(string(base), "sweep:\n")
+	src := head + `sweep:
+  - algorithm: fixed_window
+    window_s: 10
+    limit: 5
+  - algorithm: sliding_window
+    window_s: 60
+    limit: 30
+  - all_of:
+      - {algorithm: fixed_window, window_s: 10, limit: 5}
+    rejected_counts: [all, none]
+  - all_of:
+      - {algorithm: fixed_window, window_s: 10, limit: 5}
+      - {algorithm: sliding_window, window_s: 60, limit: 30}
+    rejected_counts: [all, none]
+`
+	spec, err := ReadSpec([]byte(src), "antlr-stack.yaml", "../configs/examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	mustRun(t, spec, Options{OutDir: dir, Workers: 2})
+	rows, err := ReadPoints(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := map[string]int64{}
+	for _, r := range rows {
+		admitted[r.Key()] = r.OfferedLegit + r.OfferedAbusive - r.FalseCut - r.Caught
+	}
+	fixed, sliding := admitted["fixed_window window_s=10 limit=5"], admitted["sliding_window window_s=60 limit=30"]
+	if fixed == 0 || fixed == 7502 || sliding == 7502 {
+		t.Fatalf("components admit %d and %d of 7502: no test", fixed, sliding)
+	}
+	for _, rc := range []string{"all", "none"} {
+		if one := admitted["all_of rejected_counts="+rc+" [fixed_window window_s=10 limit=5]"]; one != fixed {
+			t.Errorf("%s: a one-component stack admits %d, its component alone %d", rc, one, fixed)
+		}
+		two := admitted["all_of rejected_counts="+rc+" [fixed_window window_s=10 limit=5] [sliding_window window_s=60 limit=30]"]
+		if two > min(fixed, sliding) || two == 0 {
+			t.Errorf("%s: the stack admits %d, its components alone %d and %d", rc, two, fixed, sliding)
+		}
+	}
+	bad := strings.Replace(src, "{algorithm: sliding_window, window_s: 60, limit: 30}", "{algorithm: sliding_window, window_s: 60, limit: 30, key: global}", 1)
+	if _, err := ReadSpec([]byte(bad), "antlr-stack.yaml", "../configs/examples"); err == nil || !strings.Contains(err.Error(), "sweep[3].all_of[1].key: a replayed log hangs every component on its traffic key") {
+		t.Errorf("a component on another key: %v", err)
 	}
 }

@@ -239,6 +239,7 @@ func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), d
 		}
 	}
 	c.Add(checkGridSize(s, m.Get("sweep")))
+	c.Add(checkStackKeys(s, m.Get("sweep")))
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
