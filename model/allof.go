@@ -165,14 +165,18 @@ func (p Policy) StackedParams() []string {
 	return out
 }
 
-// LookupStackedParam returns the parameter behind a stacked name
-// (rejected_counts, or all_of[i].name as the component's parameter name).
+// LookupStackedParam returns the parameter behind a stacked name:
+// rejected_counts, or for all_of[i].name the component's parameter name
+// under the stacked name (its unit, range, values and scale).
 func LookupStackedParam(name string) (Param, bool) {
 	if name == RejectedCountsParam.Name {
 		return RejectedCountsParam, true
 	}
-	if _, prm, ok := ComponentParam(name); ok {
-		return LookupParam(prm)
+	if _, bare, ok := ComponentParam(name); ok {
+		if prm, ok := LookupParam(bare); ok && !strings.HasPrefix(bare, allOfAlgorithm.Name+"[") && bare != RejectedCountsParam.Name {
+			prm.Name = name
+			return prm, true
+		}
 	}
 	return Param{}, false
 }

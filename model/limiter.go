@@ -104,14 +104,15 @@ func (p Param) ParamValue(n string) (float64, bool) {
 	return float64(i), i >= 0
 }
 
-// LookupParam returns the parameter called name.
+// LookupParam returns the parameter called name: one of Params, or an
+// all_of policy's rejected_counts or all_of[i].name (LookupStackedParam).
 func LookupParam(name string) (Param, bool) {
 	for _, p := range Params {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return Param{}, false
+	return LookupStackedParam(name)
 }
 
 // Params lists the parameter names an algorithm requires.

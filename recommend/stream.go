@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -494,9 +495,13 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 	keys := run.Keys()
 	params := want != nil
 	cols := []string{"point_id", "replicate", "algorithm"}
+	stacked := params && strings.Contains(run.SpecYAML, "all_of:") // all_of points: the label from the policy column
 	if params {
 		for _, p := range model.Params {
 			cols = append(cols, p.Name)
+		}
+		if stacked {
+			cols = append(cols, sweep.PolicyColumn)
 		}
 	}
 	cols = append(cols, metricColumns...)
@@ -533,7 +538,9 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 						alg = string([]byte(s))
 						intern[alg] = alg
 					}
-					if params {
+					if stacked && alg == model.AllOf.String() {
+						label, _ = sweep.String(c[3+len(model.Params)], i)
+					} else if params {
 						label = model.PolicyLabel(alg, func(name string) (float64, bool) {
 							j := slices.IndexFunc(model.Params, func(p model.Param) bool { return p.Name == name })
 							return sweep.ParamAt(model.Params[j], c[3+j], i)
