@@ -7,8 +7,8 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/ratesweep/ratesweep/model"
