@@ -1,0 +1,85 @@
+package export
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ratesweep/ratesweep/model"
+)
+
+// Stacked limits to nginx: one zone per component on its own key, all on
+// one location. nginx counts a request in every zone or none, so
+// rejected_counts none is exact (for nginx components) and all is nearest;
+// components nginx has no form for are translated as alone.
+func TestStackGolden(t *testing.T) {
+	for _, c := range []struct {
+		file, label string
+		fit         Fit
+		why         string
+	}{
+		{"all_of_exact.txt", "all_of rejected_counts=none [nginx rate=10 burst=5 delay=5 key=account] [nginx rate=0.5 burst=100 delay=100 key=org]", Exact, ""},
+		{"all_of_nearest.txt", "all_of rejected_counts=all [token_bucket rate=1 capacity=20] [fixed_window window_s=3600 limit=1000 key=global]", Nearest,
+			"all_of[1]: nginx limit_req is a leaky bucket (rate, burst): it has no window; rejected_counts: nginx counts a request in every zone or in none"},
+	} {
+		p, err := model.ParseLabel(c.label)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Export(p, "nginx", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Fit != c.fit || !strings.HasPrefix(r.Why, c.why) {
+			t.Errorf("%s: fit %v (%s), want %v (%s)", c.label, r.Fit, r.Why, c.fit, c.why)
+		}
+		if r.Exported.Stack == nil || r.Exported.Stack.RejectedCounts != model.RejectedCountedByNone || len(r.Exported.Stack.Components) != len(p.Stack.Components) {
+			t.Errorf("%s: exported %s", c.label, r.Exported.Canonical())
+		}
+		if n := strings.Count(r.Config, "limit_req_zone "); n != len(p.Stack.Components) {
+			t.Errorf("%s: %d zones", c.label, n)
+		}
+		var b bytes.Buffer
+		if err := Write(&b, r, nil, nil, ""); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, filepath.Join("testdata", "nginx", c.file), b.Bytes())
+	}
+	p, _ := model.ParseLabel("all_of rejected_counts=none [nginx rate=10 burst=5]")
+	for _, target := range Targets {
+		if target == "nginx" {
+			continue
+		}
+		if _, err := Export(p, target, Options{}); err == nil || !strings.Contains(err.Error(), "cannot express stacked limits") {
+			t.Errorf("%s: %v", target, err)
+		}
+	}
+	if _, err := Export(p, "nginx", Options{Key: "ip"}); err == nil {
+		t.Error("--key on a stack: no error")
+	}
+}
+
+// With a run that measured both, the cost of nginx's counting is the
+// difference between the asked point (rejected_counts all) and the
+// exported one (none).
+func TestStackNearestInRun(t *testing.T) {
+	all, _ := model.ParseLabel("all_of rejected_counts=all [nginx rate=1 burst=2 delay=2] [nginx rate=1 burst=4 delay=4 key=org]")
+	none, _ := model.ParseLabel("all_of rejected_counts=none [nginx rate=1 burst=2 delay=2] [nginx rate=1 burst=4 delay=4 key=org]")
+	run := []*Point{
+		{Policy: all, Label: all.Canonical(), OfferedLegit: 100, OfferedAbusive: 100, FalseCut: 10, Missed: 5},
+		{Policy: none, Label: none.Canonical(), PointID: 1, OfferedLegit: 100, OfferedAbusive: 100, FalseCut: 4, Missed: 9},
+	}
+	res, asked, exported, err := NearestIn(all, "nginx", run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked != run[0] || exported != run[1] || res.Fit != Nearest {
+		t.Fatalf("asked %v, exported %v, fit %v", asked, exported, res.Fit)
+	}
+	var b bytes.Buffer
+	Write(&b, res, asked, exported, "RUN")
+	if !strings.Contains(b.String(), "the translation costs -6.00 pp of legitimate requests cut and +4.00 pp of abusive requests missed") {
+		t.Errorf("no cost:\n%s", b.String())
+	}
+}
