@@ -21,17 +21,33 @@ import (
 // rejected_counts all is exported as the same zones with none (nearest),
 // and with a run that has both, the cost is measured.
 
+// Kong's rate-limiting plugin takes several periods at once (second,
+// minute, hour, day on one plugin, one key): its access handler reads every
+// period's usage, answers 429 when any period is at its limit before
+// incrementing anything, and increments every period only for a request it
+// lets through (kong/plugins/rate-limiting/handler.lua): rejected_counts
+// none, with fixed windows aligned to the calendar.
+
+// A stackTarget writes stacked limits for one target.
+type stackTarget struct {
+	write func(r *Result, comps []model.Policy, o Options) error
+	// counts says how the target counts a request one of its limits
+	// rejects (it counts in every limit or in none).
+	counts string
+}
+
 // stackTargets are the targets that write stacked limits.
-var stackTargets = map[string]func(r *Result, comps []model.Policy, o Options) error{
-	"nginx": writeNginxStack,
+var stackTargets = map[string]stackTarget{
+	"nginx": {writeNginxStack, "nginx counts a request in every zone or in none (a zone that rejects it ends the lookup, and the zones before it are not charged)"},
+	"kong":  {writeKongStack, "Kong answers 429 when any period is at its limit and increments every period only for the requests it lets through"},
 }
 
 // exportStack exports an all_of policy: each component translated as the
 // target translates it alone, rejected_counts as the target counts.
 func exportStack(p model.Policy, target string, o Options) (*Result, error) {
-	write, ok := stackTargets[target]
+	st, ok := stackTargets[target]
 	if !ok {
-		return nil, fmt.Errorf("%s cannot express stacked limits (all_of) yet; export each component on its own, or --to nginx", target)
+		return nil, fmt.Errorf("%s cannot express stacked limits (all_of) yet; export each component on its own, or --to nginx or kong", target)
 	}
 	if o.Key != "" {
 		return nil, fmt.Errorf("--key: a stacked policy's components carry their own keys (all_of[i].key)")
@@ -66,10 +82,10 @@ func exportStack(p model.Policy, target string, o Options) (*Result, error) {
 	}
 	if p.Stack.RejectedCounts != model.RejectedCountedByNone {
 		fit = Nearest
-		whys = append(whys, "rejected_counts: "+target+" counts a request in every zone or in none (a zone that rejects it ends the lookup, and the zones before it are not charged), so a request one component rejects does not count against the others")
+		whys = append(whys, "rejected_counts: "+st.counts+", so a request one component rejects does not count against the others")
 	}
 	r := &Result{Target: target, Asked: p, Exported: q, Fit: fit, Why: strings.Join(whys, "; "), Key: strings.Join(keys, ", ")}
-	if err := write(r, q.Stack.Components, o); err != nil {
+	if err := st.write(r, q.Stack.Components, o); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -136,5 +152,50 @@ limit_req_status 429;
 %[3]s
 #   limit_req_dry_run on;    # shadow mode first
 `, o.Zone, strings.Join(zones, "\n"), strings.Join(reqs, "\n"))
+	return nil
+}
+
+// writeKongStack writes one rate-limiting plugin with one field per
+// component: the components must be fixed windows of distinct Kong periods
+// on one key.
+func writeKongStack(r *Result, comps []model.Policy, o Options) error {
+	key := comps[0].Key
+	var fields []string
+	seen := map[string]int{}
+	for i, c := range comps {
+		p := perNode(limitOnly(c), o.Nodes)
+		u, ok := unitOf(kongUnits, p.WindowS)
+		switch {
+		case c.Algorithm != model.FixedWindow || !ok:
+			return fmt.Errorf("kong: all_of[%d] is %s: one rate-limiting plugin takes fixed windows of a second, minute, hour or day only", i, c.Canonical())
+		case c.Key != key:
+			return fmt.Errorf("kong: all_of[%d] hangs on %s, all_of[0] on %s: one plugin has one limit_by", i, c.Key, key)
+		}
+		if j, dup := seen[u.name]; dup {
+			return fmt.Errorf("kong: all_of[%d] and all_of[%d] are both per %s: one plugin has one limit per period", j, i, u.name)
+		}
+		seen[u.name] = i
+		fields = append(fields, fmt.Sprintf("      %s: %d", u.name, p.Limit))
+	}
+	k := byKey(stackKey(key), [2]string{"ip", ""}, [2]string{"service", ""}, func(h string) [2]string {
+		return [2]string{"header", fmt.Sprintf("\n      header_name: %s", h)}
+	})
+	r.Notes = append(r.Notes,
+		"calendar-aligned fixed windows, one per period, on one key (Kong's clock has whole seconds)",
+		"Kong answers 429 when any period is at its limit and counts a request in every period only when it lets it through (rejected_counts none)",
+		"policy local counts admitted requests only, incremented asynchronously: concurrent requests can pass a few over the limit")
+	if o.Nodes > 1 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d Kong nodes with policy local: each enforces 1/%d of every period's limit", o.Nodes, o.Nodes))
+	}
+	r.Config = fmt.Sprintf(`# Kong declarative config (deck / kong.yml)
+plugins:
+  - name: rate-limiting
+    config:
+%[1]s
+      limit_by: %[2]s%[3]s
+      policy: local
+      error_code: 429
+      fault_tolerant: true
+`, strings.Join(fields, "\n"), k[0], k[1])
 	return nil
 }

@@ -48,7 +48,7 @@ func TestStackGolden(t *testing.T) {
 	}
 	p, _ := model.ParseLabel("all_of rejected_counts=none [nginx rate=10 burst=5]")
 	for _, target := range Targets {
-		if target == "nginx" {
+		if target == "nginx" || target == "kong" { // kong: the nearest fixed window (TestStackKong)
 			continue
 		}
 		if _, err := Export(p, target, Options{}); err == nil || !strings.Contains(err.Error(), "cannot express stacked limits") {
@@ -81,5 +81,34 @@ func TestStackNearestInRun(t *testing.T) {
 	Write(&b, res, asked, exported, "RUN")
 	if !strings.Contains(b.String(), "the translation costs -6.00 pp of legitimate requests cut and +4.00 pp of abusive requests missed") {
 		t.Errorf("no cost:\n%s", b.String())
+	}
+}
+
+// Kong: one rate-limiting plugin with a limit per period, when the
+// components are fixed windows of distinct periods on one key.
+func TestStackKong(t *testing.T) {
+	p, _ := model.ParseLabel("all_of rejected_counts=none [fixed_window window_s=1 limit=10] [fixed_window window_s=3600 limit=1000] [fixed_window window_s=60 limit=100]")
+	r, err := Export(p, "kong", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Fit != Exact {
+		t.Errorf("fit %v: %s", r.Fit, r.Why)
+	}
+	var b bytes.Buffer
+	Write(&b, r, nil, nil, "")
+	golden(t, filepath.Join("testdata", "kong", "all_of_periods.txt"), b.Bytes())
+	for label, want := range map[string]string{
+		"all_of rejected_counts=none [fixed_window window_s=60 limit=10] [fixed_window window_s=60 limit=100 key=org]": "hangs on org, all_of[0] on client",
+		"all_of rejected_counts=none [fixed_window window_s=60 limit=10] [sliding_window window_s=60 limit=100]":       "are both per minute",
+	} {
+		q, _ := model.ParseLabel(label)
+		if _, err := Export(q, "kong", Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", label, err, want)
+		}
+	}
+	q, _ := model.ParseLabel(strings.Replace(p.Canonical(), "=none", "=all", 1))
+	if r, err := Export(q, "kong", Options{}); err != nil || r.Fit != Nearest || !strings.Contains(r.Why, "Kong answers 429 when any period") {
+		t.Errorf("rejected_counts all: %v %v", r, err)
 	}
 }
