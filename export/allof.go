@@ -31,15 +31,17 @@ import (
 // A stackTarget writes stacked limits for one target.
 type stackTarget struct {
 	write func(r *Result, comps []model.Policy, o Options) error
-	// counts says how the target counts a request one of its limits
-	// rejects (it counts in every limit or in none).
+	// rc is how the target counts a request one of its limits rejects, and
+	// counts says it in words.
+	rc     model.RejectedCounts
 	counts string
 }
 
 // stackTargets are the targets that write stacked limits.
 var stackTargets = map[string]stackTarget{
-	"nginx": {writeNginxStack, "nginx counts a request in every zone or in none (a zone that rejects it ends the lookup, and the zones before it are not charged)"},
-	"kong":  {writeKongStack, "Kong answers 429 when any period is at its limit and increments every period only for the requests it lets through"},
+	"nginx": {writeNginxStack, model.RejectedCountedByNone, "nginx counts a request in every zone or in none (a zone that rejects it ends the lookup, and the zones before it are not charged), so a request one component rejects does not count against the others"},
+	"kong":  {writeKongStack, model.RejectedCountedByNone, "Kong answers 429 when any period is at its limit and increments every period only for the requests it lets through, so a request one component rejects does not count against the others"},
+	"envoy": {writeEnvoyStack, model.RejectedCountedByAll, "envoy's ratelimit service increments every descriptor's counter for every request, over the limit or not (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT changes that only near the limit), so a request one component rejects still counts against the others"},
 }
 
 // exportStack exports an all_of policy: each component translated as the
@@ -61,7 +63,7 @@ func exportStack(p model.Policy, target string, o Options) (*Result, error) {
 	if o.Nodes < 1 {
 		o.Nodes = 1
 	}
-	q := model.Policy{Algorithm: model.AllOf, Stack: &model.Stack{RejectedCounts: model.RejectedCountedByNone}}
+	q := model.Policy{Algorithm: model.AllOf, Stack: &model.Stack{RejectedCounts: st.rc}}
 	fit := Exact
 	var whys, keys []string
 	for i, c := range p.Stack.Components {
@@ -80,9 +82,9 @@ func exportStack(p model.Policy, target string, o Options) (*Result, error) {
 		}
 		keys = append(keys, stackKey(c.Key))
 	}
-	if p.Stack.RejectedCounts != model.RejectedCountedByNone {
+	if p.Stack.RejectedCounts != st.rc {
 		fit = Nearest
-		whys = append(whys, "rejected_counts: "+st.counts+", so a request one component rejects does not count against the others")
+		whys = append(whys, "rejected_counts: "+st.counts)
 	}
 	r := &Result{Target: target, Asked: p, Exported: q, Fit: fit, Why: strings.Join(whys, "; "), Key: strings.Join(keys, ", ")}
 	if err := st.write(r, q.Stack.Components, o); err != nil {
@@ -197,5 +199,60 @@ plugins:
       error_code: 429
       fault_tolerant: true
 `, strings.Join(fields, "\n"), k[0], k[1])
+	return nil
+}
+
+// envoy's ratelimit service (src/redis/fixed_cache_impl.go, DoLimit)
+// increments the counter of every descriptor of a request by its hits,
+// whether or not another descriptor is over its limit (by default; a key
+// already over its limit in the local cache is skipped, which changes no
+// decision of a fixed window): rejected_counts all. Its counters also count
+// a descriptor's own over-limit requests, which changes nothing a fixed
+// window admits.
+
+// writeEnvoyStack writes one descriptor per component, each under a
+// generic_key naming the component (so two components on one key, per
+// second and per hour, are distinct descriptors), and one rate_limits
+// entry per component on the route.
+func writeEnvoyStack(r *Result, comps []model.Policy, o Options) error {
+	var descs, actions []string
+	for i, c := range comps {
+		u, ok := unitOf(envoyUnits, c.WindowS)
+		if c.Algorithm != model.FixedWindow || !ok {
+			return fmt.Errorf("envoy: all_of[%d] is %s: descriptors limit fixed windows of a second, minute, hour or day only", i, c.Canonical())
+		}
+		name := fmt.Sprintf("%s_%d", o.Zone, i)
+		k := byKey(stackKey(c.Key), [2]string{"remote_address", "- remote_address: {}"}, [2]string{"", ""}, func(h string) [2]string {
+			dk := strings.ToLower(strings.TrimPrefix(h, "X-"))
+			return [2]string{dk, fmt.Sprintf("- request_headers: {header_name: %s, descriptor_key: %s}", h, dk)}
+		})
+		limit := fmt.Sprintf("rate_limit:\n      unit: %s\n      requests_per_unit: %d", u.name, c.Limit)
+		if k[0] == "" { // global: the generic_key alone
+			descs = append(descs, fmt.Sprintf("  - key: generic_key\n    value: %s\n    %s", name, limit))
+		} else {
+			descs = append(descs, fmt.Sprintf("  - key: generic_key\n    value: %s\n    descriptors:\n      - key: %s\n        %s",
+				name, k[0], strings.ReplaceAll(limit, "\n      ", "\n          ")))
+		}
+		a := fmt.Sprintf("#     - actions:\n#         - generic_key: {descriptor_value: %s}", name)
+		if k[1] != "" {
+			a += "\n#         " + k[1]
+		}
+		actions = append(actions, a)
+		r.Notes = append(r.Notes, fmt.Sprintf("all_of[%d] (descriptor %s, key %s): %d per %s, a fixed window aligned to the epoch",
+			i, name, stackKey(c.Key), c.Limit, strings.ToLower(u.name)))
+	}
+	sharedNodes(r, o, "ratelimit service (Redis)")
+	r.Notes = append(r.Notes, "the service counts a request in every descriptor, rejected or not (rejected_counts all), and answers OVER_LIMIT when any descriptor is over its limit")
+	r.Config = fmt.Sprintf(`# envoyproxy/ratelimit service config (config/%[1]s.yaml)
+domain: %[1]s
+descriptors:
+%[2]s
+
+# envoy route (rate_limits on the virtual host or route, with the
+# envoy.filters.http.ratelimit filter pointing at the service, domain %[1]s),
+# one entry per component:
+#   rate_limits:
+%[3]s
+`, o.Zone, strings.Join(descs, "\n"), strings.Join(actions, "\n"))
 	return nil
 }

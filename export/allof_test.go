@@ -2,11 +2,14 @@ package export
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ratesweep/ratesweep/model"
+	"go.yaml.in/yaml/v3"
 )
 
 // Stacked limits to nginx: one zone per component on its own key, all on
@@ -48,7 +51,7 @@ func TestStackGolden(t *testing.T) {
 	}
 	p, _ := model.ParseLabel("all_of rejected_counts=none [nginx rate=10 burst=5]")
 	for _, target := range Targets {
-		if target == "nginx" || target == "kong" { // kong: the nearest fixed window (TestStackKong)
+		if target == "nginx" || target == "kong" || target == "envoy" { // kong, envoy: the nearest fixed window (TestStackKong)
 			continue
 		}
 		if _, err := Export(p, target, Options{}); err == nil || !strings.Contains(err.Error(), "cannot express stacked limits") {
@@ -110,5 +113,70 @@ func TestStackKong(t *testing.T) {
 	q, _ := model.ParseLabel(strings.Replace(p.Canonical(), "=none", "=all", 1))
 	if r, err := Export(q, "kong", Options{}); err != nil || r.Fit != Nearest || !strings.Contains(r.Why, "Kong answers 429 when any period") {
 		t.Errorf("rejected_counts all: %v %v", r, err)
+	}
+}
+
+// The shapes of envoyproxy/ratelimit's service config (src/config/config_impl.go:
+// YamlRoot, YamlDescriptor, YamlRateLimit), to decode an export strictly.
+type envoyRoot struct {
+	Domain      string
+	Descriptors []envoyDescriptor
+}
+
+type envoyDescriptor struct {
+	Key       string
+	Value     string
+	RateLimit *struct {
+		RequestsPerUnit uint32 `yaml:"requests_per_unit"`
+		Unit            string
+	} `yaml:"rate_limit"`
+	Descriptors []envoyDescriptor
+}
+
+// envoy: one descriptor per component under a generic_key naming it, every
+// descriptor counting every request (rejected_counts all exact).
+func TestStackEnvoy(t *testing.T) {
+	p, _ := model.ParseLabel("all_of rejected_counts=all [fixed_window window_s=1 limit=10] [fixed_window window_s=3600 limit=1000] [fixed_window window_s=60 limit=500 key=org] [fixed_window window_s=86400 limit=100000 key=global]")
+	r, err := Export(p, "envoy", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Fit != Exact {
+		t.Errorf("fit %v: %s", r.Fit, r.Why)
+	}
+	var b bytes.Buffer
+	Write(&b, r, nil, nil, "")
+	golden(t, filepath.Join("testdata", "envoy", "all_of_descriptors.txt"), b.Bytes())
+	svc, _, _ := strings.Cut(r.Config, "# envoy route")
+	var root envoyRoot
+	dec := yaml.NewDecoder(strings.NewReader(svc))
+	dec.KnownFields(true)
+	if err := dec.Decode(&root); err != nil {
+		t.Fatalf("service config: %v\n%s", err, svc)
+	}
+	var limits []string
+	var walk func(path string, ds []envoyDescriptor)
+	walk = func(path string, ds []envoyDescriptor) {
+		for _, d := range ds {
+			k := path + d.Key + "=" + d.Value
+			if d.RateLimit != nil {
+				limits = append(limits, fmt.Sprintf("%s %d/%s", k, d.RateLimit.RequestsPerUnit, d.RateLimit.Unit))
+			}
+			walk(k+" ", d.Descriptors)
+		}
+	}
+	walk("", root.Descriptors)
+	want := []string{
+		"generic_key=ratesweep_0 remote_address= 10/SECOND",
+		"generic_key=ratesweep_1 remote_address= 1000/HOUR",
+		"generic_key=ratesweep_2 org= 500/MINUTE",
+		"generic_key=ratesweep_3 100000/DAY",
+	}
+	if root.Domain != "ratesweep" || !slices.Equal(limits, want) {
+		t.Errorf("domain %q, limits %q, want %q", root.Domain, limits, want)
+	}
+	q, _ := model.ParseLabel(strings.Replace(p.Canonical(), "=all", "=none", 1))
+	if r, err := Export(q, "envoy", Options{}); err != nil || r.Fit != Nearest || !strings.Contains(r.Why, "increments every descriptor's counter") {
+		t.Errorf("rejected_counts none: %v %v", r, err)
 	}
 }
