@@ -180,3 +180,11 @@ func TestStackEnvoy(t *testing.T) {
 		t.Errorf("rejected_counts none: %v %v", r, err)
 	}
 }
+
+// shadow compares one limit per key: a stacked policy is refused.
+func TestStackShadowRefused(t *testing.T) {
+	p, _ := model.ParseLabel("all_of rejected_counts=none [nginx rate=1 burst=2]")
+	if _, err := Shadow(strings.NewReader(""), p, ShadowOptions{Key: "ip"}); err == nil || !strings.Contains(err.Error(), "shadow each component on its own") {
+		t.Errorf("shadow of a stack: %v", err)
+	}
+}

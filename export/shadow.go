@@ -62,6 +62,9 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if p.Stack != nil {
+		return nil, fmt.Errorf("shadow compares one limit per logged key; a stacked policy (all_of) has a limit per component: shadow each component on its own")
+	}
 	if err := checkShadowKey(o.Key); err != nil {
 		return nil, err
 	}
