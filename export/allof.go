@@ -41,6 +41,7 @@ type stackTarget struct {
 var stackTargets = map[string]stackTarget{
 	"nginx": {writeNginxStack, model.RejectedCountedByNone, "nginx counts a request in every zone or in none (a zone that rejects it ends the lookup, and the zones before it are not charged), so a request one component rejects does not count against the others"},
 	"kong":  {writeKongStack, model.RejectedCountedByNone, "Kong answers 429 when any period is at its limit and increments every period only for the requests it lets through, so a request one component rejects does not count against the others"},
+	"haproxy": {writeHAProxyStack, model.RejectedCountedByNone, ""}, // by the components' counts: haproxyCounts
 	"envoy": {writeEnvoyStack, model.RejectedCountedByAll, "envoy's ratelimit service increments every descriptor's counter for every request, over the limit or not (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT changes that only near the limit), so a request one component rejects still counts against the others"},
 }
 
@@ -82,7 +83,13 @@ func exportStack(p model.Policy, target string, o Options) (*Result, error) {
 		}
 		keys = append(keys, stackKey(c.Key))
 	}
-	if p.Stack.RejectedCounts != st.rc {
+	if target == "haproxy" {
+		var why string
+		fit, why = haproxyCounts(p.Stack.RejectedCounts, q.Stack, fit)
+		if why != "" {
+			whys = append(whys, why)
+		}
+	} else if p.Stack.RejectedCounts != st.rc {
 		fit = Nearest
 		whys = append(whys, "rejected_counts: "+st.counts)
 	}
@@ -254,5 +261,86 @@ descriptors:
 #   rate_limits:
 %[3]s
 `, o.Zone, strings.Join(descs, "\n"), strings.Join(actions, "\n"))
+	return nil
+}
+
+// HAProxy tracks each component in a stick table of its own (track-scN):
+// http_req_rate counts every request when it is tracked, before any deny
+// (counts all: every component counts every request, rejected_counts all),
+// and gpc0 is incremented by sc-inc-gpc0 after the deny rule, for admitted
+// requests only (counts admitted: rejected_counts none). So a stack whose
+// components all count as its rejected_counts says is exact.
+
+// maxHAProxyStack is the stick counters HAProxy tracks at once by default
+// (tune.stick-counters).
+const maxHAProxyStack = 3
+
+// haproxyCounts sets the exported components' counts to what rc needs and
+// says what the export cannot keep: a haproxy_rate component asked with the
+// other counts.
+func haproxyCounts(rc model.RejectedCounts, q *model.Stack, fit Fit) (Fit, string) {
+	want := model.HAProxyCountsAdmitted
+	if rc == model.RejectedCountedByAll {
+		want = model.HAProxyCountsAll
+	}
+	var bad []string
+	for i := range q.Components {
+		c := &q.Components[i]
+		if c.Counts != want {
+			bad = append(bad, fmt.Sprintf("all_of[%d]", i))
+			c.Counts = want
+		}
+	}
+	q.RejectedCounts = rc
+	if len(bad) == 0 {
+		return fit, ""
+	}
+	return Nearest, fmt.Sprintf("rejected_counts %s: HAProxy counts a request in every table when each tracks http_req_rate (counts all) and only admitted requests when each increments gpc0 after the deny (counts admitted), so %s count %s", rc, strings.Join(bad, ", "), want)
+}
+
+// writeHAProxyStack writes one stick table per component (a backend
+// section each) and one deny over every counter.
+func writeHAProxyStack(r *Result, comps []model.Policy, o Options) error {
+	if len(comps) > maxHAProxyStack {
+		return fmt.Errorf("haproxy: %d components; HAProxy tracks %d stick counters at once by default (tune.stick-counters)", len(comps), maxHAProxyStack)
+	}
+	var tables, tracks, conds, incs []string
+	for i, c := range comps {
+		p := perNode(limitOnly(c), o.Nodes)
+		if !haproxyPeriodOK(p.PeriodS) {
+			return fmt.Errorf("haproxy: all_of[%d]: period_s %g is not a whole number of milliseconds up to %d s", i, p.PeriodS, maxHAProxyPeriodS)
+		}
+		k := byKey(stackKey(c.Key), [2]string{"src", "ip"}, [2]string{"str(all)", "string len 8"}, func(h string) [2]string {
+			return [2]string{fmt.Sprintf("req.hdr(%s)", h), "string len 64"}
+		})
+		periodMs := int64(p.PeriodS * 1000)
+		period, expire := haproxyTime(periodMs), haproxyTime(min(3*periodMs, maxHAProxyS*1000))
+		table := fmt.Sprintf("%s_%d", o.Zone, i)
+		store := fmt.Sprintf("http_req_rate(%s)", period)
+		cond := fmt.Sprintf("{ sc%d_http_req_rate gt %d }", i, p.Limit)
+		if p.Counts == model.HAProxyCountsAdmitted {
+			store = fmt.Sprintf("gpc0,gpc0_rate(%s)", period)
+			cond = fmt.Sprintf("{ sc%d_gpc0_rate ge %d }", i, p.Limit)
+			incs = append(incs, fmt.Sprintf("    http-request sc-inc-gpc0(%d)", i))
+		}
+		tables = append(tables, fmt.Sprintf("backend %s\n    stick-table type %s size 1m expire %s store %s", table, k[1], expire, store))
+		tracks = append(tracks, fmt.Sprintf("    http-request track-sc%d %s table %s", i, k[0], table))
+		conds = append(conds, cond)
+		r.Notes = append(r.Notes, fmt.Sprintf("all_of[%d] (table %s, key %s): %d per %s, counts %s", i, table, stackKey(c.Key), p.Limit, period, p.Counts))
+	}
+	if o.Nodes > 1 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d HAProxy instances, each with its own tables: each enforces 1/%d of every limit", o.Nodes, o.Nodes))
+	}
+	r.Notes = append(r.Notes, "a request is denied when any counter is over its limit; the frequency counters are HAProxy 2.6's (docs/haproxy-rate.md)")
+	r.Config = fmt.Sprintf(`# stick tables, one per component (HAProxy 2.x: a backend section each)
+%[1]s
+
+# in the frontend
+%[2]s
+    http-request deny deny_status 429 if %[3]s
+%[4]s`, strings.Join(tables, "\n"), strings.Join(tracks, "\n"), strings.Join(conds, " || "), strings.Join(incs, "\n"))
+	if len(incs) > 0 {
+		r.Config += "\n"
+	}
 	return nil
 }

@@ -51,7 +51,7 @@ func TestStackGolden(t *testing.T) {
 	}
 	p, _ := model.ParseLabel("all_of rejected_counts=none [nginx rate=10 burst=5]")
 	for _, target := range Targets {
-		if target == "nginx" || target == "kong" || target == "envoy" { // kong, envoy: the nearest fixed window (TestStackKong)
+		if target == "nginx" || target == "kong" || target == "envoy" || target == "haproxy" { // kong, envoy: the nearest fixed window (TestStackKong)
 			continue
 		}
 		if _, err := Export(p, target, Options{}); err == nil || !strings.Contains(err.Error(), "cannot express stacked limits") {
@@ -186,5 +186,40 @@ func TestStackShadowRefused(t *testing.T) {
 	p, _ := model.ParseLabel("all_of rejected_counts=none [nginx rate=1 burst=2]")
 	if _, err := Shadow(strings.NewReader(""), p, ShadowOptions{Key: "ip"}); err == nil || !strings.Contains(err.Error(), "shadow each component on its own") {
 		t.Errorf("shadow of a stack: %v", err)
+	}
+}
+
+// haproxyStackLabels are stacked policies exported to HAProxy (golden, and
+// haproxy -c under make test-proxies).
+var haproxyStackLabels = []string{
+	"all_of rejected_counts=none [haproxy_rate limit=10 period_s=1 counts=admitted] [haproxy_rate limit=100 period_s=60 counts=admitted key=org]",
+	"all_of rejected_counts=all [haproxy_rate limit=10 period_s=1 counts=all] [haproxy_rate limit=1000 period_s=3600 counts=all key=global]",
+}
+
+// HAProxy: one stick table per component; counts admitted is
+// rejected_counts none, counts all is all; a component with the other
+// counts makes the export nearest.
+func TestStackHAProxy(t *testing.T) {
+	for i, label := range haproxyStackLabels {
+		p, _ := model.ParseLabel(label)
+		r, err := Export(p, "haproxy", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Fit != Exact || r.Exported.Canonical() != p.Canonical() {
+			t.Errorf("%s: fit %v, exported %s (%s)", label, r.Fit, r.Exported.Canonical(), r.Why)
+		}
+		var b bytes.Buffer
+		Write(&b, r, nil, nil, "")
+		golden(t, filepath.Join("testdata", "haproxy", fmt.Sprintf("all_of_%d.txt", i)), b.Bytes())
+	}
+	p, _ := model.ParseLabel(strings.Replace(haproxyStackLabels[0], "=none", "=all", 1))
+	r, err := Export(p, "haproxy", Options{})
+	if err != nil || r.Fit != Nearest || !strings.Contains(r.Why, "so all_of[0], all_of[1] count all") {
+		t.Errorf("counts against rejected_counts: %v %v", r, err)
+	}
+	p, _ = model.ParseLabel("all_of rejected_counts=none [haproxy_rate limit=1 period_s=1 counts=admitted] [haproxy_rate limit=2 period_s=1 counts=admitted] [haproxy_rate limit=3 period_s=1 counts=admitted] [haproxy_rate limit=4 period_s=1 counts=admitted]")
+	if _, err := Export(p, "haproxy", Options{}); err == nil || !strings.Contains(err.Error(), "tune.stick-counters") {
+		t.Errorf("4 components: %v", err)
 	}
 }

@@ -145,3 +145,39 @@ http {
 		t.Errorf("nginx admitted A %d, B %d; the model with rejected_counts none %v (with all %v)", got[0], got[1], want["none"], want["all"])
 	}
 }
+
+// The stacked HAProxy exports pass haproxy -c: the stick tables as backend
+// sections, the tracking and deny lines in a frontend.
+func TestProxiesHAProxyStack(t *testing.T) {
+	haproxy := binary(t, "haproxy")
+	for _, label := range haproxyStackLabels {
+		p, _ := model.ParseLabel(label)
+		res, err := Export(p, "haproxy", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables, front, ok := strings.Cut(res.Config, "# in the frontend\n")
+		if !ok {
+			t.Fatalf("no frontend part:\n%s", res.Config)
+		}
+		dir := t.TempDir()
+		conf := filepath.Join(dir, "haproxy.cfg")
+		os.WriteFile(conf, []byte(fmt.Sprintf(`global
+    maxconn 256
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 30s
+    timeout server 30s
+%s
+frontend fe
+    bind 127.0.0.1:%d
+%s
+    http-request return status 200 content-type text/plain string ok
+`, tables, freePort(t), front)), 0o644)
+		if out, err := exec.Command(haproxy, "-c", "-q", "-f", conf).CombinedOutput(); err != nil {
+			t.Fatalf("haproxy -c on %s: %v\n%s", label, err, out)
+		}
+		fmt.Printf("test-proxies: haproxy -c accepts the export of %s\n", label)
+	}
+}
