@@ -42,7 +42,7 @@ var stackTargets = map[string]stackTarget{
 	"nginx":   {writeNginxStack, model.RejectedCountedByNone, "nginx counts a request in every zone or in none (a zone that rejects it ends the lookup, and the zones before it are not charged), so a request one component rejects does not count against the others"},
 	"kong":    {writeKongStack, model.RejectedCountedByNone, "Kong answers 429 when any period is at its limit and increments every period only for the requests it lets through, so a request one component rejects does not count against the others"},
 	"haproxy": {writeHAProxyStack, model.RejectedCountedByNone, ""}, // by the components' counts: haproxyCounts
-	"envoy":   {writeEnvoyStack, model.RejectedCountedByAll, "envoy's ratelimit service increments every descriptor's counter for every request, over the limit or not (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT changes that only near the limit), so a request one component rejects still counts against the others"},
+	"envoy":   {writeEnvoyStack, model.RejectedCountedByAll, "envoy's ratelimit service increments every descriptor's counter for every request, over the limit or not by default (its setting STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT changes that), so a request one component rejects still counts against the others"},
 }
 
 // exportStack exports an all_of policy: each component translated as the
