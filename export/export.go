@@ -68,6 +68,9 @@ type Result struct {
 // Export writes policy p for target. An inexpressible policy is
 // translated by Translate; use NearestIn with a run to choose by metrics.
 func Export(p model.Policy, target string, o Options) (*Result, error) {
+	if p.Stack != nil {
+		return exportStack(p, target, o)
+	}
 	q, fit, why, err := Translate(p, target)
 	if err != nil {
 		return nil, err

@@ -108,6 +108,12 @@ func NearestIn(p model.Policy, target string, run []*Point, o Options) (res *Res
 		byLabel[q.Label] = q
 	}
 	asked = byLabel[label]
+	if p.Stack != nil { // the same zones with nginx's counting: both measured when the run has them
+		if res, err = exportStack(p, target, o); err != nil {
+			return nil, nil, nil, err
+		}
+		return res, asked, byLabel[res.Exported.Canonical()], nil
+	}
 	q, fit, why, err := Translate(p, target)
 	if err != nil {
 		return nil, nil, nil, err

@@ -65,6 +65,9 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	if p.Weighed() {
 		return nil, fmt.Errorf("shadow replays every request at cost 1 without its response: it cannot check a policy with count_if or costs (docs/costs.md)")
 	}
+	if p.Stack != nil {
+		return nil, fmt.Errorf("shadow compares one limit per logged key; a stacked policy (all_of) has a limit per component: shadow each component on its own")
+	}
 	if err := checkShadowKey(o.Key); err != nil {
 		return nil, err
 	}

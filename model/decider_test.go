@@ -193,6 +193,9 @@ func TestKernelsMatchDeciders(t *testing.T) {
 
 // randomPolicy returns a valid policy of algorithm a with small parameters.
 func randomPolicy(rng *rand.Rand, a Algorithm) Policy {
+	if a == AllOf {
+		return randomStack(rng)
+	}
 	w := 1 + rng.IntN(5)
 	p := Policy{Algorithm: a, WindowS: w, Limit: int64(rng.IntN(12))}
 	switch a {
@@ -370,7 +373,7 @@ func TestParamRegistry(t *testing.T) {
 		if b, ok := ParseAlgorithm(a.String()); !ok || b != a {
 			t.Errorf("%s does not parse back", a)
 		}
-		if len(a.Params()) == 0 {
+		if len(a.Params()) == 0 && a != AllOf { // all_of requires its components instead
 			t.Errorf("%s: no required parameters", a)
 		}
 		for _, name := range append(a.Params(), a.OptionalParams()...) {

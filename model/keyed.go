@@ -42,6 +42,7 @@ type keyedSim struct {
 	nAddr, nAcct int
 	addrBase     []int32 // per client: first address id
 	acctBase     []int32 // per client: first account id
+	orgOf        []int32 // per client: organisation id (key org)
 	fluidTimes   [][]int64
 	reqs         []keyedReq
 	seed         uint64
@@ -82,6 +83,7 @@ func newKeyedSim(w *Workload) *keyedSim {
 		k.addrBase = append(k.addrBase, poolBase(c.Keys.AddressPool, c.Keys.addresses(), addrPools, addrAt, &k.nAddr))
 		k.acctBase = append(k.acctBase, poolBase(c.Keys.AccountPool, c.Keys.accounts(), acctPools, acctAt, &k.nAcct))
 	}
+	k.orgOf = w.Scenario.orgIDs()
 	return k
 }
 
@@ -151,6 +153,8 @@ func (k *keyedSim) keySpace(key Key) int {
 		return k.nAddr + k.nAcct
 	case KeyGlobal:
 		return 1
+	case KeyOrg:
+		return k.w.Scenario.orgCount()
 	}
 	return len(k.w.Scenario.Clients)
 }
@@ -166,6 +170,8 @@ func (k *keyedSim) keysOf(key Key, r *keyedReq) (int32, int32, int) {
 		return r.addr, int32(k.nAddr) + r.acct, 2
 	case KeyGlobal:
 		return 0, 0, 1
+	case KeyOrg:
+		return k.orgOf[r.client], 0, 1
 	}
 	return r.client, 0, 1
 }

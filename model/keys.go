@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Key says what a policy's limit hangs on (docs/keys.md).
 type Key uint8
@@ -20,9 +23,12 @@ const (
 	KeyBoth
 	// KeyGlobal is one limiter for all traffic.
 	KeyGlobal
+	// KeyOrg is one limiter per organisation: clients naming the same org
+	// share it; a client without one is an organisation of its own.
+	KeyOrg
 )
 
-var keyNames = []string{"client", "address", "account", "both", "global"}
+var keyNames = []string{"client", "address", "account", "both", "global", "org"}
 
 func (k Key) String() string {
 	if int(k) < len(keyNames) {
@@ -104,6 +110,10 @@ type ClientKeys struct {
 	// legitimate users' accounts. Empty means keys of the client's own.
 	AddressPool, AccountPool string
 	Spread                   Spread
+	// Org names the client's organisation: clients naming the same org
+	// share the key org (an integrator's tenant, a company's users). Empty
+	// means an organisation of the client's own.
+	Org string
 }
 
 // MaxKeys bounds a client's addresses or accounts.
@@ -188,6 +198,8 @@ func (w *Workload) StateSlots(p Policy) int64 {
 		keys = a + c
 	case KeyGlobal:
 		keys = 1
+	case KeyOrg:
+		keys = int64(w.Scenario.orgCount())
 	default:
 		keys = int64(len(w.Scenario.Clients))
 	}
@@ -220,7 +232,7 @@ func (s *Scenario) keysStochastic() bool {
 // Distributed reports whether the policy runs on more than one node, on
 // shared state, or with a key other than the client.
 func (p Policy) Distributed() bool {
-	return p.Key != KeyClient || p.Nodes > 1 || p.State != Local || p.SyncMs != 0 || p.LB != RoundRobin
+	return p.Key != KeyClient || p.Nodes > 1 || p.State != Local || p.SyncMs != 0 || p.LB != RoundRobin || p.Stack.keyed()
 }
 
 // maxNodes bounds nodes; maxSyncMs bounds sync_ms (one hour).
@@ -232,8 +244,8 @@ const (
 // validateDistribution checks the key and distributed-state parameters.
 func (p Policy) validateDistribution() error {
 	switch {
-	case p.Key > KeyGlobal:
-		return fieldErr("key", "must be one of client, address, account, both, global")
+	case p.Key > KeyOrg:
+		return fieldErr("key", "must be one of %s", strings.Join(keyNames, ", "))
 	case p.Nodes < 0 || p.Nodes > maxNodes:
 		return fieldErr("nodes", "must be between 1 and %d, got %d", maxNodes, p.Nodes)
 	case p.LB > RandomLB:

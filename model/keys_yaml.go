@@ -40,6 +40,9 @@ func decodeClientKeys(m *yamlx.Map) (ClientKeys, error) {
 	if k.AccountPool, err = m.OptString("account_pool"); err != nil {
 		return k, err
 	}
+	if k.Org, err = m.OptString("org"); err != nil {
+		return k, err
+	}
 	if n := m.Get("spread"); n != nil {
 		s, err := yamlx.Str(n, m.FieldPath("spread"))
 		if err != nil {
@@ -71,5 +74,8 @@ func (k ClientKeys) writeYAML(b *strings.Builder) {
 	}
 	if k.Spread != SpreadRoundRobin {
 		fmt.Fprintf(b, "    spread: %s\n", k.Spread)
+	}
+	if k.Org != "" {
+		fmt.Fprintf(b, "    org: %s\n", quote(k.Org))
 	}
 }

@@ -20,6 +20,9 @@ func (p Policy) Canonical() string {
 // AppendCanonical appends Canonical's label to b (the writer calls it for
 // every point: no allocation beyond b's growth, no lookup by name).
 func (p Policy) AppendCanonical(b []byte) []byte {
+	if p.Stack != nil {
+		return p.appendStackLabel(b)
+	}
 	var buf [32]float64
 	vals := buf[:]
 	if len(Params) > len(buf) {
@@ -300,6 +303,9 @@ func ParseLabel(s string) (Policy, error) {
 	f := strings.Fields(s)
 	if len(f) == 0 {
 		return Policy{}, fmt.Errorf("empty policy (want e.g. %q)", "sliding_window window_s=60 limit=600")
+	}
+	if f[0] == allOfAlgorithm.Name {
+		return parseStackLabel(s)
 	}
 	alg, ok := ParseAlgorithm(f[0])
 	if !ok {

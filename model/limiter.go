@@ -24,6 +24,7 @@ const (
 	AWSWAFRate                               // AWS WAF rate-based rule: trailing-window count checked every 10 s, lagged
 	CloudflareRule                           // Cloudflare rate limiting rule: sliding counter, mitigation timeout
 	FastlyERL                                // Fastly Edge Rate Limiting: 1 s buckets, rate per second, penalty box
+	AllOf                                    // several limits at once (stacked): every component must admit
 )
 
 // Algorithms and their descriptors: registry.go; each algorithm's own
@@ -114,14 +115,15 @@ func (p Param) ParamValue(n string) (float64, bool) {
 	return float64(i), i >= 0
 }
 
-// LookupParam returns the parameter called name.
+// LookupParam returns the parameter called name: one of Params, or an
+// all_of policy's rejected_counts or all_of[i].name (LookupStackedParam).
 func LookupParam(name string) (Param, bool) {
 	for _, p := range Params {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return Param{}, false
+	return LookupStackedParam(name)
 }
 
 // Params lists the parameter names an algorithm requires.
@@ -227,6 +229,10 @@ type Policy struct {
 	// Costed says the traffic's requests carry costs: a request spends its
 	// cost units (cost.go). The sweep sets it for traffic with costs.
 	Costed bool
+	// Stack holds the components of an all_of policy (allof.go), nil
+	// otherwise. It is shared between copies of the policy: Set copies it
+	// before changing it.
+	Stack *Stack
 }
 
 // Limits on parameters so that times fit int64 nanoseconds.
@@ -321,7 +327,7 @@ func (p *Policy) Get(name string) float64 {
 	case "block_s":
 		return p.BlockS
 	}
-	return 0
+	return p.getStacked(name)
 }
 
 // Value is Get with absent parameters at their Default (nodes 0 is 1): the
@@ -417,7 +423,10 @@ var paramDefaults = func() (d [13]float64) {
 // Whole-number parameters are truncated; range checks are Validate's job.
 func (p *Policy) Set(name string, v float64) bool {
 	j := slices.IndexFunc(Params, func(prm Param) bool { return prm.Name == name })
-	return j >= 0 && p.SetParam(j, v)
+	if j < 0 {
+		return p.setStacked(name, v)
+	}
+	return p.SetParam(j, v)
 }
 
 // SetParam is Set of Params[j] (a switch on an index, not on a name: a
@@ -480,6 +489,9 @@ var stringOrder = []string{"limit", "window_s", "period_s", "counts", "rate", "c
 // "fixed_window limit=600 window_s=60"; optional parameters appear only when
 // they are not 0.
 func (p Policy) String() string {
+	if p.Stack != nil {
+		return p.Canonical()
+	}
 	var b strings.Builder
 	b.WriteString(p.Algorithm.String())
 	for _, name := range stringOrder {

@@ -172,6 +172,7 @@ func init() {
 		AWSWAFRate:          &awsWAFRateAlgorithm,
 		CloudflareRule:      &cloudflareRuleAlgorithm,
 		FastlyERL:           &fastlyERLAlgorithm,
+		AllOf:               &allOfAlgorithm,
 	}
 	for a := 1; a < len(registry); a++ {
 		Algorithms = append(Algorithms, Algorithm(a))

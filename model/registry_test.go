@@ -27,7 +27,7 @@ func TestRegistryConformance(t *testing.T) {
 					t.Errorf("parameter %q not in Params", n)
 				}
 			}
-			if len(d.Params) == 0 || d.Label == nil || d.Why == nil || d.newDecider == nil || d.Validate == nil {
+			if (len(d.Params) == 0 && a != AllOf) || d.Label == nil || d.Why == nil || d.newDecider == nil || d.Validate == nil {
 				t.Errorf("incomplete: params %v, label %v, why %v, decider %v, validate %v",
 					d.Params, d.Label != nil, d.Why != nil, d.newDecider != nil, d.Validate != nil)
 			}

@@ -14,7 +14,7 @@ import (
 
 var scenarioKeys = []string{"name", "duration_s", "arrivals", "clients"}
 var arrivalKeys = []string{"process", "burst_size", "spread_s"}
-var clientKeys = []string{"name", "class", "stage", "segments", "addresses", "accounts", "address_pool", "account_pool", "spread", "on_reject", "throttle", "cost", "fail_share", "fail_status"}
+var clientKeys = []string{"name", "class", "stage", "segments", "addresses", "accounts", "address_pool", "account_pool", "spread", "on_reject", "throttle", "cost", "fail_share", "fail_status", "org"}
 
 // ParseScenario decodes a scenario from YAML (strict: unknown keys are
 // errors) and validates it. Errors are *yamlx.Error with line and field path;

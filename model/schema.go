@@ -61,6 +61,7 @@ func SchemaDefs() map[string]any {
 				"cost":         map[string]any{"type": "integer", "minimum": 1, "maximum": MaxCost, "default": 1, "description": "units each request costs (docs/costs.md)"},
 				"fail_share":   map[string]any{"type": "number", "minimum": 0, "maximum": 1, "default": 0, "description": "share of requests whose response fails (for count_if)"},
 				"fail_status":  map[string]any{"type": "integer", "minimum": MinStatus, "maximum": MaxStatus, "default": DefaultFailStatus, "description": "a failing response's status; others answer 200"},
+				"org":          map[string]any{"type": "string", "minLength": 1, "description": "the client's organisation: clients naming the same org share the key org"},
 			},
 			"if":   map[string]any{"properties": map[string]any{"class": map[string]any{"const": "legit"}}},
 			"then": map[string]any{"properties": map[string]any{"stage": map[string]any{"enum": []string{"-", "–"}}}},

@@ -247,6 +247,10 @@ func (s *Simulator) Run(p Policy, out *Outcome) {
 		s.runReactions(p, out)
 		return
 	}
+	if p.Stack.keyed() {
+		s.runStack(p, out)
+		return
+	}
 	if s.keyedScenario || p.Distributed() {
 		s.runKeyed(p, out)
 		return

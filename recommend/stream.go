@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/ratesweep/ratesweep/model"
@@ -497,9 +498,13 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 	keys := run.Keys()
 	params := want != nil
 	cols := []string{"point_id", "replicate", "algorithm"}
+	stacked := params && strings.Contains(run.SpecYAML, "all_of:") // all_of points: the label from the policy column
 	if params {
 		for _, p := range model.Params {
 			cols = append(cols, p.Name)
+		}
+		if stacked {
+			cols = append(cols, sweep.PolicyColumn)
 		}
 	}
 	mcAt := len(cols)
@@ -542,7 +547,9 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 						alg = string([]byte(s))
 						intern[alg] = alg
 					}
-					if params {
+					if stacked && alg == model.AllOf.String() {
+						label, _ = sweep.String(c[3+len(model.Params)], i)
+					} else if params {
 						label = model.PolicyLabel(alg, func(name string) (float64, bool) {
 							j := slices.IndexFunc(model.Params, func(p model.Param) bool { return p.Name == name })
 							return sweep.ParamAt(model.Params[j], c[3+j], i)

@@ -136,6 +136,9 @@ func (p ParamValue) String() string {
 		return p.Label
 	}
 	prm, _ := model.LookupParam(p.Name)
+	if n := prm.ParamName(p.Value); prm.Values != nil && n != "" {
+		return fmt.Sprintf("%s %s", p.Name, n)
+	}
 	if prm.Unit == "" {
 		return fmt.Sprintf("%s %g", p.Name, p.Value)
 	}
@@ -146,6 +149,9 @@ func (p ParamValue) String() string {
 func (p ParamValue) slug() string {
 	if p.Label != "" {
 		return strings.ReplaceAll(p.Label, " ", "_")
+	}
+	if p.Name == model.RejectedCountsParam.Name {
+		return p.Name + "_" + model.RejectedCountsParam.ParamName(p.Value)
 	}
 	return fmt.Sprintf("%s%g", p.Name, p.Value)
 }
@@ -663,6 +669,12 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 					return err
 				}
 				cur = Point{ID: id, Policy: model.Policy{Algorithm: lastAlg}}
+				if lastAlg == model.AllOf && id >= 0 && id < r.Spec.Points() {
+					cur.Policy = stackPolicy(r.Spec, id)
+					cur.add(&m)
+					have = true
+					continue
+				}
 				for j, prm := range model.Params {
 					if !lastAlg.Takes(prm.Name) {
 						continue
@@ -801,6 +813,16 @@ func (r *Run) selectPoints() {
 
 // slug is a file-name stem for a policy, e.g. "sliding_window-limit600-window_s60".
 func slug(p model.Policy) string {
+	if p.Stack != nil {
+		s := p.Algorithm.String() + "-" + p.Stack.RejectedCounts.String()
+		for _, c := range p.Stack.Components {
+			s += "-" + slug(c)
+			if c.Key != model.KeyClient {
+				s += "-" + c.Key.String()
+			}
+		}
+		return s
+	}
 	s := p.Algorithm.String()
 	for _, n := range p.Algorithm.Params() {
 		s += fmt.Sprintf("-%s%g", n, p.Get(n))

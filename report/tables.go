@@ -18,6 +18,9 @@ const maxFrontierRows = 40
 // the required ones, and optional ones that differ from their default
 // (nginx's delay at or beyond its burst is "nodelay").
 func paramsCell(p model.Policy) string {
+	if p.Stack != nil { // every component, in brackets: the label less its algorithm
+		return strings.TrimPrefix(p.Canonical(), p.Algorithm.String()+" ")
+	}
 	var parts []string
 	for _, n := range p.Algorithm.Params() {
 		parts = append(parts, fmt.Sprintf("%s=%g", n, p.Get(n)))

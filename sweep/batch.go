@@ -576,10 +576,15 @@ func (r *partResult) fillParams(lo int, pol []model.Policy, changed []int8) {
 				c.i8[i] = int8(v)
 			}
 		}
-		r.labelData = r.labels.AppendNext(r.labelData, p.Algorithm, row, j)
-		r.labelData = model.AppendBlockLevels(r.labelData, *p)
-		if p.CountIf != "" { // the label names it (model.Policy.String)
-			r.labelData = append(append(r.labelData, " count_if="...), p.CountIf...)
+		if p.Stack != nil {
+			r.labels.Reset()
+			r.labelData = p.AppendCanonical(r.labelData)
+		} else {
+			r.labelData = r.labels.AppendNext(r.labelData, p.Algorithm, row, j)
+			r.labelData = model.AppendBlockLevels(r.labelData, *p)
+			if p.CountIf != "" { // the label names it (model.Policy.String)
+				r.labelData = append(append(r.labelData, " count_if="...), p.CountIf...)
+			}
 		}
 		r.labelOffsets = append(r.labelOffsets, int32(len(r.labelData)))
 	}

@@ -192,7 +192,7 @@ func specDistributed(spec *Spec) bool {
 	for _, en := range spec.Entries {
 		for _, ax := range en.Axes {
 			for _, v := range ax.Values {
-				p := model.Policy{Algorithm: en.Algorithm}
+				p := en.newPolicy()
 				p.Set(ax.Param, v)
 				if p.Distributed() {
 					return true

@@ -36,7 +36,8 @@ func (g *Grid) Policy(id int64) model.Policy {
 		e--
 	}
 	entry := &g.spec.Entries[e]
-	p := model.Policy{Algorithm: entry.Algorithm, BlockLevels: entry.BlockLevels}
+	p := entry.newPolicy()
+	p.BlockLevels = entry.BlockLevels
 	g.spec.weigh(entry, &p)
 	rest := id - g.offsets[e]
 	for i := len(entry.Axes) - 1; i >= 0; i-- {
@@ -77,6 +78,10 @@ func (g *Grid) Policies(dst []model.Policy, from int64, changed []int8) {
 		id := from + int64(i)
 		if changed != nil {
 			changed[i] = -1
+		}
+		if e >= 0 && id < end && g.spec.Entries[e].Components != nil {
+			dst[i] = g.Policy(id) // all_of: each point its own components
+			continue
 		}
 		if e < 0 || id >= end { // (re)start at id's entry
 			dst[i] = g.Policy(id)

@@ -67,7 +67,7 @@ func keys(m map[string]PointRow) []string {
 
 func TestKeyAxisErrors(t *testing.T) {
 	for _, c := range []struct{ entry, want string }{
-		{"    key: [client, adress]\n", `line 7: sweep[0].key[1]: unknown key "adress" (one of client, address, account, both, global)`},
+		{"    key: [client, adress]\n", `line 7: sweep[0].key[1]: unknown key "adress" (one of client, address, account, both, global, org)`},
 		{"    key: {from: 0, to: 3, step: 1}\n", "line 7: sweep[0].key: expected one of client"},
 		{"    nodes: 0\n", "line 7: sweep[0].nodes: must be >= 1 nodes"},
 		{"    sync_ms: 100\n", "sync_ms: applies to state: shared only"},

@@ -302,6 +302,9 @@ type PointRow struct {
 	Algorithm string
 	Params    map[string]float64 // the parameters that apply (non-null)
 	CountIf   string             // the point's count_if, from the run's spec ("" none)
+	// Label is the policy label of an all_of point (the points column
+	// policy), whose components no parameter column holds; "" otherwise.
+	Label string
 	model.Metrics
 }
 
@@ -310,6 +313,9 @@ type PointRow struct {
 // column `policy` (computed here from the parameters, so runs written
 // before the column existed get the same key).
 func (r *PointRow) Key() string {
+	if r.Label != "" {
+		return r.Label
+	}
 	label := model.PolicyLabel(r.Algorithm, func(name string) (float64, bool) {
 		v, ok := r.Params[name]
 		return v, ok
@@ -432,6 +438,9 @@ func ReadRunPoints(ctx context.Context, run *RunDir) ([]PointRow, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if err := stackLabels(ctx, run.Points, rows); err != nil {
+		return nil, err
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		if rows[i].PointID != rows[j].PointID {

@@ -48,6 +48,9 @@ func Schema(kind string) ([]byte, error) {
 func specDefs() map[string]any {
 	var algs []string
 	for _, a := range model.Algorithms {
+		if a == model.AllOf { // an entry of its own: stack_entry
+			continue
+		}
 		algs = append(algs, a.String())
 	}
 	props := map[string]any{"algorithm": map[string]any{"enum": algs}, "count_if": countIfSchema()}
@@ -57,6 +60,9 @@ func specDefs() map[string]any {
 	props[blockLevelsKey] = blockLevelsSchema()
 	var perAlg []any
 	for _, a := range model.Algorithms {
+		if a == model.AllOf {
+			continue
+		}
 		names := append([]string{"algorithm", blockLevelsKey, "count_if"}, a.Params()...)
 		names = append(names, a.OptionalParams()...)
 		perAlg = append(perAlg, map[string]any{
@@ -78,7 +84,7 @@ func specDefs() map[string]any {
 				"overlay":    map[string]any{"$ref": "#/$defs/overlay"},
 				"seed":       map[string]any{"type": "integer", "minimum": 0, "default": 0, "description": "seeds stochastic workloads"},
 				"replicates": map[string]any{"type": "integer", "minimum": 1, "maximum": 1_000_000, "default": 1, "description": "realisations of the workload per grid point"},
-				"sweep":      map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"$ref": "#/$defs/entry"}},
+				"sweep":      map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"oneOf": []any{map[string]any{"$ref": "#/$defs/entry"}, map[string]any{"$ref": "#/$defs/stack_entry"}}}},
 				"shard_by":   map[string]any{"enum": shardByNames, "default": "grid", "description": "what --shard I/N splits: grid (parts of the grid) or key (a log's keys by FNV-1a 64 hash mod N, the whole grid each; merge adds them up)"},
 			},
 			"oneOf": []any{map[string]any{"required": []string{"scenario"}}, map[string]any{"required": []string{"traffic"}}},
@@ -95,6 +101,7 @@ func specDefs() map[string]any {
 	for _, p := range model.Params {
 		defs["axis_"+p.Name] = axisSchema(p)
 	}
+	defs["stack_entry"] = stackEntrySchema()
 	return defs
 }
 

@@ -47,6 +47,9 @@ type Entry struct {
 	// CountIf is the entry's count_if (model.Policy.CountIf), or "".
 	CountIf string
 	costed  bool // checkCorners checks Costed policies
+	// Components are the algorithms of an all_of entry's components (its
+	// axes are rejected_counts and all_of[i].name), nil otherwise.
+	Components []model.Algorithm
 }
 
 // AxisKind is how an axis was written in the spec.
@@ -253,6 +256,7 @@ func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), d
 	if c.Len() == 0 {
 		c.Add(checkReactions(s, m.Get("sweep"), m.Get("overlay")))
 	}
+	c.Add(checkStackKeys(s, m.Get("sweep")))
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
@@ -308,6 +312,9 @@ func decodeScenarioRef(n *yaml.Node, resolve func(string) (string, []byte, error
 }
 
 func decodeEntry(n *yaml.Node, p string) (Entry, error) {
+	if isStackEntry(n) {
+		return decodeStackEntry(n, p)
+	}
 	var e Entry
 	var c yamlx.Collector
 	allowed := []string{"algorithm", blockLevelsKey, "count_if"}
@@ -383,7 +390,8 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 func (e *Entry) checkCorners() error {
 	corners := 1 << min(len(e.Axes), 16)
 	for c := range corners {
-		p := model.Policy{Algorithm: e.Algorithm, BlockLevels: e.BlockLevels, CountIf: e.CountIf, Costed: e.costed}
+		p := e.newPolicy()
+		p.BlockLevels, p.CountIf, p.Costed = e.BlockLevels, e.CountIf, e.costed
 		for i, ax := range e.Axes {
 			lo, hi := slices.Min(ax.Values), slices.Max(ax.Values)
 			v := lo
@@ -651,6 +659,10 @@ func (s *Spec) YAML() []byte {
 	}
 	b.WriteString("sweep:\n")
 	for _, e := range s.Entries {
+		if e.Components != nil {
+			e.writeStackYAML(&b)
+			continue
+		}
 		fmt.Fprintf(&b, "  - algorithm: %s\n", e.Algorithm)
 		for _, a := range e.Axes {
 			fmt.Fprintf(&b, "    %s: %s\n", a.Param, a.yaml())
@@ -708,7 +720,10 @@ func (a *Axis) yaml() string {
 		return fmt.Sprintf("{from: %s, to: %s, count: %d, scale: log}", f(a.From), f(a.To), a.Count)
 	}
 	parts := make([]string, len(a.Values))
-	prm, _ := model.LookupParam(a.Param)
+	prm, ok := model.LookupParam(a.Param)
+	if !ok {
+		prm, _ = model.LookupStackedParam(a.Param)
+	}
 	for i, v := range a.Values {
 		parts[i] = f(v)
 		if name := prm.ParamName(v); name != "" {
