@@ -425,3 +425,7 @@ func (s *stackDecider) atOrigin(originNs int64) {
 		atOrigin(d, originNs)
 	}
 }
+
+// RetryAfter of all_of: until every component would admit (found by
+// probing the stack as a whole).
+func (d *stackDecider) RetryAfter(t int64) int64 { return retryAfterSearch(d, t, nil) }
