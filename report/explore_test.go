@@ -7,6 +7,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"regexp"
 	"strings"
 	"testing"
@@ -151,4 +154,101 @@ func TestExploreExportsAreExports(t *testing.T) {
 	if total := len(d.Exports[export.Targets[0]]); total != r.Frontier.Len() {
 		t.Errorf("%d settings carry an export, the frontier has %d", total, r.Frontier.Len())
 	}
+}
+
+// A run sampled past the page's limit keeps every setting recommend can
+// choose: for random bounds and random sets of algorithms, recommend run
+// on the settings embedded chooses as recommend run on the whole run (the
+// overall choice, the nearest miss and the best of each algorithm).
+func TestExploreSampleKeepsChoices(t *testing.T) {
+	spec := strings.NewReplacer("step: 100}", "step: 10}", "capacity: [100, 500, 900]", "capacity: {from: 20, to: 1000, step: 20}").Replace(tinySpec)
+	dir := runSpec(t, spec)
+	ctx := context.Background()
+	r, err := Load(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 40
+	d, err := r.exploreData(ctx, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := recommend.ReadRun(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Total != len(run.Labels) || len(d.ID) >= d.Total || len(d.ID) < min(limit, d.Total) {
+		t.Fatalf("%d settings in the run, %d embedded for a limit of %d", d.Total, len(d.ID), limit)
+	}
+	for _, q := range r.Frontier.Points() {
+		if !slices.Contains(d.ID, q.ID) {
+			t.Errorf("frontier point %d not embedded", q.ID)
+		}
+	}
+	// The choosable settings alone (no frontier, no sample).
+	all, err := r.exploreData(ctx, math.MaxInt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep, n := exploreKeep(all.Alg, all.LC, all.MP, all.WC, make([]bool, len(all.ID)), 1)
+	if len(keep) != n || n >= len(all.ID) {
+		t.Fatalf("%d choosable of %d, %d kept", n, len(all.ID), len(keep))
+	}
+	embedded := map[string]bool{}
+	for _, i := range keep {
+		embedded[all.Algs[all.Alg[i]]+" "+all.Label[i]] = true
+	}
+	sub := func(keep func(l string) bool) *recommend.Run {
+		out := &recommend.Run{Dir: run.Dir, Measures: run.Measures, Offered: run.Offered}
+		for _, l := range run.Labels {
+			if keep(l) {
+				out.Labels = append(out.Labels, l)
+			}
+		}
+		return out
+	}
+	label := func(c *recommend.Choice) string {
+		if c == nil {
+			return ""
+		}
+		return c.Label
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for k := range 300 {
+		algs := map[string]bool{}
+		for _, a := range d.Algs {
+			algs[a] = rng.IntN(3) > 0
+		}
+		pb := func(p float64) *recommend.Bound { return &recommend.Bound{Value: p, Pct: true} }
+		o := recommend.Options{MaxFalseCut: pb(rng.Float64() * 20)}
+		if rng.IntN(2) == 0 {
+			o.MaxMissed = pb(rng.Float64() * 100)
+		}
+		if rng.IntN(2) == 0 {
+			o.MaxClientCut = pb(rng.Float64() * 50)
+		}
+		inAlg := func(l string) bool { a, _, _ := strings.Cut(l, " "); return algs[a] }
+		full := sub(inAlg)
+		if len(full.Labels) == 0 {
+			continue
+		}
+		want, err := recommend.Recommend([]*recommend.Run{full}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := recommend.Recommend([]*recommend.Run{sub(func(l string) bool { return inAlg(l) && embedded[l] })}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if label(got.Overall) != label(want.Overall) || label(got.NearestMiss) != label(want.NearestMiss) || len(got.ByAlgorithm) != len(want.ByAlgorithm) {
+			t.Fatalf("case %d %v: sampled chooses %q (nearest %q, %d by algorithm), the whole run %q (nearest %q, %d)", k, algs,
+				label(got.Overall), label(got.NearestMiss), len(got.ByAlgorithm), label(want.Overall), label(want.NearestMiss), len(want.ByAlgorithm))
+		}
+		for j := range want.ByAlgorithm {
+			if got.ByAlgorithm[j].Label != want.ByAlgorithm[j].Label {
+				t.Fatalf("case %d: best %s sampled %q, whole run %q", k, want.ByAlgorithm[j].Algorithm, got.ByAlgorithm[j].Label, want.ByAlgorithm[j].Label)
+			}
+		}
+	}
+	t.Logf("%d settings, %d embedded (%d choosable)", d.Total, len(d.ID), d.Choosable)
 }
