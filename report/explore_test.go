@@ -9,8 +9,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
