@@ -16,8 +16,8 @@
   const colour = (a) => D.colors[a] || "#999999";
 
   async function load() {
-    const b64 = $("data").textContent.trim();
-    const bin = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const str = atob($("data").textContent.trim()), bin = new Uint8Array(str.length);
+    for (let k = 0; k < str.length; k++) bin[k] = str.charCodeAt(k);
     const stream = new Blob([bin]).stream().pipeThrough(new DecompressionStream("gzip"));
     return JSON.parse(await new Response(stream).text());
   }
@@ -103,7 +103,7 @@
         `<td><button class="link" data-i="${i}">${esc(D.label[i] || label(i))}</button></td><td class="n">${fmt(D.lc[i])}</td><td class="n">${fmt(D.mp[i])}</td></tr>`);
     }
     $("by-alg").tBodies[0].innerHTML = rows.join("") || `<tr><td colspan="4">No setting of the algorithms shown meets the constraints.</td></tr>`;
-    if (sel < 0 && pick >= 0) select(pick); else draw();
+    if (sel < 0 && pick >= 0) select(pick); else { if (sel >= 0) showNeighbours(); draw(); }
   }
 
   // Chart. A drag fires many input events: the choice and the tables follow
@@ -142,13 +142,20 @@
     if (b.mi !== null) { g.beginPath(); g.moveTo(PAD.l, sy(b.mi)); g.lineTo(w - PAD.r, sy(b.mi)); g.stroke(); }
     g.setLineDash([]);
     // Points: faint ones first, then those meeting the constraints.
+    // One path per algorithm and pass: a fill style set per point costs
+    // more than the point.
+    const kx = (w - PAD.l - PAD.r) / xmax, ky = (h - PAD.t - PAD.b) / ymax, x0 = PAD.l - 1.5, y0 = h - PAD.b - 1.5;
     for (const pass of [0, 1]) {
       g.globalAlpha = pass ? 0.9 : 0.18;
-      for (let i = 0; i < N; i++) {
-        const a = D.alg[i];
-        if (!vis[i] || (feas ? feas[i] === 1 : true) !== (pass === 1)) continue;
+      for (let a = 0; a < D.algs.length; a++) {
+        if (!shown[a]) continue;
         g.fillStyle = colour(a);
-        g.fillRect(sx(X[i]) - 1.5, sy(Y[i]) - 1.5, 3, 3);
+        g.beginPath();
+        for (let i = 0; i < N; i++) {
+          if (D.alg[i] !== a || !vis[i] || (feas ? feas[i] === 1 : true) !== (pass === 1)) continue;
+          g.rect(x0 + X[i] * kx, y0 - Y[i] * ky, 3, 3);
+        }
+        g.fill();
       }
     }
     g.globalAlpha = 1;
@@ -400,7 +407,7 @@
     const mx = peakAt.mx || 1, pc = (v) => Math.min(100, (100 * v) / mx).toFixed(1) + "%";
     t.innerHTML = `<caption>Busiest ${W} s per client, against ${th}</caption><thead><tr><th scope="col">Client</th><th scope="col">Class</th>` +
       `<th scope="col" class="n">Peak</th><th scope="col">Against the threshold</th><th scope="col" class="n">Cut</th></tr></thead><tbody>` +
-      order.map((k) => `<tr class="${peaks[k] > th ? "over" : ""}" data-over="${peaks[k] > th ? 1 : 0}"><td>${esc(D.clients[k])}</td><td>${esc(D.client_class[k])}</td>` +
+      order.map((k) => `<tr class="${peaks[k] > th ? "over" : ""}" data-over="${peaks[k] > th ? 1 : 0}" data-cut="${cut ? cut[k] : ""}"><td>${esc(D.clients[k])}</td><td>${esc(D.client_class[k])}</td>` +
         `<td class="n">${fmt(peaks[k], 0)}</td><td class="bar"><div class="barbox" role="img" aria-label="${fmt(peaks[k], 0)} ${peaks[k] > th ? "over" : "within"} ${th}">` +
         `<div class="fill" style="width:${pc(peaks[k])};background:${D.client_class[k] === "abusive" ? "#d55e00" : "#0072b2"}"></div><div class="th" style="left:${pc(th)}"></div></div></td>` +
         `<td class="n">${cut ? fmt(cut[k], 1) : "–"}</td></tr>`).join("") + "</tbody>";
@@ -471,9 +478,14 @@
     $("fc-r").max = String(Math.min(100, Math.ceil(lcMax)));
     wire();
     update();
-    window.explore = { frontierIds: frontier.map((i) => D.id[i]), choose, bounds, settings: N, renderMs: performance.now() - t0 };
+    window.explore = {
+      frontierIds: frontier.map((i) => D.id[i]), choose, bounds, settings: N, renderMs: performance.now() - t0,
+      // The values a parameter's sliders step through (their positions).
+      paramValues: (name) => { const p = P.find((q) => q.name === name); return p ? p.distinct.slice() : []; },
+    };
     document.body.dataset.ready = "1";
     document.body.dataset.renderMs = String(Math.round(performance.now() - t0));
+    document.body.dataset.clients = String(D.clients_total || 0);
     document.dispatchEvent(new Event("explore-ready"));
   }
   main().catch((e) => { console.error("explore: " + e.name + ": " + e.message); document.body.insertAdjacentHTML("afterbegin", `<p class="banner">The explorer failed: ${esc(e.message)}</p>`); });
