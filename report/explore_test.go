@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -251,4 +252,66 @@ func TestExploreSampleKeepsChoices(t *testing.T) {
 		}
 	}
 	t.Logf("%d settings, %d embedded (%d choosable)", d.Total, len(d.ID), d.Choosable)
+}
+
+// exploreGridSpec is tinySpec's scenario under fixed windows of windows
+// lengths (1 s up) and limits 10, 20, … (limits of them): windows × limits
+// settings.
+func exploreGridSpec(windows, limits int) string {
+	head, _, _ := strings.Cut(tinySpec, "sweep:")
+	return head + fmt.Sprintf("sweep:\n  - algorithm: fixed_window\n    window_s: {from: 1, to: %d, step: 1}\n    limit: {from: 10, to: %d, step: 10}\n", windows, 10*limits)
+}
+
+// explorePageSize is the size of explore.html for the run in dir, and its data.
+func explorePageSize(tb testing.TB, dir string) (size int, d *exploreData) {
+	ctx := context.Background()
+	r, err := Load(ctx, dir, Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := r.writeExplore(ctx, &b); err != nil {
+		tb.Fatal(err)
+	}
+	d, err = r.exploreData(ctx, exploreMaxSettings)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b.Len(), d
+}
+
+// explore.html for 10,000 settings stays within 1.5 MB.
+func TestExploreSize10k(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 10,000-setting sweep")
+	}
+	n, d := explorePageSize(t, runSpec(t, exploreGridSpec(50, 200)))
+	if len(d.ID) != 10_000 || d.Total != 10_000 {
+		t.Fatalf("%d settings embedded of %d, want all 10,000", len(d.ID), d.Total)
+	}
+	if n > 1_500_000 {
+		t.Errorf("explore.html is %d bytes for 10,000 settings, more than 1.5 MB", n)
+	}
+	t.Logf("explore.html: %d bytes for 10,000 settings", n)
+}
+
+// BenchmarkExploreSize1e6 reports explore.html's size (bytes/page) and the
+// settings it holds for a run of 1,000,000 settings (the sweep runs once,
+// outside the timing; the report's Load and the page are timed).
+func BenchmarkExploreSize1e6(b *testing.B) {
+	spec, err := sweep.ParseSpec([]byte(exploreGridSpec(500, 2000)), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	if _, err := sweep.Run(context.Background(), spec, sweep.Options{OutDir: dir, Shard: sweep.Shard{Index: 0, Count: 1}}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		n, d := explorePageSize(b, dir)
+		b.ReportMetric(float64(n), "bytes/page")
+		b.ReportMetric(float64(len(d.ID)), "settings/page")
+		b.ReportMetric(float64(d.Choosable), "choosable/page")
+	}
 }
