@@ -215,7 +215,7 @@ func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) 
 			}
 		}
 	}
-	keep, chosen := exploreKeep(d.Alg, d.LC, d.MP, d.WC, must, limit)
+	keep, chosen := exploreKeep(d.Alg, d.Label, d.LC, d.MP, d.WC, must, limit)
 	d.Choosable = chosen
 	d.keep(keep)
 	px, py = pickAt(px, keep), pickAt(py, keep)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -18,11 +20,12 @@ const exploreEps = 1e-9
 // must (the frontiers), every setting that recommend can choose for some
 // bounds on legitimate cut, missed and worst client cut (lc, mp, wc) among
 // some set of algorithms (alg), and an even sample of the others up to
-// limit in all (fewer when the choosable ones alone exceed it). A setting
+// limit in all (fewer when the choosable ones alone exceed it), and the
+// choosable settings' neighbours (gridNeighbours). A setting
 // is never chosen when another of its algorithm is at least as good in all
 // three and better by more than exploreEps in lc or mp (recommend then
 // prefers it whatever the objective), so those are the ones sampled.
-func exploreKeep(alg []int, lc, mp, wc []float64, must []bool, limit int) (keep []int, choosable int) {
+func exploreKeep(alg []int, labels []string, lc, mp, wc []float64, must []bool, limit int) (keep []int, choosable int) {
 	n := len(alg)
 	if n <= limit {
 		keep = make([]int, n)
@@ -41,11 +44,16 @@ func exploreKeep(alg []int, lc, mp, wc []float64, must []bool, limit int) (keep 
 			in[i] = true
 		}
 	}
+	var at []int
 	for i := range in {
 		if in[i] {
 			choosable++
+			at = append(at, i)
 		}
 		in[i] = in[i] || must[i]
+	}
+	for _, i := range gridNeighbours(alg, labels, at) {
+		in[i] = true
 	}
 	var rest []int
 	for i := range in {
@@ -62,6 +70,73 @@ func exploreKeep(alg []int, lc, mp, wc []float64, must []bool, limit int) (keep 
 		slices.Sort(keep)
 	}
 	return keep, choosable
+}
+
+// gridNeighbours returns the neighbours of the settings at, as recommend
+// lists a choice's: for each numeric parameter of a setting's label (alg,
+// labels: the label without the algorithm's name), the settings of its
+// algorithm equal but for that parameter, at the next lower and the next
+// higher value.
+func gridNeighbours(alg []int, labels []string, at []int) []int {
+	if len(at) == 0 {
+		return nil
+	}
+	type entry struct {
+		v float64
+		i int
+	}
+	// group is a setting's key without parameter k: the algorithm, the
+	// parameter's name and the other parameters.
+	group := func(i, k int, toks []string) string {
+		var b strings.Builder
+		b.WriteString(strconv.Itoa(alg[i]))
+		for j, t := range toks {
+			b.WriteByte(' ')
+			if j == k {
+				name, _, _ := strings.Cut(t, "=")
+				b.WriteString(name + "=*")
+			} else {
+				b.WriteString(t)
+			}
+		}
+		return b.String()
+	}
+	value := func(t string) (float64, bool) {
+		_, v, ok := strings.Cut(t, "=")
+		f, err := strconv.ParseFloat(v, 64)
+		return f, ok && err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	}
+	groups := map[string][]entry{}
+	for i, l := range labels {
+		toks := strings.Fields(l)
+		for k, t := range toks {
+			if v, ok := value(t); ok {
+				g := group(i, k, toks)
+				groups[g] = append(groups[g], entry{v, i})
+			}
+		}
+	}
+	for _, es := range groups {
+		slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.v, b.v) })
+	}
+	var out []int
+	for _, i := range at {
+		toks := strings.Fields(labels[i])
+		for k, t := range toks {
+			if _, ok := value(t); !ok {
+				continue
+			}
+			es := groups[group(i, k, toks)]
+			j := slices.IndexFunc(es, func(e entry) bool { return e.i == i })
+			if j > 0 {
+				out = append(out, es[j-1].i)
+			}
+			if j >= 0 && j+1 < len(es) {
+				out = append(out, es[j+1].i)
+			}
+		}
+	}
+	return out
 }
 
 // undominated returns the settings of idx that no other of idx dominates:

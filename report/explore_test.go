@@ -191,9 +191,9 @@ func TestExploreSampleKeepsChoices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keep, n := exploreKeep(all.Alg, all.LC, all.MP, all.WC, make([]bool, len(all.ID)), 1)
-	if len(keep) != n || n >= len(all.ID) {
-		t.Fatalf("%d choosable of %d, %d kept", n, len(all.ID), len(keep))
+	keep, n := exploreKeep(all.Alg, all.Label, all.LC, all.MP, all.WC, make([]bool, len(all.ID)), 1)
+	if n > len(keep) || len(keep) >= len(all.ID) {
+		t.Fatalf("%d choosable of %d, %d kept with their neighbours", n, len(all.ID), len(keep))
 	}
 	embedded := map[string]bool{}
 	for _, i := range keep {
@@ -244,6 +244,17 @@ func TestExploreSampleKeepsChoices(t *testing.T) {
 		if label(got.Overall) != label(want.Overall) || label(got.NearestMiss) != label(want.NearestMiss) || len(got.ByAlgorithm) != len(want.ByAlgorithm) {
 			t.Fatalf("case %d %v: sampled chooses %q (nearest %q, %d by algorithm), the whole run %q (nearest %q, %d)", k, algs,
 				label(got.Overall), label(got.NearestMiss), len(got.ByAlgorithm), label(want.Overall), label(want.NearestMiss), len(want.ByAlgorithm))
+		}
+		if want.Overall != nil {
+			nb := func(c *recommend.Choice) (out []string) {
+				for _, n := range c.Neighbors {
+					out = append(out, n.Label)
+				}
+				return out
+			}
+			if g, w := nb(got.Overall), nb(want.Overall); !slices.Equal(g, w) {
+				t.Fatalf("case %d: neighbours of %s sampled %q, whole run %q", k, want.Overall.Label, g, w)
+			}
 		}
 		for j := range want.ByAlgorithm {
 			if got.ByAlgorithm[j].Label != want.ByAlgorithm[j].Label {
