@@ -37,6 +37,10 @@ var (
 // sample of the others, up to this many in all (exploreKeep).
 const exploreMaxSettings = 50_000
 
+// exploreMaxExports bounds the frontier settings that carry their exports
+// in a sampled run.
+const exploreMaxExports = 20
+
 // exploreMaxWindows bounds the window lengths with client peak rates.
 const exploreMaxWindows = 24
 
@@ -235,6 +239,15 @@ func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) 
 		i := index[q.ID]
 		seen[i] = true
 		withExport = append(withExport, i)
+	}
+	if d.Total > limit && len(withExport) > exploreMaxExports {
+		// export reads the whole run for each setting and target: in a
+		// sampled run, the frontier's ends and settings spread along it.
+		spread := make([]int, exploreMaxExports)
+		for k := range spread {
+			spread[k] = withExport[k*(len(withExport)-1)/(exploreMaxExports-1)]
+		}
+		withExport = spread
 	}
 	slices.Sort(withExport)
 	for _, a := range r.Algos {
