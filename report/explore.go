@@ -39,7 +39,7 @@ const exploreMaxSettings = 50_000
 
 // exploreMaxExports bounds the frontier settings that carry their exports
 // in a sampled run.
-const exploreMaxExports = 20
+const exploreMaxExports = 5
 
 // exploreMaxWindows bounds the window lengths with client peak rates.
 const exploreMaxWindows = 24

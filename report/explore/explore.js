@@ -222,7 +222,7 @@
     $("export-text").textContent = text || "";
     $("export-note").textContent = text !== undefined
       ? `What \`ratesweep export --to ${t} --run RUN_DIR\` prints for this setting (embedded for the settings on the frontier only).`
-      : `Not embedded for this setting (only settings on the frontier carry one${D.total > N ? "; in a run this large, 20 of them spread along it" : ""}); run: ratesweep export --to ${t} --run ${D.run} '${label(sel)}'`;
+      : `Not embedded for this setting (only settings on the frontier carry one${D.total > N ? "; in a run this large, 5 of them spread along it" : ""}); run: ratesweep export --to ${t} --run ${D.run} '${label(sel)}'`;
   }
 
   function showClients() {
