@@ -195,3 +195,10 @@ dist:
 
 clean:
 	rm -rf bin dist out/.duckdb-lesson
+
+# explore.html in headless Chromium, in real time, on 100,000 clients: file
+# size, first render (budget 1 s) and a slider drag step (budget 100 ms).
+# Run it on a quiet machine; CLIENTS=N ROUNDS=N KEEP=DIR (reuse a run).
+.PHONY: bench-explore
+bench-explore: build
+	scripts/bench-explore.sh $(BIN)

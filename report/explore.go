@@ -32,6 +32,18 @@ var (
 	exploreCSS string
 )
 
+// exploreMaxSettings bounds the settings explore.html embeds: past it the
+// page holds every setting that some constraints can choose and an even
+// sample of the others, up to this many in all (exploreKeep).
+const exploreMaxSettings = 50_000
+
+// exploreMaxExports bounds the frontier settings that carry their exports
+// in a sampled run.
+const exploreMaxExports = 5
+
+// exploreMaxWindows bounds the window lengths with client peak rates.
+const exploreMaxWindows = 24
+
 // exploreMaxCutEntries bounds the per-client cuts embedded for every
 // setting; past it only the settings of the frontier and of each
 // algorithm's frontier have them.
@@ -81,11 +93,26 @@ type exploreData struct {
 	// --to TARGET --run RUN LABEL` prints (the frontier's settings only).
 	Targets []string                  `json:"targets"`
 	Exports map[string]map[int]string `json:"exports"`
+	// Colors are the algorithms' colours on the report's figures (the
+	// registry's colour slots); Window marks the window algorithms
+	// (window_s and limit).
+	Colors []string `json:"colors"`
+	Window []bool   `json:"window"`
+	// Total is the run's settings; when more than embedded, Choosable of
+	// those embedded are every setting some constraints and algorithms
+	// shown can choose, the rest an even sample of the others.
+	Total     int `json:"total"`
+	Choosable int `json:"choosable"`
+	// PeakWin are window lengths, s, and Peaks[w][k] the most requests
+	// client k offers in any PeakWin[w] seconds (whole seconds, rounded
+	// up), from the scenario's rates; none for a replayed log.
+	PeakWin []float64   `json:"peak_windows,omitempty"`
+	Peaks   [][]float64 `json:"peaks,omitempty"`
 }
 
 // writeExplore writes explore.html for the run into w.
 func (r *Run) writeExplore(ctx context.Context, w *bytes.Buffer) error {
-	d, err := r.exploreData(ctx)
+	d, err := r.exploreData(ctx, exploreMaxSettings)
 	if err != nil {
 		return fmt.Errorf("explore.html: %w", err)
 	}
@@ -115,8 +142,9 @@ func (r *Run) writeExplore(ctx context.Context, w *bytes.Buffer) error {
 
 // exploreData reads the run as recommend does (replicate means, the worst
 // client per replicate) and adds the report's frontier, the clients and
-// the exports of the frontier settings.
-func (r *Run) exploreData(ctx context.Context) (*exploreData, error) {
+// the exports of the frontier settings. A run of more than limit settings
+// is sampled (exploreKeep).
+func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) {
 	run, err := recommend.ReadRun(ctx, r.Dir)
 	if err != nil {
 		return nil, err
@@ -129,11 +157,11 @@ func (r *Run) exploreData(ctx context.Context) (*exploreData, error) {
 		labels[m.PointID] = l
 	}
 	slices.SortFunc(ms, func(a, b *recommend.Measure) int { return cmp.Compare(a.PointID, b.PointID) })
-	d := &exploreData{Title: r.title(), Run: r.Dir, Cuts: map[int][]float64{}, Exports: map[string]map[int]string{}}
+	d := &exploreData{Title: r.title(), Run: r.Dir, Cuts: map[int][]float64{}, Exports: map[string]map[int]string{}, Total: len(ms)}
 	algIdx := map[string]int{}
-	index := map[int64]int{}
+	all := make(map[int64]int, len(ms))
 	reps := 0
-	pooledDiffers := false
+	intervals := true
 	px, py := make([]float64, len(ms)), make([]float64, len(ms))
 	for i, m := range ms {
 		l := labels[m.PointID]
@@ -143,8 +171,11 @@ func (r *Run) exploreData(ctx context.Context) (*exploreData, error) {
 			k = len(d.Algs)
 			algIdx[alg] = k
 			d.Algs = append(d.Algs, alg)
+			d.Colors = append(d.Colors, exploreColor(alg))
+			a, _ := model.ParseAlgorithm(alg)
+			d.Window = append(d.Window, a.Describe() != nil && a.Describe().Family == model.WindowFamily)
 		}
-		index[m.PointID] = i
+		all[m.PointID] = i
 		n := m.LegitCutPct.N
 		reps = max(reps, n)
 		d.ID = append(d.ID, m.PointID)
@@ -153,10 +184,12 @@ func (r *Run) exploreData(ctx context.Context) (*exploreData, error) {
 		d.LC = append(d.LC, m.LegitCutPct.Mean)
 		d.MP = append(d.MP, m.MissedPct.Mean)
 		d.WC = append(d.WC, m.WorstClientPct)
-		d.CP = append(d.CP, m.CaughtPct.Mean)
-		d.FC = append(d.FC, m.FalseCut.Mean)
-		d.MI = append(d.MI, m.Missed.Mean)
-		if m.LegitCutPct.HasInterval() {
+		// Shown, not compared: 6 significant digits.
+		d.CP = append(d.CP, sigDigits(m.CaughtPct.Mean, 6))
+		d.FC = append(d.FC, sigDigits(m.FalseCut.Mean, 6))
+		d.MI = append(d.MI, sigDigits(m.Missed.Mean, 6))
+		intervals = intervals && m.LegitCutPct.HasInterval()
+		if intervals {
 			d.LCI = append(d.LCI, sig4(m.LegitCutPct.Lo), sig4(m.LegitCutPct.Hi))
 			d.MPI = append(d.MPI, sig4(m.MissedPct.Lo), sig4(m.MissedPct.Hi))
 			d.WCI = append(d.WCI, sig4(m.WorstClientPctI.Lo), sig4(m.WorstClientPctI.Hi))
@@ -165,41 +198,109 @@ func (r *Run) exploreData(ctx context.Context) (*exploreData, error) {
 		nf := float64(max(n, 1))
 		px[i] = pct(int64(math.Round(m.FalseCut.Mean*nf)), int64(math.Round(m.OfferedLegit*nf)))
 		py[i] = pct(int64(math.Round(m.Missed.Mean*nf)), int64(math.Round(m.OfferedAbusive*nf)))
-		pooledDiffers = pooledDiffers || px[i] != m.LegitCutPct.Mean || py[i] != m.MissedPct.Mean
 	}
 	d.Reps = reps
-	if pooledDiffers {
-		d.PX, d.PY = px, py
-	}
-	if len(d.LCI) != 2*len(d.ID) {
+	if !intervals {
 		d.LCI, d.MPI, d.WCI = nil, nil, nil
 	}
 	// The settings that carry an export: the frontier's (export reads the
 	// whole run for each, so not every setting's); those that carry their
-	// clients' cuts in a large run: each algorithm's frontier too.
+	// clients' cuts in a large run and are always kept: each algorithm's
+	// frontier too.
+	must := make([]bool, len(ms))
+	for _, q := range r.Frontier.Points() {
+		if i, ok := all[q.ID]; ok {
+			must[i] = true
+		}
+	}
+	for _, a := range r.Algos {
+		for _, q := range a.Frontier.Points() {
+			if i, ok := all[q.ID]; ok {
+				must[i] = true
+			}
+		}
+	}
+	keep, chosen := exploreKeep(d.Alg, d.Label, d.LC, d.MP, d.WC, must, limit)
+	d.Choosable = chosen
+	d.keep(keep)
+	px, py = pickAt(px, keep), pickAt(py, keep)
+	for i := range px {
+		if px[i] != d.LC[i] || py[i] != d.MP[i] {
+			d.PX, d.PY = px, py
+			break
+		}
+	}
+	index := make(map[int64]int, len(keep))
+	for i, id := range d.ID {
+		index[id] = i
+	}
 	var withExport []int
 	seen := map[int]bool{}
 	for _, q := range r.Frontier.Points() {
-		if i, ok := index[q.ID]; ok {
-			seen[i] = true
-			withExport = append(withExport, i)
+		i := index[q.ID]
+		seen[i] = true
+		withExport = append(withExport, i)
+	}
+	if d.Total > limit && len(withExport) > exploreMaxExports {
+		// export reads the whole run for each setting and target: in a
+		// sampled run, the frontier's ends and settings spread along it.
+		spread := make([]int, exploreMaxExports)
+		for k := range spread {
+			spread[k] = withExport[k*(len(withExport)-1)/(exploreMaxExports-1)]
 		}
+		withExport = spread
 	}
 	slices.Sort(withExport)
 	for _, a := range r.Algos {
 		for _, q := range a.Frontier.Points() {
-			if i, ok := index[q.ID]; ok {
-				seen[i] = true
-			}
+			seen[index[q.ID]] = true
 		}
 	}
 	if err := d.addClients(ctx, r.Dir, index, seen); err != nil {
 		return nil, err
 	}
+	d.addPeaks(r.Spec.Scenario, seen)
 	if err := d.addExports(ctx, r.Dir, sweep.OpenOptions{AllowIncomplete: r.Incomplete != ""}, withExport, labels); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// exploreColor is algorithm alg's colour on the report's figures, as CSS.
+func exploreColor(alg string) string {
+	a, _ := model.ParseAlgorithm(alg)
+	c := algoColor(a)
+	return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)
+}
+
+// keep drops every setting but those at keep (ascending indices).
+func (d *exploreData) keep(keep []int) {
+	if len(keep) == len(d.ID) {
+		return
+	}
+	d.ID, d.Alg, d.Label = pickAt(d.ID, keep), pickAt(d.Alg, keep), pickAt(d.Label, keep)
+	d.LC, d.MP, d.WC = pickAt(d.LC, keep), pickAt(d.MP, keep), pickAt(d.WC, keep)
+	d.CP, d.FC, d.MI = pickAt(d.CP, keep), pickAt(d.FC, keep), pickAt(d.MI, keep)
+	pairs := func(v []float64) []float64 {
+		if v == nil {
+			return nil
+		}
+		out := make([]float64, 0, 2*len(keep))
+		for _, i := range keep {
+			out = append(out, v[2*i], v[2*i+1])
+		}
+		return out
+	}
+	d.LCI, d.MPI, d.WCI = pairs(d.LCI), pairs(d.MPI), pairs(d.WCI)
+}
+
+// pickAt returns v's elements at the indices at.
+func pickAt[T any](v []T, at []int) []T {
+	out := make([]T, len(at))
+	for k, i := range at {
+		out[k] = v[i]
+	}
+	return out
 }
 
 // addClients fills in the clients and each setting's cuts (means over
@@ -342,24 +443,18 @@ func (d *exploreData) addExports(ctx context.Context, dir string, open sweep.Ope
 
 // sig4 rounds v to 4 significant digits (an interval's bounds, shown, not
 // compared).
-func sig4(v float64) float64 {
-	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+func sig4(v float64) float64 { return sigDigits(v, 4) }
+
+// sigDigits rounds v to n significant digits.
+func sigDigits(v float64, n int) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', n, 64), 64)
 	return f
 }
-
-// maxExploreSettings bounds the settings explore.html embeds: every one is
-// read into memory with its replicates and drawn by the browser.
-const maxExploreSettings = 200_000
 
 // putExplore writes explore.html through put (Write's writer). A run
 // reported incomplete whose parts recommend cannot read gets no explorer,
 // and a warning says so.
 func (r *Run) putExplore(put func(name string, data []byte) error) error {
-	if r.Points > maxExploreSettings {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("explore.html not written: the run has %s settings, more than the %s the page holds in memory (query the Parquet files instead)",
-			groupDigits(r.Points), groupDigits(maxExploreSettings)))
-		return nil
-	}
 	var b bytes.Buffer
 	if err := r.writeExplore(context.Background(), &b); err != nil {
 		if r.Incomplete != "" {

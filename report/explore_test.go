@@ -6,8 +6,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,5 +154,175 @@ func TestExploreExportsAreExports(t *testing.T) {
 	}
 	if total := len(d.Exports[export.Targets[0]]); total != r.Frontier.Len() {
 		t.Errorf("%d settings carry an export, the frontier has %d", total, r.Frontier.Len())
+	}
+}
+
+// A run sampled past the page's limit keeps every setting recommend can
+// choose: for random bounds and random sets of algorithms, recommend run
+// on the settings embedded chooses as recommend run on the whole run (the
+// overall choice, the nearest miss and the best of each algorithm).
+func TestExploreSampleKeepsChoices(t *testing.T) {
+	spec := strings.NewReplacer("step: 100}", "step: 10}", "capacity: [100, 500, 900]", "capacity: {from: 20, to: 1000, step: 20}").Replace(tinySpec)
+	dir := runSpec(t, spec)
+	ctx := context.Background()
+	r, err := Load(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 40
+	d, err := r.exploreData(ctx, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := recommend.ReadRun(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Total != len(run.Labels) || len(d.ID) >= d.Total || len(d.ID) < min(limit, d.Total) {
+		t.Fatalf("%d settings in the run, %d embedded for a limit of %d", d.Total, len(d.ID), limit)
+	}
+	for _, q := range r.Frontier.Points() {
+		if !slices.Contains(d.ID, q.ID) {
+			t.Errorf("frontier point %d not embedded", q.ID)
+		}
+	}
+	// The choosable settings alone (no frontier, no sample).
+	all, err := r.exploreData(ctx, math.MaxInt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep, n := exploreKeep(all.Alg, all.Label, all.LC, all.MP, all.WC, make([]bool, len(all.ID)), 1)
+	if n > len(keep) || len(keep) >= len(all.ID) {
+		t.Fatalf("%d choosable of %d, %d kept with their neighbours", n, len(all.ID), len(keep))
+	}
+	embedded := map[string]bool{}
+	for _, i := range keep {
+		embedded[all.Algs[all.Alg[i]]+" "+all.Label[i]] = true
+	}
+	sub := func(keep func(l string) bool) *recommend.Run {
+		out := &recommend.Run{Dir: run.Dir, Measures: run.Measures, Offered: run.Offered}
+		for _, l := range run.Labels {
+			if keep(l) {
+				out.Labels = append(out.Labels, l)
+			}
+		}
+		return out
+	}
+	label := func(c *recommend.Choice) string {
+		if c == nil {
+			return ""
+		}
+		return c.Label
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for k := range 300 {
+		algs := map[string]bool{}
+		for _, a := range d.Algs {
+			algs[a] = rng.IntN(3) > 0
+		}
+		pb := func(p float64) *recommend.Bound { return &recommend.Bound{Value: p, Pct: true} }
+		o := recommend.Options{MaxFalseCut: pb(rng.Float64() * 20)}
+		if rng.IntN(2) == 0 {
+			o.MaxMissed = pb(rng.Float64() * 100)
+		}
+		if rng.IntN(2) == 0 {
+			o.MaxClientCut = pb(rng.Float64() * 50)
+		}
+		inAlg := func(l string) bool { a, _, _ := strings.Cut(l, " "); return algs[a] }
+		full := sub(inAlg)
+		if len(full.Labels) == 0 {
+			continue
+		}
+		want, err := recommend.Recommend([]*recommend.Run{full}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := recommend.Recommend([]*recommend.Run{sub(func(l string) bool { return inAlg(l) && embedded[l] })}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if label(got.Overall) != label(want.Overall) || label(got.NearestMiss) != label(want.NearestMiss) || len(got.ByAlgorithm) != len(want.ByAlgorithm) {
+			t.Fatalf("case %d %v: sampled chooses %q (nearest %q, %d by algorithm), the whole run %q (nearest %q, %d)", k, algs,
+				label(got.Overall), label(got.NearestMiss), len(got.ByAlgorithm), label(want.Overall), label(want.NearestMiss), len(want.ByAlgorithm))
+		}
+		if want.Overall != nil {
+			nb := func(c *recommend.Choice) (out []string) {
+				for _, n := range c.Neighbors {
+					out = append(out, n.Label)
+				}
+				return out
+			}
+			if g, w := nb(got.Overall), nb(want.Overall); !slices.Equal(g, w) {
+				t.Fatalf("case %d: neighbours of %s sampled %q, whole run %q", k, want.Overall.Label, g, w)
+			}
+		}
+		for j := range want.ByAlgorithm {
+			if got.ByAlgorithm[j].Label != want.ByAlgorithm[j].Label {
+				t.Fatalf("case %d: best %s sampled %q, whole run %q", k, want.ByAlgorithm[j].Algorithm, got.ByAlgorithm[j].Label, want.ByAlgorithm[j].Label)
+			}
+		}
+	}
+	t.Logf("%d settings, %d embedded (%d choosable)", d.Total, len(d.ID), d.Choosable)
+}
+
+// exploreGridSpec is tinySpec's scenario under fixed windows of windows
+// lengths (1 s up) and limits 10, 20, … (limits of them): windows × limits
+// settings.
+func exploreGridSpec(windows, limits int) string {
+	head, _, _ := strings.Cut(tinySpec, "sweep:")
+	return head + fmt.Sprintf("sweep:\n  - algorithm: fixed_window\n    window_s: {from: 1, to: %d, step: 1}\n    limit: {from: 10, to: %d, step: 10}\n", windows, 10*limits)
+}
+
+// explorePageSize is the size of explore.html for the run in dir, and its data.
+func explorePageSize(tb testing.TB, dir string) (size int, d *exploreData) {
+	ctx := context.Background()
+	r, err := Load(ctx, dir, Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := r.writeExplore(ctx, &b); err != nil {
+		tb.Fatal(err)
+	}
+	d, err = r.exploreData(ctx, exploreMaxSettings)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b.Len(), d
+}
+
+// explore.html for 10,000 settings stays within 1.5 MB.
+func TestExploreSize10k(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 10,000-setting sweep")
+	}
+	n, d := explorePageSize(t, runSpec(t, exploreGridSpec(50, 200)))
+	if len(d.ID) != 10_000 || d.Total != 10_000 {
+		t.Fatalf("%d settings embedded of %d, want all 10,000", len(d.ID), d.Total)
+	}
+	if n > 1_500_000 {
+		t.Errorf("explore.html is %d bytes for 10,000 settings, more than 1.5 MB", n)
+	}
+	t.Logf("explore.html: %d bytes for 10,000 settings", n)
+}
+
+// BenchmarkExploreSize1e6 reports explore.html's size (bytes/page) and the
+// settings it holds for a run of 1,000,000 settings (the sweep runs once,
+// outside the timing; the report's Load and the page are timed).
+func BenchmarkExploreSize1e6(b *testing.B) {
+	spec, err := sweep.ParseSpec([]byte(exploreGridSpec(500, 2000)), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	if _, err := sweep.Run(context.Background(), spec, sweep.Options{OutDir: dir, Shard: sweep.Shard{Index: 0, Count: 1}}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		n, d := explorePageSize(b, dir)
+		b.ReportMetric(float64(n), "bytes/page")
+		b.ReportMetric(float64(len(d.ID)), "settings/page")
+		b.ReportMetric(float64(d.Choosable), "choosable/page")
 	}
 }

@@ -31,7 +31,7 @@
   function run() {
     // renderMs: the page's script start to ready; readyMs: navigation start to then
     // (both in Chromium's virtual time: an order, not a measure).
-    const out = { ok: false, cases: 0, exports: 0, frontier: 0, renderMs: +document.body.dataset.renderMs, readyMs: Math.round(readyAt), checkMs: 0 };
+    const out = { ok: false, cases: 0, neighbours: 0, ranges: 0, peaks: 0, exports: 0, frontier: 0, renderMs: +document.body.dataset.renderMs, readyMs: Math.round(readyAt), checkMs: 0 };
     const fail = (m) => { if (errors.length < 20) errors.push(m); };
     for (const c of window.EXPLORE_CASES || []) {
       set("fc-n", c.fc);
@@ -45,6 +45,28 @@
       for (const tr of document.querySelectorAll("#by-alg tr[data-alg]")) by[tr.dataset.alg] = tr.dataset.label;
       const a = JSON.stringify(Object.entries(by).sort()), b = JSON.stringify(Object.entries(c.byAlg).sort());
       if (a !== b) fail(`${what}: best per algorithm ${a}, recommend ${b}`);
+      if (c.neighbours) {
+        // The best setting's neighbours, as recommend lists them.
+        document.getElementById("pick-select").click();
+        const nb = [...document.querySelectorAll("#neighbours tr[data-label]")].map((tr) => tr.dataset.label).sort();
+        if (JSON.stringify(nb) !== JSON.stringify(c.neighbours)) fail(`${what}: neighbours of ${c.label}: page ${JSON.stringify(nb)}, recommend ${JSON.stringify(c.neighbours)}`);
+        out.neighbours++;
+        // Narrowing a parameter's range to the best setting's value keeps it
+        // the best (the best of a subset that holds it).
+        const tok = c.label.split(" ")[1] || "", [name, v] = tok.split("=");
+        const vals = window.explore.paramValues(name), at = vals.indexOf(Number(v));
+        const lo = document.getElementById("plo-" + name), hi = document.getElementById("phi-" + name);
+        if (at >= 0 && lo && hi) {
+          set("phi-" + name, at); set("plo-" + name, at);
+          if (p.dataset.label !== c.label) fail(`${what}: with ${name} from ${v} to ${v} the page picks ${p.dataset.label}, not ${c.label}`);
+          for (const tr of document.querySelectorAll("#by-alg tr[data-label]")) {
+            const t = tr.dataset.label.split(" ").find((x) => x.startsWith(name + "="));
+            if (t && t !== tok) fail(`${what}: with ${name} from ${v} to ${v} the page shows ${tr.dataset.label}`);
+          }
+          document.getElementById("params-reset").click();
+          out.ranges++;
+        }
+      }
       out.cases++;
     }
     // The frontier drawn against frontier.csv.
@@ -63,12 +85,26 @@
         target.value = e.target;
         target.dispatchEvent(new Event("change", { bubbles: true }));
         const text = document.getElementById("export-text").textContent;
+        // A sampled page holds the exports of some frontier settings only.
+        if (!document.getElementById("sample-note").hidden && document.getElementById("export-note").textContent.startsWith("Not embedded")) { out.exportsSkipped = (out.exportsSkipped || 0) + 1; continue; }
         if (text !== e.text) fail(`export --to ${e.target} '${e.label}': the page shows ${JSON.stringify(text.slice(0, 200))}…`);
         out.exports++;
       }
       todo.delete(+sel.dataset.id);
+      // A window policy that counts every request in its window (fixed
+      // windows, the exact sliding log) cuts no client whose busiest window
+      // stays within its limit: the threshold view's peaks against the
+      // simulation's cuts.
+      if (/^(fixed_window|sliding_log) /.test(sel.dataset.label)) {
+        for (const tr of document.querySelectorAll("#peaks tr[data-over]")) {
+          if (tr.dataset.over === "0" && tr.dataset.cut !== "" && +tr.dataset.cut > 0)
+            fail(`${sel.dataset.label}: a client within the limit (${tr.textContent.slice(0, 80)}) was cut ${tr.dataset.cut}`);
+          out.peaks++;
+        }
+      }
     }
     for (const id of todo.keys()) fail(`export: point ${id} never selected by the arrow keys`);
+    if ((window.EXPLORE_EXPORTS || []).length && !out.exports) fail("export: no export text compared");
     // Nothing scrolls sideways.
     const sw = document.documentElement.scrollWidth, iw = window.innerWidth;
     out.width = { scroll: sw, inner: iw };

@@ -9,6 +9,11 @@
 # records; Chromium's net log is no help: the browser itself calls home);
 # nothing scrolls sideways at 1400 px nor at 390 px wide (headless Chromium
 # windows are at least 500 px wide, so the page runs in a 390 px iframe).
+# For the best setting of each feasible set, the neighbours shown equal
+# recommend's, and narrowing a parameter's range to its value keeps it the
+# best; along the frontier, a fixed window or sliding log setting cuts no
+# client the threshold view shows within its limit. axe-core (vendored in
+# scripts/axe for this test only) finds no serious or critical violation.
 # It prints the file's size and its first render time.
 #
 # Usage: scripts/test-explore.sh [BIN [RUN_DIR]]   (BIN default bin/ratesweep;
@@ -16,8 +21,8 @@
 # constraint sets (default: random, printed).
 #
 # It also checks the checker: copies of the page that choose by the wrong
-# objective, draw a wrong frontier, fetch from the network or are too wide
-# for a phone must fail.
+# objective, draw a wrong frontier, fetch from the network, are too wide
+# for a phone, skip a neighbour or leave an input unlabelled must fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-bin/ratesweep}
@@ -57,7 +62,8 @@ for _ in $(seq 20); do
 		'{fc: $fc, mi: $mi, cc: $cc,
 		  kind: (if .overall then "overall" else "nearest" end),
 		  label: ((.overall // .nearest_miss).policy),
-		  byAlg: ([(.by_algorithm // [])[] | {key: .algorithm, value: .policy}] | from_entries)}' "$TMP/rec.json")")
+		  byAlg: ([(.by_algorithm // [])[] | {key: .algorithm, value: .policy}] | from_entries),
+		  neighbours: (if .overall then ([.overall.neighbors // [] | .[].policy] | sort) else null end)}' "$TMP/rec.json")")
 done
 feasible=$(printf '%s\n' "${cases[@]}" | grep -c '"kind":"overall"' || true)
 echo "test-explore: ${#cases[@]} constraint sets, $feasible with a feasible setting"
@@ -91,8 +97,14 @@ echo "test-explore: ${#exports[@]} export texts from ratesweep export"
 	cat scripts/explore-check.js
 	echo '</script>'
 } >"$TMP/checker.html"
-# inject SRC DST [SED]: the checker after <meta charset>, the page edited by SED.
-inject() { sed -e "/<meta charset/r $TMP/checker.html" -e "${3:-}" "$1" >"$2"; }
+# inject SRC DST [SED [CHECKER]]: the checker after <meta charset>, the page edited by SED.
+inject() { sed -e "/<meta charset/r ${4:-$TMP/checker.html}" -e "${3:-}" "$1" >"$2"; }
+
+# The accessibility check: axe-core (vendored for this test only, checked
+# against the checksum recorded in scripts/axe/VERSION) and its runner.
+AXE_SHA=$(sed -n 's/^ *axe.min.js sha256 //p' scripts/axe/VERSION)
+echo "$AXE_SHA  scripts/axe/axe.min.js" | sha256sum -c --quiet - || { echo "test-explore: FAIL: scripts/axe/axe.min.js differs from its recorded checksum"; exit 1; }
+{ echo '<script>'; cat scripts/axe/axe.min.js; echo '</script><script>'; cat scripts/explore-axe.js; echo '</script>'; } >"$TMP/axe.html"
 
 # check NAME FILE WIDTH: 0 when the page passes.
 check() {
@@ -120,6 +132,9 @@ inject "$PAGE" "$D/explore-objective.html" 's/const objLC = b.mi !== null;/const
 inject "$PAGE" "$D/explore-frontier.html" 's/if (Y\[i\] < bestY)/if (Y[i] <= bestY)/'
 inject "$PAGE" "$D/explore-fetch.html" 's#</body>#<img src="http://127.0.0.1:9/x.png" alt=""></body>#'
 inject "$PAGE" "$D/explore-wide.html" 's#</main>#<div style="width:600px">wide</div></main>#'
+inject "$PAGE" "$D/explore-neighbours.html" 's/a\[k - 1\], a\[k + 1\]/a[k + 1]/'
+inject "$PAGE" "$D/explore-axe.html" "" "$TMP/axe.html"
+inject "$PAGE" "$D/explore-unlabelled.html" 's/ aria-label="Max missed, %"//' "$TMP/axe.html"
 # phone FRAME PAGE: a page showing PAGE in a 390 px iframe; the checker in
 # PAGE posts its verdict up.
 phone() {
@@ -132,10 +147,10 @@ HTML
 phone "$D/explore-phone.html" "$D/explore-check.html"
 phone "$D/explore-phone-wide.html" "$D/explore-wide.html"
 
-names=(page phone objective frontier fetch wide)
-files=("$D/explore-check.html" "$D/explore-phone.html" "$D/explore-objective.html" "$D/explore-frontier.html" "$D/explore-fetch.html" "$D/explore-phone-wide.html")
-widths=(1400 1400 1400 1400 1400 1400)
-wants=(pass pass fail fail fail fail)
+names=(page phone axe objective frontier fetch wide neighbours unlabelled)
+files=("$D/explore-check.html" "$D/explore-phone.html" "$D/explore-axe.html" "$D/explore-objective.html" "$D/explore-frontier.html" "$D/explore-fetch.html" "$D/explore-phone-wide.html" "$D/explore-neighbours.html" "$D/explore-unlabelled.html")
+widths=(1400 1400 1400 1400 1400 1400 1400 1400 1400)
+wants=(pass pass pass fail fail fail fail fail fail)
 JOBS=${TEST_BROWSER_JOBS:-3}
 for i in "${!names[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done

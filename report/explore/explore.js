@@ -6,13 +6,18 @@
 // then the earlier point; the nearest miss by summed violation).
 "use strict";
 (function () {
-  const COLOURS = ["#332288", "#CC6677", "#117733", "#DDCC77", "#88CCEE", "#882255", "#44AA99", "#999933", "#AA4499", "#555555"];
   const $ = (id) => document.getElementById(id);
   let D, N, X, Y, frontier = [], shown = [], sel = -1, hover = -1, pick = -1, feas = null, scale = null;
+  // vis[i] is 1 when setting i is shown and chosen from: its algorithm is
+  // ticked and its parameters lie in the ranges. P are the numeric
+  // parameters: {name, vals (NaN where a setting does not take it),
+  // distinct (sorted), lo, hi (indices into distinct)}.
+  let vis = null, P = [];
+  const colour = (a) => D.colors[a] || "#999999";
 
   async function load() {
-    const b64 = $("data").textContent.trim();
-    const bin = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const str = atob($("data").textContent.trim()), bin = new Uint8Array(str.length);
+    for (let k = 0; k < str.length; k++) bin[k] = str.charCodeAt(k);
     const stream = new Blob([bin]).stream().pipeThrough(new DecompressionStream("gzip"));
     return JSON.parse(await new Response(stream).text());
   }
@@ -53,7 +58,7 @@
     let overall = -1, near = -1, nearV = 0, count = 0;
     const byAlg = new Map(), ok = new Uint8Array(N);
     for (let i = 0; i < N; i++) {
-      if (!shown[D.alg[i]]) continue;
+      if (!vis[i]) continue;
       let v = 0, good = true, m;
       if (b.fc !== null) { m = b.fc - D.lc[i]; if (m < 0) { good = false; v += -m; } }
       if (b.mi !== null) { m = b.mi - D.mp[i]; if (m < 0) { good = false; v += -m; } }
@@ -94,11 +99,11 @@
     for (let a = 0; a < D.algs.length; a++) {
       const i = choice.byAlg.get(a);
       if (i === undefined) continue;
-      rows.push(`<tr data-alg="${esc(D.algs[a])}" data-label="${esc(label(i))}"><td><span class="sw" style="background:${COLOURS[a % COLOURS.length]}"></span> ${esc(D.algs[a])}</td>` +
+      rows.push(`<tr data-alg="${esc(D.algs[a])}" data-label="${esc(label(i))}"><td><span class="sw" style="background:${colour(a)}"></span> ${esc(D.algs[a])}</td>` +
         `<td><button class="link" data-i="${i}">${esc(D.label[i] || label(i))}</button></td><td class="n">${fmt(D.lc[i])}</td><td class="n">${fmt(D.mp[i])}</td></tr>`);
     }
     $("by-alg").tBodies[0].innerHTML = rows.join("") || `<tr><td colspan="4">No setting of the algorithms shown meets the constraints.</td></tr>`;
-    if (sel < 0 && pick >= 0) select(pick); else draw();
+    if (sel < 0 && pick >= 0) select(pick); else { if (sel >= 0) showNeighbours(); draw(); }
   }
 
   // Chart. A drag fires many input events: the choice and the tables follow
@@ -137,13 +142,20 @@
     if (b.mi !== null) { g.beginPath(); g.moveTo(PAD.l, sy(b.mi)); g.lineTo(w - PAD.r, sy(b.mi)); g.stroke(); }
     g.setLineDash([]);
     // Points: faint ones first, then those meeting the constraints.
+    // One path per algorithm and pass: a fill style set per point costs
+    // more than the point.
+    const kx = (w - PAD.l - PAD.r) / xmax, ky = (h - PAD.t - PAD.b) / ymax, x0 = PAD.l - 1.5, y0 = h - PAD.b - 1.5;
     for (const pass of [0, 1]) {
       g.globalAlpha = pass ? 0.9 : 0.18;
-      for (let i = 0; i < N; i++) {
-        const a = D.alg[i];
-        if (!shown[a] || (feas ? feas[i] === 1 : true) !== (pass === 1)) continue;
-        g.fillStyle = COLOURS[a % COLOURS.length];
-        g.fillRect(sx(X[i]) - 1.5, sy(Y[i]) - 1.5, 3, 3);
+      for (let a = 0; a < D.algs.length; a++) {
+        if (!shown[a]) continue;
+        g.fillStyle = colour(a);
+        g.beginPath();
+        for (let i = 0; i < N; i++) {
+          if (D.alg[i] !== a || !vis[i] || (feas ? feas[i] === 1 : true) !== (pass === 1)) continue;
+          g.rect(x0 + X[i] * kx, y0 - Y[i] * ky, 3, 3);
+        }
+        g.fill();
       }
     }
     g.globalAlpha = 1;
@@ -168,7 +180,7 @@
   function nearest(px, py) {
     let best = -1, bd = 144; // within 12 px
     for (let i = 0; i < N; i++) {
-      if (!shown[D.alg[i]]) continue;
+      if (!vis[i]) continue;
       const dx = scale.sx(X[i]) - px, dy = scale.sy(Y[i]) - py, d = dx * dx + dy * dy;
       if (d < bd) { bd = d; best = i; }
     }
@@ -196,8 +208,10 @@
     ];
     if (choice && feas) rows.push(["Meets the constraints", feas[i] ? "yes" : "no"]);
     $("metrics").innerHTML = rows.map(([k, v]) => `<tr><th scope="row">${esc(k)}</th><td class="n">${esc(v)}</td></tr>`).join("");
+    showNeighbours();
     showExport();
     showClients();
+    showPeaks(true);
     for (const tr of $("by-alg").querySelectorAll("tr[data-label]")) tr.classList.toggle("sel", tr.dataset.label === label(i));
     draw();
   }
@@ -208,24 +222,195 @@
     $("export-text").textContent = text || "";
     $("export-note").textContent = text !== undefined
       ? `What \`ratesweep export --to ${t} --run RUN_DIR\` prints for this setting (embedded for the settings on the frontier only).`
-      : `Not embedded for this setting (only the settings on the frontier carry one); run: ratesweep export --to ${t} --run ${D.run} '${label(sel)}'`;
+      : `Not embedded for this setting (only settings on the frontier carry one${D.total > N ? "; in a run this large, 5 of them spread along it" : ""}); run: ratesweep export --to ${t} --run ${D.run} '${label(sel)}'`;
   }
 
   function showClients() {
     const t = $("clients"), note = $("clients-note");
     if (!D.clients || !D.clients.length) { t.innerHTML = ""; note.textContent = "The run has no client rows."; return; }
-    const pairs = D.cuts[sel];
     if (!D.cuts_all && !D.cut_at.includes(sel)) {
       t.innerHTML = ""; note.textContent = "In a run this large, per-client cuts are embedded for the settings on the frontier or on an algorithm's frontier only."; return;
     }
-    const cut = new Float64Array(D.clients.length);
-    if (pairs) for (let k = 0; k < pairs.length; k += 2) cut[pairs[k]] = pairs[k + 1];
+    const cut = cutsAt(sel);
     const order = D.clients.map((_, k) => k).sort((a, b) => cut[b] - cut[a] || a - b).slice(0, 50);
     note.textContent = `Requests offered and cut per client, means over replicates` +
       (D.clients_total > D.clients.length ? `; ${D.clients.length} of ${D.clients_total} clients embedded (those any setting cuts most)` : "") +
       (D.clients.length > 50 ? "; the 50 most cut shown" : "") + ".";
     t.innerHTML = `<caption>Clients at ${esc(label(sel))}</caption><thead><tr><th scope="col">Client</th><th scope="col">Class</th><th scope="col" class="n">Offered</th><th scope="col" class="n">Cut</th><th scope="col" class="n">Cut %</th></tr></thead><tbody>` +
       order.map((k) => `<tr><td>${esc(D.clients[k])}</td><td>${esc(D.client_class[k])}</td><td class="n">${fmt(D.client_offered[k], 0)}</td><td class="n">${fmt(cut[k], 1)}</td><td class="n">${fmt(D.client_offered[k] ? (100 * cut[k]) / D.client_offered[k] : 0)}</td></tr>`).join("") + "</tbody>";
+  }
+
+  // cutsAt is each embedded client's requests cut at setting i (means over
+  // replicates), or null where the page holds none for i.
+  function cutsAt(i) {
+    if (!D.clients || (!D.cuts_all && !D.cut_at.includes(i))) return null;
+    const cut = new Float64Array(D.clients.length), pairs = D.cuts[i];
+    if (pairs) for (let k = 0; k < pairs.length; k += 2) cut[pairs[k]] = pairs[k + 1];
+    return cut;
+  }
+
+  // params reads the numeric parameters from the labels and draws a pair
+  // of linked sliders (least and greatest value shown) for each that takes
+  // two values or more.
+  function params() {
+    const byName = new Map();
+    for (let i = 0; i < N; i++) {
+      const l = D.label[i];
+      if (!l) continue;
+      for (const tok of l.split(" ")) {
+        const e = tok.indexOf("=");
+        if (e < 0) continue;
+        const v = Number(tok.slice(e + 1));
+        if (!Number.isFinite(v)) continue;
+        const k = tok.slice(0, e);
+        let p = byName.get(k);
+        if (!p) { p = { name: k, vals: new Float64Array(N).fill(NaN) }; byName.set(k, p); }
+        p.vals[i] = v;
+      }
+    }
+    P = [...byName.values()];
+    for (const p of P) {
+      const set = new Set();
+      for (let i = 0; i < N; i++) if (!Number.isNaN(p.vals[i])) set.add(p.vals[i]);
+      p.distinct = [...set].sort((a, b) => a - b);
+      p.lo = 0; p.hi = p.distinct.length - 1;
+    }
+    const ranged = P.filter((p) => p.distinct.length > 1);
+    if (!ranged.length) return;
+    $("params").hidden = false;
+    $("param-list").innerHTML = ranged.map((p) => {
+      const n = esc(p.name), m = p.distinct.length - 1;
+      return `<div class="prange" data-param="${n}"><span id="pr-${n}">${n}</span>` +
+        `<div class="pair"><input type="range" id="plo-${n}" min="0" max="${m}" step="1" value="0" aria-label="${n}: least value shown">` +
+        `<span id="plo-${n}-v"></span></div>` +
+        `<div class="pair"><input type="range" id="phi-${n}" min="0" max="${m}" step="1" value="${m}" aria-label="${n}: greatest value shown">` +
+        `<span id="phi-${n}-v"></span></div></div>`;
+    }).join("");
+    for (const p of ranged) {
+      const lo = $("plo-" + p.name), hi = $("phi-" + p.name);
+      const sync = (moved) => {
+        p.lo = +lo.value; p.hi = +hi.value;
+        if (p.lo > p.hi) { if (moved === lo) { p.hi = p.lo; hi.value = p.hi; } else { p.lo = p.hi; lo.value = p.lo; } }
+        const f = (v) => String(v);
+        $("plo-" + p.name + "-v").textContent = "from " + f(p.distinct[p.lo]);
+        $("phi-" + p.name + "-v").textContent = "to " + f(p.distinct[p.hi]);
+        lo.setAttribute("aria-valuetext", f(p.distinct[p.lo]));
+        hi.setAttribute("aria-valuetext", f(p.distinct[p.hi]));
+      };
+      lo.addEventListener("input", () => { sync(lo); filter(); });
+      hi.addEventListener("input", () => { sync(hi); filter(); });
+      p.sync = sync;
+      sync(null);
+    }
+    $("params-reset").addEventListener("click", () => {
+      for (const p of ranged) { $("plo-" + p.name).value = 0; $("phi-" + p.name).value = p.distinct.length - 1; p.sync(null); }
+      filter();
+    });
+  }
+
+  // filter recomputes vis from the algorithms ticked and the ranges.
+  function filter() {
+    const act = P.filter((p) => p.distinct.length > 1 && (p.lo > 0 || p.hi < p.distinct.length - 1))
+      .map((p) => [p.vals, p.distinct[p.lo], p.distinct[p.hi]]);
+    for (let i = 0; i < N; i++) {
+      let ok = shown[D.alg[i]];
+      for (let k = 0; ok && k < act.length; k++) {
+        const v = act[k][0][i];
+        ok = Number.isNaN(v) || (v >= act[k][1] && v <= act[k][2]);
+      }
+      vis[i] = ok ? 1 : 0;
+    }
+    update();
+  }
+
+  // neighboursOf lists the settings equal to i but for one parameter, at
+  // its next lower and next higher value among the settings held (recommend's
+  // neighbours): [{param, j}], in the order of i's label.
+  const nbCache = new Map();
+  function groupKey(i, name) {
+    return D.alg[i] + "|" + D.label[i].split(" ").filter((t) => !t.startsWith(name + "=")).join(" ");
+  }
+  function neighboursOf(i) {
+    const out = [];
+    for (const tok of (D.label[i] || "").split(" ")) {
+      const p = P.find((q) => tok.startsWith(q.name + "="));
+      if (!p || Number.isNaN(p.vals[i])) continue;
+      let m = nbCache.get(p.name);
+      if (!m) {
+        m = new Map();
+        for (let j = 0; j < N; j++) {
+          if (Number.isNaN(p.vals[j])) continue;
+          const k = groupKey(j, p.name);
+          let a = m.get(k);
+          if (!a) m.set(k, (a = []));
+          a.push(j);
+        }
+        for (const a of m.values()) a.sort((x, y) => p.vals[x] - p.vals[y]);
+        nbCache.set(p.name, m);
+      }
+      const a = m.get(groupKey(i, p.name)), k = a.indexOf(i);
+      for (const j of [a[k - 1], a[k + 1]]) if (j !== undefined) out.push({ param: p.name, j });
+    }
+    return out;
+  }
+
+  function showNeighbours() {
+    const nb = neighboursOf(sel), t = $("neighbours");
+    $("neighbours-note").textContent = nb.length
+      ? "The settings one grid step away in one parameter (as recommend lists them), with the change against this one in percentage points" +
+        (D.total > N ? "; only those this page holds." : ".")
+      : "No setting of the run differs from this one in a single parameter" + (D.total > N ? " among those this page holds." : ".");
+    const d = (v) => (v > 0 ? "+" : "") + fmt(v);
+    t.innerHTML = nb.length ? `<caption>Neighbours of ${esc(label(sel))}</caption><thead><tr><th scope="col">Parameter</th><th scope="col">Setting</th>` +
+      `<th scope="col" class="n">False cut %</th><th scope="col" class="n">Missed %</th><th scope="col" class="n">Δ cut</th><th scope="col" class="n">Δ missed</th><th scope="col">Meets the constraints</th></tr></thead><tbody>` +
+      nb.map(({ param, j }) => `<tr data-label="${esc(label(j))}"><td>${esc(param)}</td><td><button class="link" data-i="${j}">${esc(D.label[j])}</button></td>` +
+        `<td class="n">${fmt(D.lc[j])}</td><td class="n">${fmt(D.mp[j])}</td><td class="n">${d(D.lc[j] - D.lc[sel])}</td><td class="n">${d(D.mp[j] - D.mp[sel])}</td>` +
+        `<td>${feas && feas[j] ? "yes" : "no"}</td></tr>`).join("") + "</tbody>" : "";
+  }
+
+  // showPeaks draws the threshold view of a window setting: each client's
+  // most requests in any window of the setting's length, against a
+  // threshold (reset to the setting's limit when the setting changes).
+  let peakAt = null;
+  function showPeaks(reset) {
+    const t = $("peaks"), note = $("peaks-note"), ctl = $("peaks-controls");
+    const p = (name) => { const q = P.find((x) => x.name === name); return q ? q.vals[sel] : NaN; };
+    const W = p("window_s"), L = p("limit");
+    const w = D.peak_windows ? D.peak_windows.indexOf(W) : -1;
+    if (sel < 0 || !D.window[D.alg[sel]] || Number.isNaN(W) || Number.isNaN(L) || w < 0 || !D.clients.length) {
+      t.innerHTML = ""; ctl.hidden = true; peakAt = null;
+      note.textContent = !D.peaks ? "Peak rates need the scenario's per-second rates: a replayed log's run has none here."
+        : sel >= 0 && D.window[D.alg[sel]] && !Number.isNaN(W) ? `No peak rates embedded for windows of ${W} s.`
+        : "For a window algorithm's setting (a limit of requests per window), this shows each client's busiest window against a threshold.";
+      return;
+    }
+    ctl.hidden = false;
+    const peaks = D.peaks[w];
+    if (reset || !peakAt || peakAt.sel !== sel) {
+      let mx = L;
+      for (const v of peaks) mx = Math.max(mx, v);
+      $("th-r").max = String(Math.ceil(mx * 1.05));
+      $("th-r").value = $("th-n").value = String(L);
+      peakAt = { sel, W, L, mx };
+    }
+    let th = parseFloat($("th-n").value);
+    if (!(th >= 0)) th = L;
+    $("th-n").previousElementSibling.setAttribute("aria-valuetext", `${th} requests per ${W} s`);
+    const cut = cutsAt(sel);
+    let nl = 0, na = 0;
+    for (let k = 0; k < peaks.length; k++) if (peaks[k] > th) { if (D.client_class[k] === "abusive") na++; else nl++; }
+    $("peaks-sum").textContent = `At ${th} requests per ${W} s, ${nl} legitimate and ${na} abusive client${nl + na === 1 ? "" : "s"} of ${peaks.length} ` +
+      `go over it in some window; the setting's limit is ${L}.`;
+    note.textContent = `Each client's most requests offered in any ${Math.max(1, Math.ceil(W))} s (the scenario's rates), the busiest 50 first, against a ` +
+      `threshold you can move (it starts at the setting's limit). A client over the limit is one this setting can cut; the Cut column is what it cut (means over replicates).`;
+    const order = peaks.map((_, k) => k).sort((a, b) => peaks[b] - peaks[a] || a - b).slice(0, 50);
+    const mx = peakAt.mx || 1, pc = (v) => Math.min(100, (100 * v) / mx).toFixed(1) + "%";
+    t.innerHTML = `<caption>Busiest ${W} s per client, against ${th}</caption><thead><tr><th scope="col">Client</th><th scope="col">Class</th>` +
+      `<th scope="col" class="n">Peak</th><th scope="col">Against the threshold</th><th scope="col" class="n">Cut</th></tr></thead><tbody>` +
+      order.map((k) => `<tr class="${peaks[k] > th ? "over" : ""}" data-over="${peaks[k] > th ? 1 : 0}" data-cut="${cut ? cut[k] : ""}"><td>${esc(D.clients[k])}</td><td>${esc(D.client_class[k])}</td>` +
+        `<td class="n">${fmt(peaks[k], 0)}</td><td class="bar"><div class="barbox" role="img" aria-label="${fmt(peaks[k], 0)} ${peaks[k] > th ? "over" : "within"} ${th}">` +
+        `<div class="fill" style="width:${pc(peaks[k])};background:${D.client_class[k] === "abusive" ? "#d55e00" : "#0072b2"}"></div><div class="th" style="left:${pc(th)}"></div></div></td>` +
+        `<td class="n">${cut ? fmt(cut[k], 1) : "–"}</td></tr>`).join("") + "</tbody>";
   }
 
   function wire() {
@@ -258,6 +443,10 @@
       const to = e.key === "Home" ? 0 : e.key === "End" ? frontier.length - 1 : k < 0 ? 0 : k + step;
       select(frontier[Math.max(0, Math.min(frontier.length - 1, to))]);
     });
+    $("pick-select").addEventListener("click", () => { if (pick >= 0) select(pick); });
+    $("neighbours").addEventListener("click", (e) => { const b = e.target.closest("button[data-i]"); if (b) select(+b.dataset.i); });
+    $("th-r").addEventListener("input", () => { $("th-n").value = $("th-r").value; showPeaks(false); });
+    $("th-n").addEventListener("input", () => { $("th-r").value = $("th-n").value; showPeaks(false); });
     $("by-alg").addEventListener("click", (e) => { const b = e.target.closest("button[data-i]"); if (b) select(+b.dataset.i); });
     $("target").addEventListener("change", showExport);
     window.addEventListener("resize", draw);
@@ -271,17 +460,32 @@
     shown = D.algs.map(() => true);
     frontier = frontierOf();
     $("algs").insertAdjacentHTML("beforeend", D.algs.map((a, k) =>
-      `<label><input type="checkbox" data-alg="${k}" checked><span class="sw" style="background:${COLOURS[k % COLOURS.length]}"></span>${esc(a)}</label>`).join(""));
-    $("algs").addEventListener("change", (e) => { const k = e.target.dataset.alg; if (k !== undefined) { shown[+k] = e.target.checked; update(); } });
+      `<label><input type="checkbox" data-alg="${k}" checked><span class="sw" style="background:${colour(k)}"></span>${esc(a)}</label>`).join(""));
+    $("algs").addEventListener("change", (e) => { const k = e.target.dataset.alg; if (k !== undefined) { shown[+k] = e.target.checked; filter(); } });
+    vis = new Uint8Array(N).fill(1);
+    params();
+    if (D.total > N) {
+      const n = $("sample-note");
+      n.hidden = false;
+      n.textContent = `This page holds ${N} of the run's ${D.total} settings: the ${D.choosable} that some constraints can choose ` +
+        `(so the best setting is the one recommend chooses from the whole run, whichever algorithms are shown), the frontiers, ` +
+        `and an even sample of the others for the picture. With parameter ranges narrowed, the choice is among the settings held here; ` +
+        `neighbours, exports and per-client cuts of settings not held are not shown.`;
+    }
     $("target").innerHTML = D.targets.map((t) => `<option>${esc(t)}</option>`).join("");
     let lcMax = 0;
     for (let i = 0; i < N; i++) lcMax = Math.max(lcMax, D.lc[i]);
     $("fc-r").max = String(Math.min(100, Math.ceil(lcMax)));
     wire();
     update();
-    window.explore = { frontierIds: frontier.map((i) => D.id[i]), choose, bounds, settings: N, renderMs: performance.now() - t0 };
+    window.explore = {
+      frontierIds: frontier.map((i) => D.id[i]), choose, bounds, settings: N, renderMs: performance.now() - t0,
+      // The values a parameter's sliders step through (their positions).
+      paramValues: (name) => { const p = P.find((q) => q.name === name); return p ? p.distinct.slice() : []; },
+    };
     document.body.dataset.ready = "1";
     document.body.dataset.renderMs = String(Math.round(performance.now() - t0));
+    document.body.dataset.clients = String(D.clients_total || 0);
     document.dispatchEvent(new Event("explore-ready"));
   }
   main().catch((e) => { console.error("explore: " + e.name + ": " + e.message); document.body.insertAdjacentHTML("afterbegin", `<p class="banner">The explorer failed: ${esc(e.message)}</p>`); });
