@@ -33,15 +33,20 @@ type Options struct {
 	Progress func(rows, points int64)
 }
 
-// IncompleteError is Load's error for a run without its manifest.json.
+// IncompleteError is Load's error for a run without its manifest.json, or
+// a finished run whose manifest lists part files the directory lacks.
 type IncompleteError struct {
-	Dir     string
-	Missing []string // part files the finished run would have, relative to Dir
-	Parts   int      // part files per table in the finished run
+	Dir      string
+	Missing  []string // part files the finished run would have, relative to Dir
+	Parts    int      // part files per table in the finished run
+	Finished bool     // manifest.json is there: parts were deleted after the run
 }
 
 func (e *IncompleteError) Error() string {
 	msg := fmt.Sprintf("%s is incomplete: no manifest.json (the run was interrupted, or its shards were not merged with `ratesweep merge`)", e.Dir)
+	if e.Finished {
+		msg = fmt.Sprintf("%s is incomplete: manifest.json lists part files that are not there (deleted or moved after the run finished)", e.Dir)
+	}
 	if len(e.Missing) > 0 {
 		names := e.Missing
 		if len(names) > 6 {
@@ -49,7 +54,26 @@ func (e *IncompleteError) Error() string {
 		}
 		msg += fmt.Sprintf("; missing %d of %d part files: %s", len(e.Missing), 2*e.Parts, strings.Join(names, ", "))
 	}
-	return msg + "; resume it with `ratesweep run --resume`, or report on what is there with --allow-incomplete"
+	return msg + "; recompute them with `" + ResumeCommand(e.Dir) + "`, or report on what is there with --allow-incomplete"
+}
+
+// ResumeCommand is the command that finishes the run in dir: ratesweep run
+// on the spec.yaml that run keeps in the directory, with --resume.
+func ResumeCommand(dir string) string {
+	spec := filepath.Join(dir, "spec.yaml")
+	if _, err := os.Stat(spec); err != nil {
+		return "ratesweep run SPEC.yaml --out " + shellWord(dir) + " --resume"
+	}
+	return "ratesweep run " + shellWord(spec) + " --out " + shellWord(dir) + " --resume"
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but safe
+// characters.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=+,:@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkComplete returns an *IncompleteError when dir has no manifest.json.
@@ -305,10 +329,25 @@ type ClientStat struct {
 // hold the selected points. Bad input is a *sweep.InputError naming the file.
 func Load(ctx context.Context, dir string, opts Options) (*Run, error) {
 	r := &Run{Dir: dir, opts: opts.withDefaults()}
+	// A finished run missing parts its manifest lists: refused (exit 1, how
+	// to recompute them), or read without them under AllowIncomplete.
+	if missing := sweep.MissingParts(dir); len(missing) > 0 && sweep.RunComplete(dir) {
+		if !opts.AllowIncomplete {
+			e := &IncompleteError{Dir: dir, Missing: missing, Finished: true}
+			if run, err := sweep.OpenRun(dir, sweep.OpenOptions{AllowIncomplete: true}); err == nil && run.Manifest != nil {
+				e.Parts = len(run.Manifest.Parts)
+			}
+			return nil, e
+		}
+	}
 	// Without manifest.json, checkComplete below names the missing parts.
 	run, err := sweep.OpenRun(dir, sweep.OpenOptions{AllowIncomplete: opts.AllowIncomplete || !sweep.RunComplete(dir)})
 	if err != nil {
 		return nil, err
+	}
+	if len(run.Missing) > 0 {
+		r.Incomplete = fmt.Sprintf("INCOMPLETE RUN: %d of %d part files listed in manifest.json are missing (%s); figures and tables show only the points present, and the frontier may not be the run's; %s recomputes them",
+			len(run.Missing), 2*len(run.Manifest.Parts), strings.Join(run.Missing, ", "), ResumeCommand(dir))
 	}
 	files := run.Points
 	r.Files = len(files)
