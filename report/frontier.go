@@ -16,6 +16,8 @@ type Point struct {
 	Policy     model.Policy
 	Replicates int // rows pooled into this point
 	model.Metrics
+	delaySum float64 // Σ mean delay × admitted requests over replicates
+	tie      pickTie
 }
 
 // X is the point's position on the trade-off plot's x axis: legitimate
@@ -40,6 +42,13 @@ func (p *Point) add(m *model.Metrics) {
 	p.LegitCutPct = pct(p.FalseCut, p.OfferedLegit)
 	p.MissedPct = pct(p.Missed, p.OfferedAbusive)
 	p.OnlyHerePct = pct(p.CutNone, p.Caught)
+	// Delays: the mean over every admitted request of every replicate, and
+	// the largest replicate's p99 (percentiles do not pool).
+	p.delaySum += m.MeanDelayS * float64(m.OfferedLegit-m.FalseCut+m.Missed)
+	if adm := p.OfferedLegit - p.FalseCut + p.Missed; adm > 0 {
+		p.MeanDelayS = p.delaySum / float64(adm)
+	}
+	p.P99DelayS = max(p.P99DelayS, m.P99DelayS)
 }
 
 func pct(part, whole int64) float64 {
@@ -50,8 +59,10 @@ func pct(part, whole int64) float64 {
 }
 
 // FrontierPoint is a point on the Pareto frontier. Ties counts the other
-// points with exactly the same (x, y); the kept point is the first one added
-// (the lowest point_id when points arrive in file order).
+// points with exactly the same (x, y); the kept point is the one that adds
+// the least delay, then the simpler one, then the one inside its swept
+// ranges (compareTies), then the first one added (the lowest point_id when
+// points arrive in file order).
 type FrontierPoint struct {
 	Point
 	Ties int64
@@ -104,6 +115,9 @@ func (f *Frontier) flush() {
 			return c
 		}
 		if c := cmp.Compare(a.Y(), b.Y()); c != 0 {
+			return c
+		}
+		if c := compareTies(&a.Point, &b.Point); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.seq, b.seq)

@@ -303,6 +303,7 @@ type entryPlan struct {
 	heats     []*Heat     // by mixed-radix index over others' indices; nil: no heat maps
 	heatAll   bool        // heats cover every combination (else one heat on the refIdx slice)
 	idx       []int       // scratch
+	lo, hi    []float64   // each axis's least and greatest value
 }
 
 // Selected is a point shown with per-client bars and a timeline.
@@ -397,6 +398,9 @@ func (r *Run) plan() []*entryPlan {
 			curveOf: map[int]*Curve{}, idx: make([]int, len(e.Axes))}
 		first += pl.size
 		plans = append(plans, pl)
+		for _, ax := range e.Axes {
+			pl.lo, pl.hi = append(pl.lo, slices.Min(ax.Values)), append(pl.hi, slices.Max(ax.Values))
+		}
 		if len(e.Axes) == 0 {
 			continue
 		}
@@ -626,7 +630,7 @@ func pointColumns() []string {
 		cols = append(cols, p.Name)
 	}
 	return append(cols, "offered_legit", "offered_abusive", "caught", "missed", "false_cut",
-		"cut_design", "cut_code", "cut_none", "replicate")
+		"cut_design", "cut_code", "cut_none", "mean_delay_s", "p99_delay_s", "replicate")
 }
 
 // scanPoints pools the run's rows point by point; a row listed twice (a
@@ -680,6 +684,14 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 					v, ok := sweep.Int(c[k], i)
 					if !ok {
 						return inputErrorf("%s: point_id %d: column %s is null or not an integer", f, id, cols[k])
+					}
+					*dst = v
+					k++
+				}
+				for _, dst := range []*float64{&m.MeanDelayS, &m.P99DelayS} {
+					v, ok := sweep.Float(c[k], i)
+					if !ok || math.IsNaN(v) || v < 0 {
+						return inputErrorf("%s: point_id %d: column %s is null, NaN or negative", f, id, cols[k])
 					}
 					*dst = v
 					k++
@@ -745,6 +757,10 @@ func (r *Run) emit(file string, p *Point, plans []*entryPlan, algoIdx map[model.
 			return inputErrorf("%s: point_id %d has %s = %g, but the spec in its metadata says %g", file, p.ID, ax.Param, p.Policy.Value(ax.Param), want)
 		}
 	}
+	p.tie = pickTie{optional: optionalSet(p.Policy)}
+	if pl.atEnd() { // only then can it have an edge (EdgesOfRange allocates)
+		p.tie.edges = len(EdgesOfRange(r.Spec, p.ID))
+	}
 	r.Frontier.Add(*p)
 	ai, ok := algoIdx[p.Policy.Algorithm]
 	if !ok {
@@ -797,6 +813,20 @@ func (r *Run) emit(file string, p *Point, plans []*entryPlan, algoIdx map[model.
 		}
 	}
 	return nil
+}
+
+// atEnd reports whether the point whose axis indices are in pl.idx has a
+// swept axis at its smallest or largest value.
+func (pl *entryPlan) atEnd() bool {
+	for i, ax := range pl.entry.Axes {
+		if len(ax.Values) < 2 {
+			continue
+		}
+		if v := ax.Values[pl.idx[i]]; v == pl.lo[i] || v == pl.hi[i] {
+			return true
+		}
+	}
+	return false
 }
 
 func findPlan(plans []*entryPlan, id int64) *entryPlan {

@@ -16,11 +16,12 @@ const maxFrontierRows = 40
 
 // paramsCell prints a policy's parameters, e.g. "window_s=60 limit=600":
 // the required ones, and optional ones that differ from their default
-// (nginx's delay at or beyond its burst is "nodelay").
+// (nginx's delay at or beyond its burst is "nodelay"), each to 3
+// significant digits unless whole.
 func paramsCell(p model.Policy) string {
 	var parts []string
 	for _, n := range p.Algorithm.Params() {
-		parts = append(parts, fmt.Sprintf("%s=%g", n, p.Get(n)))
+		parts = append(parts, n+"="+paramValue(p.Get(n)))
 	}
 	for _, n := range p.Algorithm.OptionalParams() {
 		prm, _ := model.LookupParam(n)
@@ -32,7 +33,7 @@ func paramsCell(p model.Policy) string {
 		case prm.ParamName(v) != "":
 			parts = append(parts, n+"="+prm.ParamName(v))
 		default:
-			parts = append(parts, fmt.Sprintf("%s=%g", n, v))
+			parts = append(parts, n+"="+paramValue(v))
 		}
 	}
 	return strings.Join(parts, " ")
@@ -71,14 +72,24 @@ func (r *Run) FrontierTable() *Table {
 		Headers: []string{"algorithm", "parameters", "caught", "missed", "false cut", "legit cut %", "missed %", "same outcome"},
 		Right:   []bool{false, false, true, true, true, true, true, true},
 	}
+	delays := r.shapes()
+	if delays {
+		t.addDelayColumn()
+	}
 	pts := r.Frontier.Points()
 	rows := thin(len(pts), maxFrontierRows)
 	for _, i := range rows {
 		q := pts[i]
 		t.AddRow(q.Policy.Algorithm.String(), paramsCell(q.Policy), q.Caught, q.Missed, q.FalseCut,
 			pct2(q.X()), pct2(q.Y()), sameCell(q.Ties))
+		if delays {
+			t.appendCell(delayCell(&q.Point))
+		}
 	}
-	t.Note = "Sorted by legitimate cut. \"same outcome\": further settings with exactly these numbers (the first by point_id is shown)."
+	t.Note = "Sorted by legitimate cut. \"same outcome\": further settings with exactly these numbers (the one shown adds the least delay, then is the simplest, then lies inside its swept ranges, then comes first by point_id)."
+	if delays {
+		t.Note += " " + delayNoteText
+	}
 	if len(rows) < len(pts) {
 		t.Note += fmt.Sprintf(" %d of %d frontier points shown, evenly spaced; frontier.csv has all.", len(rows), len(pts))
 	}
@@ -117,6 +128,10 @@ func (r *Run) TargetsTable() *Table {
 		Headers: []string{"missed at most", "algorithm", "parameters", "false cut", "legit cut %", "missed %", "edge of the swept range"},
 		Right:   []bool{true, false, false, true, true, true, false},
 	}
+	delays := r.shapes()
+	if delays {
+		t.addDelayColumn()
+	}
 	edges := false
 	for _, target := range r.opts.Targets {
 		tl := fmt.Sprintf("%g%%", target)
@@ -132,6 +147,9 @@ func (r *Run) TargetsTable() *Table {
 				}
 				edges = edges || len(flags) > 0
 				t.AddRow(tl, who, paramsCell(b.Policy), b.FalseCut, pct2(b.X()), pct2(b.Y()), strings.Join(flags, "; "))
+				if delays {
+					t.appendCell(delayCell(&b.Point))
+				}
 				return
 			}
 			low := "–"
@@ -143,6 +161,9 @@ func (r *Run) TargetsTable() *Table {
 				who = "best of all"
 			}
 			t.AddRow(tl, who, "none reaches the target", "–", "–", "lowest "+low, "")
+			if delays {
+				t.appendCell("")
+			}
 		}
 		row(true, "", &r.Frontier)
 		for _, a := range r.Algos {
@@ -151,6 +172,9 @@ func (r *Run) TargetsTable() *Table {
 	}
 	t.Note = "\"best of all\" is the best over every algorithm (a point of the frontier); the rows below it are each algorithm's own best. " +
 		"Targets: --target missed<=N% (repeatable)."
+	if delays {
+		t.Note += " " + delayNoteText
+	}
 	if edges {
 		t.Note += " ⚠ marks a parameter at the smallest or largest value its sweep tried: the optimum may lie beyond, so extend the sweep that way before trusting it."
 	}
@@ -168,7 +192,7 @@ func (r *Run) PickSummary() []string {
 			continue
 		}
 		s := fmt.Sprintf("missing at most %g%% of the abusive requests: %s %s, which cuts %.2f%% of the legitimate requests and misses %.2f%%",
-			target, b.Policy.Algorithm, paramsCell(b.Policy), b.X(), b.Y())
+			target, b.Policy.Algorithm, paramsCell(b.Policy), b.X(), b.Y()) + delayNote(&b.Point)
 		if e := EdgesOfRange(r.Spec, b.ID); len(e) > 0 {
 			s += fmt.Sprintf(" (⚠ %s: extend the sweep before trusting it)", e[0])
 		}
@@ -187,8 +211,15 @@ func (r *Run) SelectedTable() *Table {
 		Headers: []string{"#", "why", "algorithm", "parameters", "caught", "missed", "false cut", "legit cut %", "missed %"},
 		Right:   []bool{true, false, false, false, true, true, true, true, true},
 	}
+	delays := r.shapes()
+	if delays {
+		t.addDelayColumn()
+	}
 	for i, s := range r.Selected {
 		t.AddRow(i+1, s.Why, s.Policy.Algorithm.String(), paramsCell(s.Policy), s.Caught, s.Missed, s.FalseCut, pct2(s.X()), pct2(s.Y()))
+		if delays {
+			t.appendCell(delayCell(&s.Point))
+		}
 	}
 	t.Note = "A knee is a frontier point where the frontier bends most (farthest below the straight line between its neighbouring picks)."
 	return t
@@ -260,4 +291,32 @@ func valueName(p model.Policy, n string, v float64) string {
 		return ""
 	}
 	return d.ValueName(n, v, p.Get)
+}
+
+// delayNoteText explains the delay column.
+const delayNoteText = "delay: what a setting that queues requests (nginx below nodelay) adds to the requests it admits, mean / p99 (the largest replicate's), \"none\" when it queues none; empty for algorithms that never delay."
+
+// shapes reports whether the run has an algorithm that can delay the
+// requests it admits (nginx): its tables then show a delay column.
+func (r *Run) shapes() bool {
+	for _, a := range r.Algos {
+		if shaping(a.Algorithm) {
+			return true
+		}
+	}
+	return false
+}
+
+// addDelayColumn adds the delay column (mean / p99) to t.
+func (t *Table) addDelayColumn() {
+	t.Headers = append(t.Headers, "delay mean / p99")
+	for len(t.Right) < len(t.Headers)-1 {
+		t.Right = append(t.Right, false)
+	}
+	t.Right = append(t.Right, true)
+}
+
+// appendCell adds a cell to the last row.
+func (t *Table) appendCell(c string) {
+	t.Rows[len(t.Rows)-1] = append(t.Rows[len(t.Rows)-1], c)
 }
