@@ -96,7 +96,7 @@ func TestTiesPreferLessDelayThenSimpler(t *testing.T) {
 		}
 	}
 	for _, l := range r.PickSummary() {
-		if strings.Contains(l, "nginx") && !strings.Contains(l, "delay") {
+		if strings.Contains(l, "which cuts") && !strings.Contains(l, "delay") {
 			t.Errorf("pick %q says nothing of delay", l)
 		}
 	}

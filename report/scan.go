@@ -22,7 +22,7 @@ type Options struct {
 	MaxCurvePoints int       // points kept per curve (the swept axis is thinned evenly); default 2000
 	MaxHeatBins    int       // heat-map cells per axis (axis values are binned beyond it); default 160 (a map is about 550 pixels wide)
 	Knees          int       // frontier knees selected for per-client plots; 0 = default 2, negative = none
-	Targets        []float64 // missed-% targets for the "best setting" table; default 50, 25, 10
+	Targets        []float64 // missed-% targets for the "best setting" table; default: see Run.Targets
 	// AllowIncomplete reports on a run without its manifest.json (interrupted,
 	// or shards not merged) instead of failing with an *IncompleteError; every
 	// page and figure then carries a banner saying so.
@@ -109,9 +109,6 @@ func (o Options) withDefaults() Options {
 	} else if o.Knees == 0 {
 		o.Knees = 2
 	}
-	if len(o.Targets) == 0 {
-		o.Targets = []float64{50, 25, 10}
-	}
 	return o
 }
 
@@ -139,6 +136,7 @@ type Run struct {
 	Incomplete string
 	opts       Options
 	specYAML   string
+	targets    []Target // Targets, once chosen
 }
 
 // AlgoSummary is one algorithm's share of the run.

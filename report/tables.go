@@ -133,8 +133,8 @@ func (r *Run) TargetsTable() *Table {
 		t.addDelayColumn()
 	}
 	edges := false
-	for _, target := range r.opts.Targets {
-		tl := fmt.Sprintf("%g%%", target)
+	for _, tg := range r.Targets() {
+		target, tl := tg.MissedPct, tg.label()
 		row := func(overall bool, a string, f *Frontier) {
 			if b, ok := f.Best(target); ok {
 				who := b.Policy.Algorithm.String()
@@ -153,14 +153,18 @@ func (r *Run) TargetsTable() *Table {
 				return
 			}
 			low := "–"
+			hint := ""
 			if n := f.Len(); n > 0 {
 				low = pct2(f.Points()[n-1].Y())
+				for _, e := range EdgesOfRange(r.Spec, f.Points()[n-1].ID) {
+					hint += "; to miss less: " + e.String()
+				}
 			}
 			who := a
 			if overall {
 				who = "best of all"
 			}
-			t.AddRow(tl, who, "none reaches the target", "–", "–", "lowest "+low, "")
+			t.AddRow(tl, who, "none reaches the target", "–", "–", "lowest "+low, strings.TrimPrefix(hint, "; "))
 			if delays {
 				t.appendCell("")
 			}
@@ -171,7 +175,10 @@ func (r *Run) TargetsTable() *Table {
 		}
 	}
 	t.Note = "\"best of all\" is the best over every algorithm (a point of the frontier); the rows below it are each algorithm's own best. " +
-		"Targets: --target missed<=N% (repeatable)."
+		"Targets: --target missed<=N% (repeatable); without it, 50%, 25% and 10% where the run reaches them, else targets chosen from what it reaches (its frontier's knee, its least miss and 5 and 10 points above)."
+	if r.NoAbuse() {
+		t.Note = "No request of the run is labelled abusive: no target tells settings apart."
+	}
 	if delays {
 		t.Note += " " + delayNoteText
 	}
@@ -184,17 +191,25 @@ func (r *Run) TargetsTable() *Table {
 // PickSummary says which setting to pick, one line per target: the best
 // of all algorithms, and whether it sits on the edge of its sweep.
 func (r *Run) PickSummary() []string {
+	if r.NoAbuse() {
+		return []string{r.noAbuseLine()}
+	}
 	var out []string
-	for _, target := range r.opts.Targets {
+	for _, tg := range r.Targets() {
+		target := tg.MissedPct
 		b, ok := r.Frontier.Best(target)
 		if !ok {
-			out = append(out, fmt.Sprintf("missing at most %g%% of the abusive requests: no setting of the run gets there", target))
+			out = append(out, fmt.Sprintf("missing at most %s of the abusive requests: no setting of the run gets there; %s", tg.label(), r.unreachable(&r.Frontier)))
 			continue
 		}
-		s := fmt.Sprintf("missing at most %g%% of the abusive requests: %s %s, which cuts %.2f%% of the legitimate requests and misses %.2f%%",
-			target, b.Policy.Algorithm, paramsCell(b.Policy), b.X(), b.Y()) + delayNote(&b.Point)
+		s := fmt.Sprintf("missing at most %s of the abusive requests: %s %s, which cuts %.2f%% of the legitimate requests and misses %.2f%%",
+			tg.label(), b.Policy.Algorithm, paramsCell(b.Policy), b.X(), b.Y()) + delayNote(&b.Point)
 		if e := EdgesOfRange(r.Spec, b.ID); len(e) > 0 {
-			s += fmt.Sprintf(" (⚠ %s: extend the sweep before trusting it)", e[0])
+			var es []string
+			for _, x := range e {
+				es = append(es, x.String())
+			}
+			s += fmt.Sprintf(" (⚠ %s: extend the sweep before trusting it)", strings.Join(es, "; "))
 		}
 		out = append(out, s)
 	}
