@@ -359,10 +359,14 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 		track(ref.X(), ref.Y())
 	}
 	rg := r.addRefs(p, hover)
+	pg := r.addPicks(p, hover)
 	p.Add(hover)
 	groups = append(groups, fg)
 	if len(rg.entries) > 0 {
 		groups = append(groups, rg)
+	}
+	if len(pg.entries) > 0 {
+		groups = append(groups, pg)
 	}
 
 	// Linear axes from 0 % so that settings with no false cut (0 %) sit on
@@ -387,6 +391,9 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 		"also when that algorithm has no curve here. " + rings +
 		"Both axes are linear and start at 0 %, so settings that cut no legitimate " +
 		"request lie on the y axis; lower left is better. In the page, hovering a marker or a frontier corner names the setting."
+	if len(pg.entries) > 0 {
+		f.Caption += " Squares ringed in black mark the best settings (section \"Best settings\"), named by the targets that pick them."
+	}
 	f.draw = func(c draw.Canvas) {
 		top := c.Max.Y
 		pc := c
