@@ -85,7 +85,7 @@ func TestTiesPreferLessDelayThenSimpler(t *testing.T) {
 	}
 	// The delay column is in every table that lists nginx settings, and the
 	// picks say what delay they add.
-	for _, tb := range []*Table{r.TargetsTable(), r.SelectedTable(), r.FrontierTable()} {
+	for _, tb := range []*Table{r.TargetsTable(), r.SelectedTable(), r.StageTable(), r.FrontierTable()} {
 		if tb.Headers[len(tb.Headers)-1] != "delay mean / p99" {
 			t.Errorf("%q: no delay column (%v)", tb.Title, tb.Headers)
 		}

@@ -248,8 +248,15 @@ func (r *Run) StageTable() *Table {
 		Headers: []string{"#", "algorithm", "parameters", "caught", "design", "code", "none", "only here %"},
 		Right:   []bool{true, false, false, true, true, true, true, true},
 	}
+	delays := r.shapes()
+	if delays {
+		t.addDelayColumn()
+	}
 	for i, s := range r.Selected {
 		t.AddRow(i+1, s.Policy.Algorithm.String(), paramsCell(s.Policy), s.Caught, s.CutDesign, s.CutCode, s.CutNone, fmt.Sprintf("%.1f", s.OnlyHerePct))
+		if delays {
+			t.appendCell(delayCell(&s.Point))
+		}
 	}
 	t.Note = "only here % = share of the caught requests that only the rate limiter can close (stage none)."
 	return t

@@ -464,20 +464,27 @@ func (r *Run) addFrontier(p *plot.Plot, hover *hoverLayer, xr, yr float64) legen
 		}
 		count[run.alg] += run.hi - run.lo + 1
 	}
-	// Named: each algorithm's longest stretch and any other long one, below
-	// and left of its first corner, where the staircase (descending to the
-	// right) leaves room; near the y axis, below and right of it.
+	// Named: each algorithm's longest stretch and any other long one, in
+	// the empty room below the staircase (it descends to the right), under
+	// the stretch itself: near the y axis, below and right of its first
+	// corner; elsewhere below and left of the first corner that lies a
+	// label's width into the stretch, so that the line above the name is
+	// its own stretch, never the one before.
 	var left, right plotter.XYLabels
 	for i, st := range stretches {
 		if st.span < 0.01 || (st.span < 0.08 && longest[st.alg] != i) {
 			continue
 		}
-		ls := &right
+		ls, at := &right, st.seg[0]
 		if st.seg[0].X <= 0.07*xr {
 			ls = &left
+		} else {
+			at = nameAnchor(st.seg, labelWidth(algoLabel(st.alg))*xr)
 		}
-		ls.XYs = append(ls.XYs, st.seg[0])
+		ls.XYs = append(ls.XYs, at)
 		ls.Labels = append(ls.Labels, algoLabel(st.alg))
+		// For the page's tests: which stretch the name is meant for.
+		hover.add(at.X, at.Y, hoverMark{Algorithm: st.alg.String(), Kind: "frontier-name", Title: algoLabel(st.alg)})
 	}
 	for _, side := range []struct {
 		ls     plotter.XYLabels
@@ -604,4 +611,25 @@ func lessonName(p model.Policy) string {
 func lesson(a model.Algorithm) bool {
 	d := a.Describe()
 	return d != nil && d.Lesson
+}
+
+// plotWidthPt is about the width of the trade-off plot's data area, points.
+const plotWidthPt = 690
+
+// labelWidth is a frontier name's width (8 pt type, with its offset) as a
+// fraction of the plot's width.
+func labelWidth(s string) float64 {
+	return (textStyle(vg.Points(8)).Width(s).Points() + 8) / plotWidthPt
+}
+
+// nameAnchor is where a stretch's name ends (right-aligned, below): the
+// first corner of seg at least w to the right of its start, so that the
+// name lies under the stretch itself; the stretch's end when it is shorter.
+func nameAnchor(seg plotter.XYs, w float64) plotter.XY {
+	for _, q := range seg[1:] {
+		if q.X-seg[0].X >= w {
+			return q
+		}
+	}
+	return seg[len(seg)-1]
 }
