@@ -59,13 +59,31 @@ func pct(part, whole int64) float64 {
 }
 
 // FrontierPoint is a point on the Pareto frontier. Ties counts the other
-// points with exactly the same (x, y); the kept point is the one that adds
-// the least delay, then the simpler one, then the one inside its swept
-// ranges (compareTies), then the first one added (the lowest point_id when
-// points arrive in file order).
+// points with exactly the same (x, y); the kept point is the first one added
+// (the lowest point_id when points arrive in file order: frontier.csv and
+// explore.html agree on it). Shown returns the one a reader is shown.
 type FrontierPoint struct {
 	Point
 	Ties int64
+	alt  *Point // among the ties, the one compareTies prefers, when not Point
+}
+
+// Shown is the frontier point as the report's tables and picks show it:
+// among the settings tied with it, the one that adds the least delay, then
+// the simpler one, then the one inside its swept ranges (compareTies),
+// then the first by point_id.
+func (p FrontierPoint) Shown() FrontierPoint {
+	if p.alt != nil {
+		p.Point, p.alt = *p.alt, nil
+	}
+	return p
+}
+
+func (p *FrontierPoint) preferred() *Point {
+	if p.alt != nil {
+		return p.alt
+	}
+	return &p.Point
 }
 
 // Frontier is the Pareto frontier of points when both the legitimate cut %
@@ -117,16 +135,18 @@ func (f *Frontier) flush() {
 		if c := cmp.Compare(a.Y(), b.Y()); c != 0 {
 			return c
 		}
-		if c := compareTies(&a.Point, &b.Point); c != 0 {
-			return c
-		}
 		return cmp.Compare(a.seq, b.seq)
 	})
 	f.pts, f.order = f.pts[:0], f.order[:0]
 	bestY := math.Inf(1)
 	for _, q := range all {
 		if n := len(f.pts); n > 0 && f.pts[n-1].X() == q.X() && f.pts[n-1].Y() == q.Y() {
-			f.pts[n-1].Ties += 1 + q.Ties
+			k := &f.pts[n-1]
+			k.Ties += 1 + q.Ties
+			if c := q.preferred(); compareTies(c, k.preferred()) < 0 {
+				alt := *c
+				k.alt = &alt
+			}
 			continue
 		}
 		if q.Y() < bestY {
@@ -151,11 +171,12 @@ func (f *Frontier) Points() []FrontierPoint {
 func (f *Frontier) Len() int { return len(f.Points()) }
 
 // Best returns the frontier point with the least legitimate cut among those
-// missing at most maxMissedPct % of the abusive requests, and whether any does.
+// missing at most maxMissedPct % of the abusive requests (as Shown), and
+// whether any does.
 func (f *Frontier) Best(maxMissedPct float64) (FrontierPoint, bool) {
 	for _, p := range f.Points() {
 		if p.Y() <= maxMissedPct {
-			return p, true
+			return p.Shown(), true
 		}
 	}
 	return FrontierPoint{}, false
@@ -189,7 +210,7 @@ func (f *Frontier) Knees(n int) []FrontierPoint {
 	sort.Ints(picked)
 	out := make([]FrontierPoint, len(picked))
 	for i, k := range picked {
-		out[i] = f.pts[k]
+		out[i] = f.pts[k].Shown()
 	}
 	return out
 }

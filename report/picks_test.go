@@ -54,7 +54,8 @@ func TestTiesPreferLessDelayThenSimpler(t *testing.T) {
 		groups[k] = append(groups[k], sim1{id, p, out.Metrics})
 	}
 	queued := false
-	for _, f := range r.Frontier.Points() {
+	for _, f0 := range r.Frontier.Points() {
+		f := f0.Shown()
 		grp := groups[[2]float64{f.X(), f.Y()}]
 		if int64(len(grp)) != 1+f.Ties {
 			t.Fatalf("%s: %d settings with its outcome, the frontier counts %d", paramsCell(f.Policy), len(grp), 1+f.Ties)

@@ -79,14 +79,14 @@ func (r *Run) FrontierTable() *Table {
 	pts := r.Frontier.Points()
 	rows := thin(len(pts), maxFrontierRows)
 	for _, i := range rows {
-		q := pts[i]
+		q := pts[i].Shown()
 		t.AddRow(q.Policy.Algorithm.String(), paramsCell(q.Policy), q.Caught, q.Missed, q.FalseCut,
 			pct2(q.X()), pct2(q.Y()), sameCell(q.Ties))
 		if delays {
 			t.appendCell(delayCell(&q.Point))
 		}
 	}
-	t.Note = "Sorted by legitimate cut. \"same outcome\": further settings with exactly these numbers (the one shown adds the least delay, then is the simplest, then lies inside its swept ranges, then comes first by point_id)."
+	t.Note = "Sorted by legitimate cut. \"same outcome\": further settings with exactly these numbers (the one shown adds the least delay, then is the simplest, then lies inside its swept ranges, then comes first by point_id; frontier.csv keeps the first by point_id)."
 	if delays {
 		t.Note += " " + delayNoteText
 	}

@@ -113,7 +113,7 @@ func (r *Run) NoAbuse() bool {
 func (r *Run) noAbuseLine() string {
 	s := "no request of the run is labelled abusive (no abusive client in the scenario, or no rule of the log matches), so every setting misses nothing and targets mean nothing; label abusive traffic (classes, or traffic rules) to compare settings on what they stop"
 	if pts := r.Frontier.Points(); len(pts) > 0 {
-		b := pts[0]
+		b := pts[0].Shown()
 		s += fmt.Sprintf(". The setting that cuts the fewest legitimate requests: %s %s, %.2f%%", b.Policy.Algorithm, paramsCell(b.Policy), b.X())
 	}
 	return s
@@ -126,7 +126,7 @@ func (r *Run) unreachable(f *Frontier) string {
 	if len(pts) == 0 {
 		return "no setting of the run"
 	}
-	low := pts[len(pts)-1]
+	low := pts[len(pts)-1].Shown()
 	s := fmt.Sprintf("the least this run misses is %.2f%% (%s %s)", low.Y(), low.Policy.Algorithm, paramsCell(low.Policy))
 	var ways []string
 	for _, e := range EdgesOfRange(r.Spec, low.ID) {

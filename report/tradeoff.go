@@ -421,8 +421,9 @@ func (r *Run) addFrontier(p *plot.Plot, hover *hoverLayer, xr, yr float64) legen
 	fxys := make(plotter.XYs, len(fp))
 	for i, q := range fp {
 		fxys[i] = plotter.XY{X: q.X(), Y: q.Y()}
+		sh := q.Shown()
 		hover.add(q.X(), q.Y(), hoverMark{Algorithm: q.Policy.Algorithm.String(), Kind: "frontier",
-			Title: "frontier: " + pointTitle(&q.Point)})
+			Title: "frontier: " + pointTitle(&sh.Point)})
 	}
 	under, _ := plotter.NewLine(fxys)
 	under.StepStyle = plotter.PostStep
@@ -469,11 +470,15 @@ func (r *Run) addFrontier(p *plot.Plot, hover *hoverLayer, xr, yr float64) legen
 	// the stretch itself: near the y axis, below and right of its first
 	// corner; elsewhere below and left of the first corner that lies a
 	// label's width into the stretch, so that the line above the name is
-	// its own stretch, never the one before.
+	// its own stretch, never the one before. A stretch narrower than its
+	// name is named in the legend only.
 	var left, right plotter.XYLabels
 	for i, st := range stretches {
 		if st.span < 0.01 || (st.span < 0.08 && longest[st.alg] != i) {
 			continue
+		}
+		if w := labelWidth(algoLabel(st.alg)) * xr; st.seg[len(st.seg)-1].X-st.seg[0].X < w {
+			continue // narrower than its name: named in the legend only, never under another stretch
 		}
 		ls, at := &right, st.seg[0]
 		if st.seg[0].X <= 0.07*xr {
