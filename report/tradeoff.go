@@ -392,7 +392,7 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 		"Both axes are linear and start at 0 %, so settings that cut no legitimate " +
 		"request lie on the y axis; lower left is better. In the page, hovering a marker or a frontier corner names the setting."
 	if len(pg.entries) > 0 {
-		f.Caption += " Squares ringed in black mark the best settings (section \"Best settings\"), named by the targets that pick them."
+		f.Caption += " Squares ringed in black mark the best settings (section \"Best settings\"); the legend and their tooltips name the targets that pick them."
 	}
 	f.draw = func(c draw.Canvas) {
 		top := c.Max.Y

@@ -46,11 +46,12 @@ func (r *Run) plotPicks() []plotPick {
 }
 
 // addPicks marks the best settings on p (a white square ringed in black,
-// named by its targets) and returns their legend group.
+// around the algorithm's colour; named by its targets in the legend and the
+// tooltip, not on the plot, where curve labels crowd) and returns their
+// legend group.
 func (r *Run) addPicks(p *plot.Plot, hover *hoverLayer) legendGroup {
 	g := legendGroup{head: "the best settings (section \"Best settings\")", sub: "missed at most the target, least legitimate cut"}
 	white := color.RGBA{0xFF, 0xFF, 0xFF, 0xFF}
-	var lbls plotter.XYLabels
 	for _, pk := range r.plotPicks() {
 		xy := plotter.XYs{{X: pk.X(), Y: pk.Y()}}
 		outer, _ := plotter.NewScatter(xy)
@@ -60,25 +61,12 @@ func (r *Run) addPicks(p *plot.Plot, hover *hoverLayer) legendGroup {
 		dot, _ := plotter.NewScatter(xy)
 		dot.GlyphStyle = draw.GlyphStyle{Color: algoColor(pk.Policy.Algorithm), Radius: vg.Points(2.6), Shape: draw.BoxGlyph{}}
 		p.Add(outer, inner, dot)
-		name := "pick " + strings.Join(pk.targets, ", ")
-		lbls.XYs = append(lbls.XYs, xy[0])
-		lbls.Labels = append(lbls.Labels, name)
 		hover.add(pk.X(), pk.Y(), hoverMark{Algorithm: pk.Policy.Algorithm.String(), Kind: "pick",
 			Title: fmt.Sprintf("best setting for missed %s: %s", strings.Join(pk.targets, ", "), pointTitle(&pk.Point))})
 		lo, li, ld := *outer, *inner, *dot
 		lo.GlyphStyle.Radius, li.GlyphStyle.Radius, ld.GlyphStyle.Radius = vg.Points(4.5), vg.Points(2.8), vg.Points(1.9)
 		g.entries = append(g.entries, legendEntry{fmt.Sprintf("missed %s: %s %s", strings.Join(pk.targets, ", "), algoLabel(pk.Policy.Algorithm), paramsCell(pk.Policy)),
 			[]plot.Thumbnailer{&lo, &li, &ld}})
-	}
-	if len(lbls.XYs) > 0 {
-		lb, _ := plotter.NewLabels(lbls)
-		for i := range lb.TextStyle {
-			lb.TextStyle[i].Font.Size = vg.Points(8)
-			lb.TextStyle[i].Color = colBlack
-			lb.TextStyle[i].YAlign = draw.YBottom
-		}
-		lb.Offset = vg.Point{X: vg.Points(7), Y: vg.Points(4)}
-		p.Add(lb)
 	}
 	return g
 }
