@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
@@ -101,13 +103,71 @@ func distance(a, b *Point) float64 {
 // and returns both points so that the user sees what the translation
 // costs. asked is nil when p is not in the run; exported is nil when the
 // exported policy is not in the run (a rule-based translation, as Export).
+//
+// Its look-ups over run (by label, and the points each target can express)
+// are built once per run and reused while later calls pass the same points.
 func NearestIn(p model.Policy, target string, run []*Point, o Options) (res *Result, asked, exported *Point, err error) {
-	label := p.Canonical()
-	byLabel := map[string]*Point{}
+	return lastIndex.of(run).Nearest(p, target, o)
+}
+
+// Index holds a run's look-ups for Nearest: its points by label, and per
+// target the points the target can express. It is safe for simultaneous use.
+type Index struct {
+	run     []*Point
+	byLabel map[string]*Point
+	mu      sync.Mutex
+	expr    map[string][]*Point // by target, in run order
+}
+
+// NewIndex indexes run (the points of ReadRun); run must not change after.
+func NewIndex(run []*Point) *Index {
+	x := &Index{run: slices.Clone(run), byLabel: make(map[string]*Point, len(run)), expr: map[string][]*Point{}}
 	for _, q := range run {
-		byLabel[q.Label] = q
+		x.byLabel[q.Label] = q
 	}
-	asked = byLabel[label]
+	return x
+}
+
+// expressible is the run's points that target configures.
+func (x *Index) expressible(target string) []*Point {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if out, ok := x.expr[target]; ok {
+		return out
+	}
+	out := []*Point{}
+	for _, c := range x.run {
+		if ok, _ := Expressible(c.Policy, target); ok {
+			out = append(out, c)
+		}
+	}
+	x.expr[target] = out
+	return out
+}
+
+// indexMemo keeps the last run's Index for NearestIn, reused while a call
+// passes the same points (compared element by element: a changed run is
+// indexed anew).
+type indexMemo struct {
+	mu  sync.Mutex
+	idx *Index
+}
+
+var lastIndex indexMemo
+
+func (m *indexMemo) of(run []*Point) *Index {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.idx == nil || !slices.Equal(m.idx.run, run) {
+		m.idx = NewIndex(run)
+	}
+	return m.idx
+}
+
+// Nearest is NearestIn over the indexed run.
+func (x *Index) Nearest(p model.Policy, target string, o Options) (res *Result, asked, exported *Point, err error) {
+	byLabel := x.byLabel
+	asked = byLabel[p.Canonical()]
 	if p.Stack != nil { // the same zones with nginx's counting: both measured when the run has them
 		if res, err = exportStack(p, target, o); err != nil {
 			return nil, nil, nil, err
@@ -123,8 +183,8 @@ func NearestIn(p model.Policy, target string, run []*Point, o Options) (res *Res
 	// run's closest point that the target configures.
 	if _, _, _, own := configurable(limitOnly(p), targets[target]); fit == Nearest && asked != nil && !own {
 		var best *Point
-		for _, c := range run {
-			if ok, _ := Expressible(c.Policy, target); !ok || !sameDistribution(c.Policy, p) {
+		for _, c := range x.expressible(target) {
+			if !sameDistribution(c.Policy, p) {
 				continue
 			}
 			if best == nil || distance(asked, c) < distance(asked, best) {

@@ -21,10 +21,14 @@ type Edge struct {
 func (e Edge) String() string { return fmt.Sprintf("%s=%g %s", e.Param, e.Value, e.Hint) }
 
 // EdgesOfRange returns the parameters of grid point id (a point_id of spec)
-// that sit on an end of their swept range, in the entry's axis order. Axes
-// with a single value are not ranges and never count, nor do enumerated
-// parameters and phase_s (a phase is cyclic). A window as long as
-// the scenario is flagged too: longer windows cannot differ.
+// that sit on an end of their swept range, in the entry's axis order, when
+// going beyond could change the outcome. Axes with a single value are not
+// ranges and never count, nor do enumerated parameters, phase_s (a phase
+// is cyclic), a value at the least the parameter can take (burst 0, delay
+// 0: nothing lies beyond), and a value the algorithm names (nginx's delay
+// at or beyond burst is nodelay: a larger one is the same). A window as long
+// as the scenario is flagged too: longer windows cannot differ. A property
+// of the system (service_s) is flagged with what to measure, not to extend.
 func EdgesOfRange(spec *sweep.Spec, id int64) []Edge {
 	var first int64
 	for ei := range spec.Entries {
@@ -42,6 +46,15 @@ func EdgesOfRange(spec *sweep.Spec, id int64) []Edge {
 			idx[i] = int(rest % n)
 			rest /= n
 		}
+		get := func(name string) float64 { // the point's value of a parameter
+			for i, ax := range e.Axes {
+				if ax.Param == name {
+					return ax.Values[idx[i]]
+				}
+			}
+			return 0
+		}
+		d := e.Algorithm.Describe()
 		var out []Edge
 		for i, ax := range e.Axes {
 			if len(ax.Values) < 2 {
@@ -50,14 +63,20 @@ func EdgesOfRange(spec *sweep.Spec, id int64) []Edge {
 			v := ax.Values[idx[i]]
 			lo, hi := slices.Min(ax.Values), slices.Max(ax.Values)
 			prm, _ := model.LookupParam(ax.Param)
+			named := d != nil && d.ValueName != nil && d.ValueName(ax.Param, v, get) != ""
 			switch {
 			case len(prm.Values) > 0, ax.Param == "phase_s": // enumerated or cyclic: no direction to extend
-			case v == lo:
-				hint := "smallest swept: try smaller " + ax.Param
-				if v <= prm.Min {
-					hint = "smallest swept, and the least possible"
+			case named: // nodelay: any larger delay is the same setting
+			case v == lo && v <= prm.Min: // the least possible: nothing beyond
+			case (v == lo || v == hi) && prm.Role == model.System:
+				end := "largest"
+				if v == lo {
+					end = "smallest"
 				}
-				out = append(out, Edge{ax.Param, v, true, hint})
+				hint := fmt.Sprintf("%s swept; %s is a property of the system, not a setting: the pick holds where it is %g %s; measure it", end, ax.Param, v, prm.Unit)
+				out = append(out, Edge{ax.Param, v, v == lo, hint})
+			case v == lo:
+				out = append(out, Edge{ax.Param, v, true, "smallest swept: try smaller " + ax.Param})
 			case v == hi:
 				hint := "largest swept: try larger " + ax.Param
 				if sc := spec.Scenario; ax.Param == "window_s" && sc != nil && v >= float64(sc.DurationS) {

@@ -24,6 +24,17 @@ sweep:
   - algorithm: nginx
     rate: 5
     burst: [0, 10]
+  - algorithm: nginx
+    rate: 5
+    burst: 10
+    delay: [0, 4, 20]
+  - algorithm: nginx
+    rate: 5
+    burst: [5, 50]
+    delay: [2, 20]
+  - algorithm: concurrency
+    limit: 5
+    service_s: [0.5, 1, 2]
 `), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -36,8 +47,18 @@ sweep:
 		{1, []string{"window_s=60 smallest"}}, // limit 20 is inside its range
 		{4, []string{"window_s=300 largest"}},
 		{5, []string{"window_s=300 largest", "limit=30 largest"}},
-		{6, []string{"burst=0 smallest"}}, // rate is a single value: not a range
+		{6, nil}, // rate is a single value: not a range; burst 0 is the least possible
 		{7, []string{"burst=10 largest"}},
+		{8, nil},  // delay 0 is the least possible
+		{9, nil},  // delay 4 is inside its range
+		{10, nil}, // delay 20 at burst 10 is nodelay: a larger delay is the same setting
+		{11, []string{"burst=5 smallest", "delay=2 smallest"}},
+		{12, []string{"burst=5 smallest"}}, // delay 20 at burst 5 is nodelay
+		{13, []string{"burst=50 largest", "delay=2 smallest"}},
+		{14, []string{"burst=50 largest", "delay=20 largest"}}, // below burst 50: a larger delay differs
+		{15, []string{"service_s=0.5 smallest"}},
+		{16, nil},
+		{17, []string{"service_s=2 largest"}},
 		{99, nil},
 	}
 	for _, c := range cases {
@@ -52,12 +73,13 @@ sweep:
 			}
 		}
 	}
-	// A window as long as the scenario says so; burst 0 cannot go lower.
+	// A window as long as the scenario says so.
 	if e := EdgesOfRange(spec, 5)[0]; !strings.Contains(e.Hint, "300 s scenario") || e.Low {
 		t.Errorf("window_s 300 of a 300 s scenario: %+v", e)
 	}
-	if e := EdgesOfRange(spec, 6)[0]; !strings.Contains(e.Hint, "least possible") || !e.Low {
-		t.Errorf("burst 0: %+v", e)
+	// A property of the system is to be measured, not extended.
+	if e := EdgesOfRange(spec, 17)[0]; !strings.Contains(e.Hint, "property of the system") || strings.Contains(e.Hint, "try") {
+		t.Errorf("service_s 2: %+v", e)
 	}
 }
 

@@ -185,9 +185,9 @@ func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) 
 		d.MP = append(d.MP, m.MissedPct.Mean)
 		d.WC = append(d.WC, m.WorstClientPct)
 		// Shown, not compared: 6 significant digits.
-		d.CP = append(d.CP, sigDigits(m.CaughtPct.Mean, 6))
-		d.FC = append(d.FC, sigDigits(m.FalseCut.Mean, 6))
-		d.MI = append(d.MI, sigDigits(m.Missed.Mean, 6))
+		d.CP = append(d.CP, roundSig(m.CaughtPct.Mean, 6))
+		d.FC = append(d.FC, roundSig(m.FalseCut.Mean, 6))
+		d.MI = append(d.MI, roundSig(m.Missed.Mean, 6))
 		intervals = intervals && m.LegitCutPct.HasInterval()
 		if intervals {
 			d.LCI = append(d.LCI, sig4(m.LegitCutPct.Lo), sig4(m.LegitCutPct.Hi))
@@ -443,10 +443,10 @@ func (d *exploreData) addExports(ctx context.Context, dir string, open sweep.Ope
 
 // sig4 rounds v to 4 significant digits (an interval's bounds, shown, not
 // compared).
-func sig4(v float64) float64 { return sigDigits(v, 4) }
+func sig4(v float64) float64 { return roundSig(v, 4) }
 
-// sigDigits rounds v to n significant digits.
-func sigDigits(v float64, n int) float64 {
+// roundSig rounds v to n significant digits.
+func roundSig(v float64, n int) float64 {
 	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', n, 64), 64)
 	return f
 }

@@ -65,6 +65,9 @@ func (h *hoverLayer) add(x, y float64, m hoverMark) {
 	h.marks = append(h.marks, m)
 }
 
+// hoverR is the radius of a hover mark's circle, points.
+const hoverR = 5
+
 // hoverSVG is the figure's tooltip layer: one transparent circle with a
 // <title> per hover mark, in SVG user units (points, y down).
 func (f *Figure) hoverSVG() []byte {
@@ -73,9 +76,21 @@ func (f *Figure) hoverSVG() []byte {
 	}
 	var b bytes.Buffer
 	b.WriteString(`<g class="hover" fill="#000" fill-opacity="0" pointer-events="all">` + "\n")
-	for _, m := range f.hover {
-		fmt.Fprintf(&b, `<circle cx="%.2f" cy="%.2f" r="5" data-kind="%s" data-algorithm="%s"><title>%s</title></circle>`+"\n",
-			m.At.X.Points(), (f.renderH - m.At.Y).Points(), html.EscapeString(m.Kind), html.EscapeString(m.Algorithm), html.EscapeString(m.Title))
+	for i, m := range f.hover {
+		r, title := hoverR, m.Title
+		if m.Kind == "frontier-name" {
+			r = 0 // where a name is meant to be read, for tests: no hover area
+		} else {
+			// Marks that overlap show one tooltip, whichever is on top: it
+			// names every setting under the pointer.
+			for j, o := range f.hover {
+				if j != i && o.Kind != "frontier-name" && math.Hypot((o.At.X-m.At.X).Points(), (o.At.Y-m.At.Y).Points()) < 2*hoverR {
+					title += "\n" + o.Title
+				}
+			}
+		}
+		fmt.Fprintf(&b, `<circle cx="%.2f" cy="%.2f" r="%d" data-kind="%s" data-algorithm="%s"><title>%s</title></circle>`+"\n",
+			m.At.X.Points(), (f.renderH - m.At.Y).Points(), r, html.EscapeString(m.Kind), html.EscapeString(m.Algorithm), html.EscapeString(title))
 	}
 	b.WriteString("</g>\n")
 	return b.Bytes()

@@ -16,6 +16,8 @@ type Point struct {
 	Policy     model.Policy
 	Replicates int // rows pooled into this point
 	model.Metrics
+	delaySum float64 // Σ mean delay × admitted requests over replicates
+	tie      pickTie
 }
 
 // X is the point's position on the trade-off plot's x axis: legitimate
@@ -41,6 +43,13 @@ func (p *Point) add(m *model.Metrics) {
 	p.MissedPct = pct(p.Missed, p.OfferedAbusive)
 	p.OnlyHerePct = pct(p.CutNone, p.Caught)
 	p.addReactions(m)
+	// Delays: the mean over every admitted request of every replicate, and
+	// the largest replicate's p99 (percentiles do not pool).
+	p.delaySum += m.MeanDelayS * float64(m.OfferedLegit-m.FalseCut+m.Missed)
+	if adm := p.OfferedLegit - p.FalseCut + p.Missed; adm > 0 {
+		p.MeanDelayS = p.delaySum / float64(adm)
+	}
+	p.P99DelayS = max(p.P99DelayS, m.P99DelayS)
 }
 
 func pct(part, whole int64) float64 {
@@ -52,10 +61,30 @@ func pct(part, whole int64) float64 {
 
 // FrontierPoint is a point on the Pareto frontier. Ties counts the other
 // points with exactly the same (x, y); the kept point is the first one added
-// (the lowest point_id when points arrive in file order).
+// (the lowest point_id when points arrive in file order: frontier.csv and
+// explore.html agree on it). Shown returns the one a reader is shown.
 type FrontierPoint struct {
 	Point
 	Ties int64
+	alt  *Point // among the ties, the one compareTies prefers, when not Point
+}
+
+// Shown is the frontier point as the report's tables and picks show it:
+// among the settings tied with it, the one that adds the least delay, then
+// the simpler one, then the one inside its swept ranges (compareTies),
+// then the first by point_id.
+func (p FrontierPoint) Shown() FrontierPoint {
+	if p.alt != nil {
+		p.Point, p.alt = *p.alt, nil
+	}
+	return p
+}
+
+func (p *FrontierPoint) preferred() *Point {
+	if p.alt != nil {
+		return p.alt
+	}
+	return &p.Point
 }
 
 // Frontier is the Pareto frontier of points when both the legitimate cut %
@@ -113,7 +142,12 @@ func (f *Frontier) flush() {
 	bestY := math.Inf(1)
 	for _, q := range all {
 		if n := len(f.pts); n > 0 && f.pts[n-1].X() == q.X() && f.pts[n-1].Y() == q.Y() {
-			f.pts[n-1].Ties += 1 + q.Ties
+			k := &f.pts[n-1]
+			k.Ties += 1 + q.Ties
+			if c := q.preferred(); compareTies(c, k.preferred()) < 0 {
+				alt := *c
+				k.alt = &alt
+			}
 			continue
 		}
 		if q.Y() < bestY {
@@ -138,11 +172,12 @@ func (f *Frontier) Points() []FrontierPoint {
 func (f *Frontier) Len() int { return len(f.Points()) }
 
 // Best returns the frontier point with the least legitimate cut among those
-// missing at most maxMissedPct % of the abusive requests, and whether any does.
+// missing at most maxMissedPct % of the abusive requests (as Shown), and
+// whether any does.
 func (f *Frontier) Best(maxMissedPct float64) (FrontierPoint, bool) {
 	for _, p := range f.Points() {
 		if p.Y() <= maxMissedPct {
-			return p, true
+			return p.Shown(), true
 		}
 	}
 	return FrontierPoint{}, false
@@ -176,7 +211,7 @@ func (f *Frontier) Knees(n int) []FrontierPoint {
 	sort.Ints(picked)
 	out := make([]FrontierPoint, len(picked))
 	for i, k := range picked {
-		out[i] = f.pts[k]
+		out[i] = f.pts[k].Shown()
 	}
 	return out
 }

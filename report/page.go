@@ -299,7 +299,8 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <title>{{.Title}}</title>
 <style>
 {{.Fonts}}
-body { font-family: system-ui, sans-serif; max-width: 1200px; margin: 1em auto; padding: 0 1em; color: #222; line-height: 1.4; }
+body { font-family: system-ui, sans-serif; max-width: 1200px; margin: 1em auto; padding: 0 1em; color: #222; line-height: 1.4; overflow-wrap: anywhere; }
+.scroll { max-width: 100%; overflow-x: auto; }
 nav a { margin-right: 1em; }
 figure { margin: 1.5em 0; }
 figure svg { display: block; max-width: 100%; height: auto; border: 1px solid #ddd; }
@@ -311,6 +312,14 @@ th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; }
 th { background: #f3f3f3; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 p.note { font-size: 0.85em; color: #555; margin-top: 0; }
+/* A phone: figures at their own size (their text readable), each panned
+   inside its box; the page itself never scrolls sideways. */
+@media (max-width: 820px) {
+  body { padding: 0 0.6em; }
+  figure { margin: 1em 0; }
+  figure .scroll svg { max-width: none; }
+  td, th { overflow-wrap: normal; }
+}
 .incomplete { position: sticky; top: 0; z-index: 1; background: #ffe0a0; color: #703000; border: 2px solid #d55e00; padding: 0.5em 1em; }
 .warning { background: #fff4e0; border-left: 4px solid #e69f00; padding: 0.5em 1em; }
 </style>
@@ -328,7 +337,7 @@ Files: <a href="report.md">report.md</a>, <a href="frontier.csv">frontier.csv</a
 {{if .Intro}}<p>{{.Intro}}</p>
 {{end}}{{if .Bullets}}<ul class="pick">{{range .Bullets}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{range .Figs}}<figure id="fig-{{.Name}}">
-{{.SVG}}
+<div class="scroll">{{.SVG}}</div>
 <figcaption><strong>{{.Title}}.</strong> {{.Caption}} <a href="{{.Name}}.png">PNG</a> · <a href="{{.Name}}.svg">SVG</a></figcaption>
 </figure>
 {{end}}{{range .Tables}}{{.}}{{end}}</section>
@@ -344,7 +353,7 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error
 			if err := t.WriteHTML(&b); err != nil {
 				return nil, err
 			}
-			out = append(out, template.HTML(b.String())) // Table.WriteHTML escapes every cell
+			out = append(out, template.HTML(`<div class="scroll">`+b.String()+"</div>\n")) // Table.WriteHTML escapes every cell
 		}
 		return out, nil
 	}

@@ -22,7 +22,7 @@ type Options struct {
 	MaxCurvePoints int       // points kept per curve (the swept axis is thinned evenly); default 2000
 	MaxHeatBins    int       // heat-map cells per axis (axis values are binned beyond it); default 160 (a map is about 550 pixels wide)
 	Knees          int       // frontier knees selected for per-client plots; 0 = default 2, negative = none
-	Targets        []float64 // missed-% targets for the "best setting" table; default 50, 25, 10
+	Targets        []float64 // missed-% targets for the "best setting" table; default: see Run.Targets
 	// AllowIncomplete reports on a run without its manifest.json (interrupted,
 	// or shards not merged) instead of failing with an *IncompleteError; every
 	// page and figure then carries a banner saying so.
@@ -33,15 +33,20 @@ type Options struct {
 	Progress func(rows, points int64)
 }
 
-// IncompleteError is Load's error for a run without its manifest.json.
+// IncompleteError is Load's error for a run without its manifest.json, or
+// a finished run whose manifest lists part files the directory lacks.
 type IncompleteError struct {
-	Dir     string
-	Missing []string // part files the finished run would have, relative to Dir
-	Parts   int      // part files per table in the finished run
+	Dir      string
+	Missing  []string // part files the finished run would have, relative to Dir
+	Parts    int      // part files per table in the finished run
+	Finished bool     // manifest.json is there: parts were deleted after the run
 }
 
 func (e *IncompleteError) Error() string {
 	msg := fmt.Sprintf("%s is incomplete: no manifest.json (the run was interrupted, or its shards were not merged with `ratesweep merge`)", e.Dir)
+	if e.Finished {
+		msg = fmt.Sprintf("%s is incomplete: manifest.json lists part files that are not there (deleted or moved after the run finished)", e.Dir)
+	}
 	if len(e.Missing) > 0 {
 		names := e.Missing
 		if len(names) > 6 {
@@ -49,7 +54,26 @@ func (e *IncompleteError) Error() string {
 		}
 		msg += fmt.Sprintf("; missing %d of %d part files: %s", len(e.Missing), 2*e.Parts, strings.Join(names, ", "))
 	}
-	return msg + "; resume it with `ratesweep run --resume`, or report on what is there with --allow-incomplete"
+	return msg + "; recompute them with `" + ResumeCommand(e.Dir) + "`, or report on what is there with --allow-incomplete"
+}
+
+// ResumeCommand is the command that finishes the run in dir: ratesweep run
+// on the spec.yaml that run keeps in the directory, with --resume.
+func ResumeCommand(dir string) string {
+	spec := filepath.Join(dir, "spec.yaml")
+	if _, err := os.Stat(spec); err != nil {
+		return "ratesweep run SPEC.yaml --out " + shellWord(dir) + " --resume"
+	}
+	return "ratesweep run " + shellWord(spec) + " --out " + shellWord(dir) + " --resume"
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but safe
+// characters.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=+,:@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkComplete returns an *IncompleteError when dir has no manifest.json.
@@ -85,9 +109,6 @@ func (o Options) withDefaults() Options {
 	} else if o.Knees == 0 {
 		o.Knees = 2
 	}
-	if len(o.Targets) == 0 {
-		o.Targets = []float64{50, 25, 10}
-	}
 	return o
 }
 
@@ -115,6 +136,7 @@ type Run struct {
 	Incomplete string
 	opts       Options
 	specYAML   string
+	targets    []Target // Targets, once chosen
 }
 
 // AlgoSummary is one algorithm's share of the run.
@@ -285,6 +307,7 @@ type entryPlan struct {
 	heats     []*Heat     // by mixed-radix index over others' indices; nil: no heat maps
 	heatAll   bool        // heats cover every combination (else one heat on the refIdx slice)
 	idx       []int       // scratch
+	lo, hi    []float64   // each axis's least and greatest value
 }
 
 // Selected is a point shown with per-client bars and a timeline.
@@ -311,10 +334,25 @@ type ClientStat struct {
 // hold the selected points. Bad input is a *sweep.InputError naming the file.
 func Load(ctx context.Context, dir string, opts Options) (*Run, error) {
 	r := &Run{Dir: dir, opts: opts.withDefaults()}
+	// A finished run missing parts its manifest lists: refused (exit 1, how
+	// to recompute them), or read without them under AllowIncomplete.
+	if missing := sweep.MissingParts(dir); len(missing) > 0 && sweep.RunComplete(dir) {
+		if !opts.AllowIncomplete {
+			e := &IncompleteError{Dir: dir, Missing: missing, Finished: true}
+			if run, err := sweep.OpenRun(dir, sweep.OpenOptions{AllowIncomplete: true}); err == nil && run.Manifest != nil {
+				e.Parts = len(run.Manifest.Parts)
+			}
+			return nil, e
+		}
+	}
 	// Without manifest.json, checkComplete below names the missing parts.
 	run, err := sweep.OpenRun(dir, sweep.OpenOptions{AllowIncomplete: opts.AllowIncomplete || !sweep.RunComplete(dir)})
 	if err != nil {
 		return nil, err
+	}
+	if len(run.Missing) > 0 {
+		r.Incomplete = fmt.Sprintf("INCOMPLETE RUN: %d of %d part files listed in manifest.json are missing (%s); figures and tables show only the points present, and the frontier may not be the run's; %s recomputes them",
+			len(run.Missing), 2*len(run.Manifest.Parts), strings.Join(run.Missing, ", "), ResumeCommand(dir))
 	}
 	files := run.Points
 	r.Files = len(files)
@@ -364,6 +402,9 @@ func (r *Run) plan() []*entryPlan {
 			curveOf: map[int]*Curve{}, idx: make([]int, len(e.Axes))}
 		first += pl.size
 		plans = append(plans, pl)
+		for _, ax := range e.Axes {
+			pl.lo, pl.hi = append(pl.lo, slices.Min(ax.Values)), append(pl.hi, slices.Max(ax.Values))
+		}
 		if len(e.Axes) == 0 {
 			continue
 		}
@@ -593,7 +634,7 @@ func pointColumns() []string {
 		cols = append(cols, p.Name)
 	}
 	return append(cols, "offered_legit", "offered_abusive", "caught", "missed", "false_cut",
-		"cut_design", "cut_code", "cut_none", "replicate")
+		"cut_design", "cut_code", "cut_none", "mean_delay_s", "p99_delay_s", "replicate")
 }
 
 // scanPoints pools the run's rows point by point; a row listed twice (a
@@ -660,6 +701,14 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 					b, _ := sweep.Int(c[repCol+2], i)
 					p99, _ := sweep.Float(c[repCol+3], i)
 					readReactions(&m, []int64{a, b}, p99)
+				}
+				for _, dst := range []*float64{&m.MeanDelayS, &m.P99DelayS} {
+					v, ok := sweep.Float(c[k], i)
+					if !ok || math.IsNaN(v) || v < 0 {
+						return inputErrorf("%s: point_id %d: column %s is null, NaN or negative", f, id, cols[k])
+					}
+					*dst = v
+					k++
 				}
 				if have && id == cur.ID {
 					cur.add(&m)
@@ -728,6 +777,10 @@ func (r *Run) emit(file string, p *Point, plans []*entryPlan, algoIdx map[model.
 			return inputErrorf("%s: point_id %d has %s = %g, but the spec in its metadata says %g", file, p.ID, ax.Param, p.Policy.Value(ax.Param), want)
 		}
 	}
+	p.tie = pickTie{optional: optionalSet(p.Policy)}
+	if pl.atEnd() { // only then can it have an edge (EdgesOfRange allocates)
+		p.tie.edges = len(EdgesOfRange(r.Spec, p.ID))
+	}
 	r.Frontier.Add(*p)
 	ai, ok := algoIdx[p.Policy.Algorithm]
 	if !ok {
@@ -780,6 +833,20 @@ func (r *Run) emit(file string, p *Point, plans []*entryPlan, algoIdx map[model.
 		}
 	}
 	return nil
+}
+
+// atEnd reports whether the point whose axis indices are in pl.idx has a
+// swept axis at its smallest or largest value.
+func (pl *entryPlan) atEnd() bool {
+	for i, ax := range pl.entry.Axes {
+		if len(ax.Values) < 2 {
+			continue
+		}
+		if v := ax.Values[pl.idx[i]]; v == pl.lo[i] || v == pl.hi[i] {
+			return true
+		}
+	}
+	return false
 }
 
 func findPlan(plans []*entryPlan, id int64) *entryPlan {

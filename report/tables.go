@@ -16,14 +16,15 @@ const maxFrontierRows = 40
 
 // paramsCell prints a policy's parameters, e.g. "window_s=60 limit=600":
 // the required ones, and optional ones that differ from their default
-// (nginx's delay at or beyond its burst is "nodelay").
+// (nginx's delay at or beyond its burst is "nodelay"), each to 3
+// significant digits unless whole.
 func paramsCell(p model.Policy) string {
 	if p.Stack != nil { // every component, in brackets: the label less its algorithm
 		return strings.TrimPrefix(p.Canonical(), p.Algorithm.String()+" ")
 	}
 	var parts []string
 	for _, n := range p.Algorithm.Params() {
-		parts = append(parts, fmt.Sprintf("%s=%g", n, p.Get(n)))
+		parts = append(parts, n+"="+paramValue(p.Get(n)))
 	}
 	for _, n := range p.Algorithm.OptionalParams() {
 		prm, _ := model.LookupParam(n)
@@ -35,7 +36,7 @@ func paramsCell(p model.Policy) string {
 		case prm.ParamName(v) != "":
 			parts = append(parts, n+"="+prm.ParamName(v))
 		default:
-			parts = append(parts, fmt.Sprintf("%s=%g", n, v))
+			parts = append(parts, n+"="+paramValue(v))
 		}
 	}
 	return strings.Join(parts, " ")
@@ -74,6 +75,10 @@ func (r *Run) FrontierTable() *Table {
 		Headers: []string{"algorithm", "parameters", "caught", "missed", "false cut", "legit cut %", "missed %", "same outcome"},
 		Right:   []bool{false, false, true, true, true, true, true, true},
 	}
+	delays := r.shapes()
+	if delays {
+		t.addDelayColumn()
+	}
 	pts := r.Frontier.Points()
 	rows := thin(len(pts), maxFrontierRows)
 	react := len(pts) > 0 && pts[0].Reactions.Measured
@@ -82,15 +87,21 @@ func (r *Run) FrontierTable() *Table {
 		t.Right = append(t.Right, true, true, true)
 	}
 	for _, i := range rows {
-		q := pts[i]
+		q := pts[i].Shown()
 		cells := []any{q.Policy.Algorithm.String(), paramsCell(q.Policy), q.Caught, q.Missed, q.FalseCut,
 			pct2(q.X()), pct2(q.Y()), sameCell(q.Ties)}
+		if delays {
+			cells = append(cells, delayCell(&q.Point))
+		}
 		if react {
 			cells = append(cells, reactionCells(&q.Point)...)
 		}
 		t.AddRow(cells...)
 	}
-	t.Note = "Sorted by legitimate cut. \"same outcome\": further settings with exactly these numbers (the first by point_id is shown)."
+	t.Note = "Sorted by legitimate cut. \"same outcome\": further settings with exactly these numbers (the one shown adds the least delay, then is the simplest, then lies inside its swept ranges, then comes first by point_id; frontier.csv keeps the first by point_id)."
+	if delays {
+		t.Note += " " + delayNoteText
+	}
 	if react {
 		t.Note += " The clients react to rejections: a cut is a request never served; amplification is the requests sent, retries included, per request intended; legit added p99 is the 99th percentile of the latency retries added to legitimate requests eventually served, s."
 	}
@@ -132,9 +143,13 @@ func (r *Run) TargetsTable() *Table {
 		Headers: []string{"missed at most", "algorithm", "parameters", "false cut", "legit cut %", "missed %", "edge of the swept range"},
 		Right:   []bool{true, false, false, true, true, true, false},
 	}
+	delays := r.shapes()
+	if delays {
+		t.addDelayColumn()
+	}
 	edges := false
-	for _, target := range r.opts.Targets {
-		tl := fmt.Sprintf("%g%%", target)
+	for _, tg := range r.Targets() {
+		target, tl := tg.MissedPct, tg.label()
 		row := func(overall bool, a string, f *Frontier) {
 			if b, ok := f.Best(target); ok {
 				who := b.Policy.Algorithm.String()
@@ -147,17 +162,27 @@ func (r *Run) TargetsTable() *Table {
 				}
 				edges = edges || len(flags) > 0
 				t.AddRow(tl, who, paramsCell(b.Policy), b.FalseCut, pct2(b.X()), pct2(b.Y()), strings.Join(flags, "; "))
+				if delays {
+					t.appendCell(delayCell(&b.Point))
+				}
 				return
 			}
 			low := "–"
+			hint := ""
 			if n := f.Len(); n > 0 {
 				low = pct2(f.Points()[n-1].Y())
+				for _, e := range EdgesOfRange(r.Spec, f.Points()[n-1].ID) {
+					hint += "; to miss less: " + e.String()
+				}
 			}
 			who := a
 			if overall {
 				who = "best of all"
 			}
-			t.AddRow(tl, who, "none reaches the target", "–", "–", "lowest "+low, "")
+			t.AddRow(tl, who, "none reaches the target", "–", "–", "lowest "+low, strings.TrimPrefix(hint, "; "))
+			if delays {
+				t.appendCell("")
+			}
 		}
 		row(true, "", &r.Frontier)
 		for _, a := range r.Algos {
@@ -165,7 +190,13 @@ func (r *Run) TargetsTable() *Table {
 		}
 	}
 	t.Note = "\"best of all\" is the best over every algorithm (a point of the frontier); the rows below it are each algorithm's own best. " +
-		"Targets: --target missed<=N% (repeatable)."
+		"Targets: --target missed<=N% (repeatable); without it, 50%, 25% and 10% where the run reaches them, else targets chosen from what it reaches (its frontier's knee, its least miss and 5 and 10 points above)."
+	if r.NoAbuse() {
+		t.Note = "No request of the run is labelled abusive: no target tells settings apart."
+	}
+	if delays {
+		t.Note += " " + delayNoteText
+	}
 	if edges {
 		t.Note += " ⚠ marks a parameter at the smallest or largest value its sweep tried: the optimum may lie beyond, so extend the sweep that way before trusting it."
 	}
@@ -175,17 +206,25 @@ func (r *Run) TargetsTable() *Table {
 // PickSummary says which setting to pick, one line per target: the best
 // of all algorithms, and whether it sits on the edge of its sweep.
 func (r *Run) PickSummary() []string {
+	if r.NoAbuse() {
+		return []string{r.noAbuseLine()}
+	}
 	var out []string
-	for _, target := range r.opts.Targets {
+	for _, tg := range r.Targets() {
+		target := tg.MissedPct
 		b, ok := r.Frontier.Best(target)
 		if !ok {
-			out = append(out, fmt.Sprintf("missing at most %g%% of the abusive requests: no setting of the run gets there", target))
+			out = append(out, fmt.Sprintf("missing at most %s of the abusive requests: no setting of the run gets there; %s", tg.label(), r.unreachable(&r.Frontier)))
 			continue
 		}
-		s := fmt.Sprintf("missing at most %g%% of the abusive requests: %s %s, which cuts %.2f%% of the legitimate requests and misses %.2f%%",
-			target, b.Policy.Algorithm, paramsCell(b.Policy), b.X(), b.Y())
+		s := fmt.Sprintf("missing at most %s of the abusive requests: %s %s, which cuts %.2f%% of the legitimate requests and misses %.2f%%",
+			tg.label(), b.Policy.Algorithm, paramsCell(b.Policy), b.X(), b.Y()) + delayNote(&b.Point)
 		if e := EdgesOfRange(r.Spec, b.ID); len(e) > 0 {
-			s += fmt.Sprintf(" (⚠ %s: extend the sweep before trusting it)", e[0])
+			var es []string
+			for _, x := range e {
+				es = append(es, x.String())
+			}
+			s += fmt.Sprintf(" (⚠ %s: extend the sweep before trusting it)", strings.Join(es, "; "))
 		}
 		out = append(out, s)
 	}
@@ -202,8 +241,15 @@ func (r *Run) SelectedTable() *Table {
 		Headers: []string{"#", "why", "algorithm", "parameters", "caught", "missed", "false cut", "legit cut %", "missed %"},
 		Right:   []bool{true, false, false, false, true, true, true, true, true},
 	}
+	delays := r.shapes()
+	if delays {
+		t.addDelayColumn()
+	}
 	for i, s := range r.Selected {
 		t.AddRow(i+1, s.Why, s.Policy.Algorithm.String(), paramsCell(s.Policy), s.Caught, s.Missed, s.FalseCut, pct2(s.X()), pct2(s.Y()))
+		if delays {
+			t.appendCell(delayCell(&s.Point))
+		}
 	}
 	t.Note = "A knee is a frontier point where the frontier bends most (farthest below the straight line between its neighbouring picks)."
 	return t
@@ -217,8 +263,15 @@ func (r *Run) StageTable() *Table {
 		Headers: []string{"#", "algorithm", "parameters", "caught", "design", "code", "none", "only here %"},
 		Right:   []bool{true, false, false, true, true, true, true, true},
 	}
+	delays := r.shapes()
+	if delays {
+		t.addDelayColumn()
+	}
 	for i, s := range r.Selected {
 		t.AddRow(i+1, s.Policy.Algorithm.String(), paramsCell(s.Policy), s.Caught, s.CutDesign, s.CutCode, s.CutNone, fmt.Sprintf("%.1f", s.OnlyHerePct))
+		if delays {
+			t.appendCell(delayCell(&s.Point))
+		}
 	}
 	t.Note = "only here % = share of the caught requests that only the rate limiter can close (stage none)."
 	return t
@@ -275,4 +328,32 @@ func valueName(p model.Policy, n string, v float64) string {
 		return ""
 	}
 	return d.ValueName(n, v, p.Get)
+}
+
+// delayNoteText explains the delay column.
+const delayNoteText = "delay: what a setting that queues requests (nginx below nodelay) adds to the requests it admits, mean / p99 (the largest replicate's), \"none\" when it queues none; empty for algorithms that never delay."
+
+// shapes reports whether the run has an algorithm that can delay the
+// requests it admits (nginx): its tables then show a delay column.
+func (r *Run) shapes() bool {
+	for _, a := range r.Algos {
+		if shaping(a.Algorithm) {
+			return true
+		}
+	}
+	return false
+}
+
+// addDelayColumn adds the delay column (mean / p99) to t.
+func (t *Table) addDelayColumn() {
+	t.Headers = append(t.Headers, "delay mean / p99")
+	for len(t.Right) < len(t.Headers)-1 {
+		t.Right = append(t.Right, false)
+	}
+	t.Right = append(t.Right, true)
+}
+
+// appendCell adds a cell to the last row.
+func (t *Table) appendCell(c string) {
+	t.Rows[len(t.Rows)-1] = append(t.Rows[len(t.Rows)-1], c)
 }

@@ -359,10 +359,14 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 		track(ref.X(), ref.Y())
 	}
 	rg := r.addRefs(p, hover)
+	pg := r.addPicks(p, hover)
 	p.Add(hover)
 	groups = append(groups, fg)
 	if len(rg.entries) > 0 {
 		groups = append(groups, rg)
+	}
+	if len(pg.entries) > 0 {
+		groups = append(groups, pg)
 	}
 
 	// Linear axes from 0 % so that settings with no false cut (0 %) sit on
@@ -387,6 +391,9 @@ func (r *Run) tradeoffFigure(name string, curves []*Curve, title, note string) *
 		"also when that algorithm has no curve here. " + rings +
 		"Both axes are linear and start at 0 %, so settings that cut no legitimate " +
 		"request lie on the y axis; lower left is better. In the page, hovering a marker or a frontier corner names the setting."
+	if len(pg.entries) > 0 {
+		f.Caption += " Squares ringed in black mark the best settings (section \"Best settings\"); the legend and their tooltips name the targets that pick them."
+	}
 	f.draw = func(c draw.Canvas) {
 		top := c.Max.Y
 		pc := c
@@ -414,8 +421,9 @@ func (r *Run) addFrontier(p *plot.Plot, hover *hoverLayer, xr, yr float64) legen
 	fxys := make(plotter.XYs, len(fp))
 	for i, q := range fp {
 		fxys[i] = plotter.XY{X: q.X(), Y: q.Y()}
+		sh := q.Shown()
 		hover.add(q.X(), q.Y(), hoverMark{Algorithm: q.Policy.Algorithm.String(), Kind: "frontier",
-			Title: "frontier: " + pointTitle(&q.Point)})
+			Title: "frontier: " + pointTitle(&sh.Point)})
 	}
 	under, _ := plotter.NewLine(fxys)
 	under.StepStyle = plotter.PostStep
@@ -457,20 +465,31 @@ func (r *Run) addFrontier(p *plot.Plot, hover *hoverLayer, xr, yr float64) legen
 		}
 		count[run.alg] += run.hi - run.lo + 1
 	}
-	// Named: each algorithm's longest stretch and any other long one, below
-	// and left of its first corner, where the staircase (descending to the
-	// right) leaves room; near the y axis, below and right of it.
+	// Named: each algorithm's longest stretch and any other long one, in
+	// the empty room below the staircase (it descends to the right), under
+	// the stretch itself: near the y axis, below and right of its first
+	// corner; elsewhere below and left of the first corner that lies a
+	// label's width into the stretch, so that the line above the name is
+	// its own stretch, never the one before. A stretch narrower than its
+	// name is named in the legend only.
 	var left, right plotter.XYLabels
 	for i, st := range stretches {
 		if st.span < 0.01 || (st.span < 0.08 && longest[st.alg] != i) {
 			continue
 		}
-		ls := &right
+		if w := labelWidth(algoLabel(st.alg)) * xr; st.seg[len(st.seg)-1].X-st.seg[0].X < w {
+			continue // narrower than its name: named in the legend only, never under another stretch
+		}
+		ls, at := &right, st.seg[0]
 		if st.seg[0].X <= 0.07*xr {
 			ls = &left
+		} else {
+			at = nameAnchor(st.seg, labelWidth(algoLabel(st.alg))*xr)
 		}
-		ls.XYs = append(ls.XYs, st.seg[0])
+		ls.XYs = append(ls.XYs, at)
 		ls.Labels = append(ls.Labels, algoLabel(st.alg))
+		// For the page's tests: which stretch the name is meant for.
+		hover.add(at.X, at.Y, hoverMark{Algorithm: st.alg.String(), Kind: "frontier-name", Title: algoLabel(st.alg)})
 	}
 	for _, side := range []struct {
 		ls     plotter.XYLabels
@@ -597,4 +616,25 @@ func lessonName(p model.Policy) string {
 func lesson(a model.Algorithm) bool {
 	d := a.Describe()
 	return d != nil && d.Lesson
+}
+
+// plotWidthPt is about the width of the trade-off plot's data area, points.
+const plotWidthPt = 690
+
+// labelWidth is a frontier name's width (8 pt type, with its offset) as a
+// fraction of the plot's width.
+func labelWidth(s string) float64 {
+	return (textStyle(vg.Points(8)).Width(s).Points() + 8) / plotWidthPt
+}
+
+// nameAnchor is where a stretch's name ends (right-aligned, below): the
+// first corner of seg at least w to the right of its start, so that the
+// name lies under the stretch itself; the stretch's end when it is shorter.
+func nameAnchor(seg plotter.XYs, w float64) plotter.XY {
+	for _, q := range seg[1:] {
+		if q.X-seg[0].X >= w {
+			return q
+		}
+	}
+	return seg[len(seg)-1]
 }

@@ -16,7 +16,14 @@
 //     of the trade-off plot, read from the browser's rendering;
 //   - each marker identifies itself on hover (an SVG <title>);
 //   - the incomplete-run banner is shown when the page is of an incomplete
-//     run (window.EXPECT_INCOMPLETE) on the page and in every figure.
+//     run (window.EXPECT_INCOMPLETE) on the page and in every figure;
+//   - the page never scrolls sideways, and figure text is drawn at least
+//     MIN_TEXT_PX tall (in a 390 px iframe too: a phone);
+//   - every best setting of the best-settings list is marked on the
+//     trade-off plot (a hover mark of kind "pick"), and each frontier
+//     stretch's name lies nearest a stretch of its own algorithm;
+//   - where nginx is in the run, the tables have a delay column.
+// In an iframe, the verdict is also posted to the parent page.
 (function () {
   'use strict';
   var errors = [];
@@ -42,6 +49,7 @@
   var MIN_COLOUR_DISTANCE = 45; // between two algorithms' colours, Euclidean in RGB
   var TEXT_SLACK = 1.5;         // px a text box may pass its figure's edge
   var MIN_OVERLAP = 0.3;        // share of the smaller box two texts may not overlap
+  var MIN_TEXT_PX = 8;          // the least height of a figure text's box
 
   function load(src) {
     return new Promise(function (ok) {
@@ -213,6 +221,65 @@
       }
     }
 
+    // Sideways scrolling and text size (a phone shows the page at 390 px).
+    var sw = document.documentElement.scrollWidth, iw = window.innerWidth;
+    info.width = {scroll: sw, inner: iw};
+    if (sw > iw + 1) bad.push('the page scrolls sideways: ' + sw + ' px wide in a ' + iw + ' px window');
+    var minText = Infinity;
+    document.querySelectorAll('figure svg text').forEach(function (t) {
+      var r = t.getBoundingClientRect();
+      if (r.width > 0 && t.textContent.trim() !== '') minText = Math.min(minText, r.height);
+    });
+    info.minTextPx = Math.round(minText * 10) / 10;
+    if (minText < MIN_TEXT_PX) bad.push('figure text drawn ' + info.minTextPx + ' px tall, less than ' + MIN_TEXT_PX);
+
+    // Picks on the trade-off plots: one mark per setting the list names.
+    var picks = document.querySelectorAll('ul.pick li');
+    var named = 0;
+    picks.forEach(function (li) { if (li.textContent.indexOf('which cuts') >= 0) named++; });
+    ['fig-tradeoff', 'fig-tradeoff-all'].forEach(function (id) {
+      var f = document.getElementById(id);
+      if (!f) return;
+      var pm = f.querySelectorAll('svg g.hover circle[data-kind="pick"]');
+      info.picks = pm.length;
+      if (named > 0 && pm.length === 0) bad.push(id + ': the best settings are not marked on the plot');
+      if (pm.length > named) bad.push(id + ': ' + pm.length + ' pick marks for ' + named + ' picks');
+      // Frontier names: nearest a horizontal stretch of their algorithm.
+      var corners = Array.prototype.map.call(f.querySelectorAll('svg g.hover circle[data-kind="frontier"]'), function (m) {
+        var r = m.getBoundingClientRect();
+        return {x: r.left + r.width / 2, y: r.top + r.height / 2, alg: m.getAttribute('data-algorithm')};
+      }).sort(function (a, b) { return a.x - b.x; });
+      var texts = Array.prototype.slice.call(f.querySelectorAll('svg text'));
+      f.querySelectorAll('svg g.hover circle[data-kind="frontier-name"]').forEach(function (m) {
+        var want = m.getAttribute('data-algorithm'), label = m.querySelector('title').textContent;
+        var mr = m.getBoundingClientRect(), best = null, bd = Infinity;
+        texts.forEach(function (t) {
+          if (t.textContent !== label) return;
+          var r = t.getBoundingClientRect(), d = Math.hypot(r.right - mr.left, r.top - mr.top);
+          if (d < bd) { bd = d; best = r; }
+        });
+        if (!best) { bad.push(id + ': frontier name ' + label + ' not drawn'); return; }
+        var cx = (best.left + best.right) / 2, cy = (best.top + best.bottom) / 2, near = null, nd = Infinity;
+        for (var i = 0; i + 1 < corners.length; i++) {
+          var a = corners[i], b = corners[i + 1];
+          var dx = cx < a.x ? a.x - cx : cx > b.x ? cx - b.x : 0;
+          var d = Math.hypot(dx, cy - a.y);
+          if (d < nd) { nd = d; near = a.alg; }
+        }
+        if (near !== null && near !== want) bad.push(id + ': the frontier name "' + label + '" lies nearest a stretch of ' + near);
+      });
+    });
+
+    // nginx's delay, wherever nginx is listed.
+    var tables = Array.prototype.slice.call(document.querySelectorAll('table'));
+    tables.forEach(function (tb) {
+      if (!/nginx/.test(tb.querySelector('tbody') ? tb.querySelector('tbody').textContent : '')) return;
+      var hs = Array.prototype.map.call(tb.querySelectorAll('thead th'), function (h) { return h.textContent; });
+      if (hs.indexOf('algorithm') >= 0 && hs.indexOf('parameters') >= 0 && !hs.some(function (h) { return /delay/.test(h); })) {
+        bad.push('table "' + (tb.caption ? tb.caption.textContent.slice(0, 40) : '') + '" lists nginx without its delay');
+      }
+    });
+
     // The incomplete-run banner.
     var banner = document.getElementById('incomplete-run');
     if (window.EXPECT_INCOMPLETE) {
@@ -238,6 +305,7 @@
       out.id = 'browser-check';
       out.textContent = JSON.stringify(v);
       document.body.appendChild(out);
+      if (window.parent !== window) window.parent.postMessage(out.textContent, '*');
     });
   });
 })();

@@ -137,14 +137,46 @@ elif ! grep -q "clients/part-000001.parquet" "$TMP/partial.err"; then
 	echo "test-browser: FAIL: report's refusal does not name the missing part: $(cat "$TMP/partial.err")"
 	fail=1
 fi
+# A finished run with a part deleted: exit 1, naming the command that
+# recomputes it.
+cp -r "$TMP/run" "$TMP/deleted"
+rm -rf "$TMP/deleted/report"
+rm "$TMP/deleted/points/part-000001.parquet"
+set +e
+"$BIN" report "$TMP/deleted" --quiet 2>"$TMP/deleted.err"
+rc=$?
+set -e
+if [ "$rc" -ne 1 ] || ! grep -q -- "--out $TMP/deleted --resume" "$TMP/deleted.err"; then
+	echo "test-browser: FAIL: a run with a part deleted: exit $rc: $(cat "$TMP/deleted.err")"
+	fail=1
+fi
 partial=1
 "$BIN" report "$TMP/partial" --allow-incomplete --quiet 2>/dev/null || {
 	echo "test-browser: FAIL: report --allow-incomplete"
 	fail=1 partial=0
 }
+# A phone: the page in a 390 px iframe (headless windows are at least 500 px
+# wide); the checker inside posts its verdict up. Negatives: the page
+# without its phone layout (figures shrunk to a few px of text), without
+# the picks' marks, with a frontier name meant for another algorithm, and
+# without nginx's delay column.
+phone() { # phone FRAME PAGE
+	cat >"$1" <<HTML
+<!DOCTYPE html><meta charset="utf-8"><title>390 px</title>
+<iframe src="$(basename "$2")" style="width:390px;height:844px;border:0"></iframe>
+<script>addEventListener("message", (e) => { const p = document.createElement("pre"); p.id = "browser-check"; p.textContent = e.data; document.body.appendChild(p); });</script>
+HTML
+}
+phone "$PAGE_DIR/phone.html" "$PAGE_DIR/check.html"
+sed -e 's/figure .scroll svg { max-width: none; }//' "$PAGE_DIR/check.html" >"$PAGE_DIR/shrunk.html"
+phone "$PAGE_DIR/phone-shrunk.html" "$PAGE_DIR/shrunk.html"
+sed -e '/<circle [^>]*data-kind="pick"/d' "$PAGE_DIR/check.html" >"$PAGE_DIR/no-picks.html"
+sed -e 's/r="0" data-kind="frontier-name" data-algorithm="[a-z_]*"/r="0" data-kind="frontier-name" data-algorithm="nobody"/' "$PAGE_DIR/check.html" >"$PAGE_DIR/misnamed-frontier.html"
+sed -e 's#<th class="num">delay mean / p99</th>#<th class="num">mean / p99</th>#g' "$PAGE_DIR/check.html" >"$PAGE_DIR/no-delay.html"
 EXPECT='<script>window.EXPECT_INCOMPLETE = true</script>'
 negs=("$PAGE_DIR/broken-image.html" "$PAGE_DIR/broken-svg-image.html" "$PAGE_DIR/console-error.html"
-	"$PAGE_DIR/text-overflow.html" "$PAGE_DIR/no-font.html" "$TMP/shifted/check.html" "$TMP/colours/check.html")
+	"$PAGE_DIR/text-overflow.html" "$PAGE_DIR/no-font.html" "$TMP/shifted/check.html" "$TMP/colours/check.html"
+	"$PAGE_DIR/phone-shrunk.html" "$PAGE_DIR/no-picks.html" "$PAGE_DIR/misnamed-frontier.html" "$PAGE_DIR/no-delay.html")
 if [ "$partial" = 1 ]; then
 	inject "$TMP/partial/report/index.html" "$TMP/partial/report/check.html" "" "$EXPECT"
 	sed -e '/id="incomplete-run"/d' "$TMP/partial/report/index.html" >"$TMP/nobanner.html"
@@ -159,6 +191,7 @@ JOBS=${TEST_BROWSER_JOBS:-4}
 names=() files=() wants=()
 add() { names+=("$1"); files+=("$2"); wants+=("$3"); }
 add page "$PAGE_DIR/check.html" pass
+add phone "$PAGE_DIR/phone.html" pass
 add markup "$TMP/markup/report/check.html" pass
 [ "$partial" = 1 ] && add incomplete "$TMP/partial/report/check.html" pass
 for neg in "${negs[@]}"; do

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -31,6 +32,9 @@ type RunDir struct {
 	ScenarioSHA256 string
 	Rows           int64 // points rows, from the footers
 	Warnings       []string
+	// Missing names the parts manifest.json lists but the directory lacks
+	// ("points/part-000003.parquet"), left out under AllowIncomplete.
+	Missing []string
 
 	allowIncomplete bool
 }
@@ -51,11 +55,19 @@ type RunDir struct {
 func OpenRun(dir string, opts OpenOptions) (*RunDir, error) {
 	r := &RunDir{Dir: dir, allowIncomplete: opts.AllowIncomplete}
 	var err error
-	if r.Points, err = PartFiles(dir, "points"); err != nil {
+	// With AllowIncomplete, a part the manifest lists but the directory
+	// lacks (deleted after the run finished) is left out and named in Missing.
+	var missing []string
+	if r.Points, missing, err = partFiles(dir, "points", opts.AllowIncomplete); err != nil {
 		return nil, err
 	}
-	if r.Clients, err = PartFiles(dir, "clients"); err != nil && RunComplete(dir) {
+	r.Missing = append(r.Missing, missing...)
+	if r.Clients, missing, err = partFiles(dir, "clients", opts.AllowIncomplete); err != nil && RunComplete(dir) {
 		return nil, err
+	}
+	r.Missing = append(r.Missing, missing...)
+	for i, f := range r.Missing {
+		r.Missing[i] = filepath.Join(filepath.Base(filepath.Dir(f)), filepath.Base(f))
 	}
 	if r.Manifest, err = loadManifest(filepath.Join(dir, "manifest.json")); err == nil && len(r.Manifest.Parts) > 0 {
 		r.Complete = true
@@ -100,15 +112,24 @@ func OpenRun(dir string, opts OpenOptions) (*RunDir, error) {
 		}
 		if i < len(r.Points) {
 			r.Rows += rows
-			if r.Manifest != nil && i < len(r.Manifest.Parts) && r.Manifest.Parts[i].Points.Rows != rows {
-				return nil, inputErrorf("%s: %d rows, manifest.json says %d: the part was replaced; recompute it with ratesweep run --resume", f, rows, r.Manifest.Parts[i].Points.Rows)
+			if r.Manifest != nil {
+				k := i
+				if len(r.Missing) > 0 { // parts left out: find this one's entry by name
+					k = slices.IndexFunc(r.Manifest.Parts, func(p ManifestPart) bool { return p.Points.Name == filepath.Base(f) })
+				}
+				if k >= 0 && k < len(r.Manifest.Parts) && r.Manifest.Parts[k].Points.Rows != rows {
+					return nil, inputErrorf("%s: %d rows, manifest.json says %d: the part was replaced; recompute it with ratesweep run --resume", f, rows, r.Manifest.Parts[k].Points.Rows)
+				}
 			}
 		}
 	}
 	if r.Manifest != nil && r.Manifest.SpecSHA256 != "" && r.SpecYAML != "" && r.Manifest.SpecSHA256 != sha256Hex([]byte(r.SpecYAML)) {
 		return nil, inputErrorf("%s: manifest.json's spec_sha256 %.12s is not its parts' spec (%.12s): the directory mixes runs", dir, r.Manifest.SpecSHA256, sha256Hex([]byte(r.SpecYAML)))
 	}
-	if r.Manifest != nil && r.Manifest.Rows > 0 && r.Rows != r.Manifest.Rows {
+	if len(r.Missing) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d part file(s) listed in manifest.json are missing (%s): read without them (--allow-incomplete)", dir, len(r.Missing), strings.Join(r.Missing, ", ")))
+	}
+	if r.Manifest != nil && r.Manifest.Rows > 0 && r.Rows != r.Manifest.Rows && len(r.Missing) == 0 {
 		return nil, inputErrorf("%s: its parts hold %d points rows, manifest.json says %d", dir, r.Rows, r.Manifest.Rows)
 	}
 	return r, nil

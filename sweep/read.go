@@ -28,18 +28,39 @@ import (
 // A listed file that is missing, or a directory without any file, is an
 // *InputError.
 func PartFiles(dir, table string) ([]string, error) {
+	files, _, err := partFiles(dir, table, false)
+	return files, err
+}
+
+// MissingParts lists the part files, relative to dir ("points/part-…"),
+// that the manifest.json of a complete run lists but dir lacks (a part
+// deleted after the run finished). It is empty for a run without a
+// manifest, and for a whole run.
+func MissingParts(dir string) []string {
+	var out []string
+	for _, table := range []string{"points", "clients"} {
+		_, missing, _ := partFiles(dir, table, true)
+		for _, f := range missing {
+			out = append(out, filepath.Join(table, filepath.Base(f)))
+		}
+	}
+	return out
+}
+
+// partFiles is PartFiles; with skipMissing, a part the manifest lists but
+// the directory lacks is left out and returned in missing instead.
+func partFiles(dir, table string, skipMissing bool) (files, missing []string, err error) {
 	st, err := os.Stat(dir)
 	if err != nil {
-		return nil, inputErrorf("%s: %v", dir, plainErr(err))
+		return nil, nil, inputErrorf("%s: %v", dir, plainErr(err))
 	}
 	if !st.IsDir() {
-		return nil, inputErrorf("%s: not a run directory", dir)
+		return nil, nil, inputErrorf("%s: not a run directory", dir)
 	}
-	var files []string
 	mpath := filepath.Join(dir, "manifest.json")
 	if m, err := loadManifest(mpath); err == nil && len(m.Parts) > 0 {
 		if err := Confine(dir, mpath); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		files = make([]string, 0, len(m.Parts))
 		for _, p := range m.Parts {
@@ -48,29 +69,36 @@ func PartFiles(dir, table string) ([]string, error) {
 				name = p.Clients.Name
 			}
 			if !partName(name) {
-				return nil, inputErrorf("%s: manifest.json lists %q under %s: not a file name of the run directory (refused)", dir, name, table)
+				return nil, nil, inputErrorf("%s: manifest.json lists %q under %s: not a file name of the run directory (refused)", dir, name, table)
 			}
 			f := filepath.Join(dir, table, name)
+			if !fileExists(f) && skipMissing {
+				missing = append(missing, f)
+				continue
+			}
 			if !fileExists(f) {
-				return nil, inputErrorf("%s: %s/%s, listed in manifest.json, is missing: recompute it with --resume", dir, table, name)
+				return nil, nil, inputErrorf("%s: %s/%s, listed in manifest.json, is missing: recompute it with --resume", dir, table, name)
 			}
 			files = append(files, f)
 		}
 	} else {
 		if files, err = filepath.Glob(filepath.Join(dir, table, "part-*.parquet")); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(files) == 0 {
-			return nil, inputErrorf("%s: no Parquet files under %s/ (is it a ratesweep run directory?)", dir, table)
+			return nil, nil, inputErrorf("%s: no Parquet files under %s/ (is it a ratesweep run directory?)", dir, table)
 		}
 		sort.Strings(files)
 	}
 	for _, f := range files {
 		if err := Confine(dir, f); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return files, nil
+	if len(files) == 0 && table == "points" {
+		return nil, missing, inputErrorf("%s: every points part listed in manifest.json is missing", dir)
+	}
+	return files, missing, nil
 }
 
 // RunComplete reports whether the run in dir is complete: its manifest.json

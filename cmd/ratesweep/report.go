@@ -21,7 +21,7 @@ func cmdReport(e *env, args []string) error {
 	knees := fs.Int("knees", 2, "frontier knees to show per client and over time")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	targets := fs.StringArray("target", nil, "a missed-abuse target for the best-settings table, e.g. 'missed<=5%' (repeatable; default 50%, 25%, 10%)")
-	allowIncomplete := fs.Bool("allow-incomplete", false, "report on a run without its manifest.json (interrupted or not merged); every page and plot says so")
+	allowIncomplete := fs.Bool("allow-incomplete", false, "report on a run without its manifest.json (interrupted or not merged) or missing parts it lists; every page and plot says so")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err

@@ -76,6 +76,24 @@ func TestReportIncompleteRun(t *testing.T) {
 	}
 }
 
+// A finished run with a part deleted exits 1 naming the command that
+// recomputes it; --allow-incomplete draws what is there.
+func TestReportDeletedPart(t *testing.T) {
+	dir := tinyRun(t, "tiny")
+	if err := os.Remove(filepath.Join(dir, "clients", "part-000000.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "report", dir)
+	resume := "ratesweep run " + filepath.Join(dir, "spec.yaml") + " --out " + dir + " --resume"
+	if code != 1 || !strings.Contains(stderr, "clients/part-000000.parquet") || !strings.Contains(stderr, resume) {
+		t.Fatalf("exit %d, stderr %q: want 1 naming the part and %q", code, stderr, resume)
+	}
+	code, _, stderr = runCLI(t, "report", dir, "--allow-incomplete", "-q")
+	if code != 0 || !strings.Contains(stderr, "INCOMPLETE RUN") {
+		t.Fatalf("--allow-incomplete: exit %d, stderr %q", code, stderr)
+	}
+}
+
 func TestReportCommand(t *testing.T) {
 	dir := tinyRun(t, "tiny")
 	code, stdout, stderr := runCLI(t, "report", dir, "--knees", "1")
