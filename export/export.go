@@ -65,6 +65,15 @@ type Result struct {
 	Config   string   // the configuration (or code), ready to paste
 }
 
+// jsonTargets configure with a JSON document, which has no comments.
+var jsonTargets = map[string]bool{"aws-waf": true, "cloudflare": true}
+
+// CommentsInline reports whether target's configuration can carry Write's
+// header as comments. Where it cannot (a JSON document), the command prints
+// the header apart (on stderr), so that what it prints on stdout is the
+// document alone, ready to send.
+func CommentsInline(target string) bool { return !jsonTargets[target] }
+
 // Export writes policy p for target. An inexpressible policy is
 // translated by Translate; use NearestIn with a run to choose by metrics.
 func Export(p model.Policy, target string, o Options) (*Result, error) {

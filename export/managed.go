@@ -118,7 +118,7 @@ func writeAWSWAF(r *Result, o Options) error {
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("blocks a key while its requests in the last %d s, counted at a check about every 10 s, exceed %d; blocked requests count too (aws_waf_rate)", p.WindowS, p.Limit),
 		fmt.Sprintf("AWS acts on a check after a delay it says is usually below 30 s: the model assumed %s; AWS's own rate estimate weights recent requests more, which the model does not", lag),
-		"add the rule to a web ACL's Rules (aws wafv2 update-web-acl), with a Priority of its own; the lines above the JSON are comments: drop them (grep -v '^#')")
+		"add the rule to a web ACL's Rules (aws wafv2 update-web-acl), with a Priority of its own")
 	rule := awsRule{Name: o.Zone, Priority: 0, Statement: awsStatement{RateBasedStatement: &stmt},
 		Action:           awsAction{Block: awsBlock{CustomResponse: awsResponse{ResponseCode: 429}}},
 		VisibilityConfig: awsVisibility{SampledRequestsEnabled: true, CloudWatchMetricsEnabled: true, MetricName: o.Zone}}
@@ -196,7 +196,7 @@ func writeCloudflare(r *Result, o Options) error {
 	}
 	r.Notes = append(r.Notes, mode, counted,
 		"counters are per data centre (cf.colo.id): a client whose requests reach several data centres gets the limit at each",
-		"PUT it to /zones/ZONE_ID/rulesets/phases/http_ratelimit/entrypoint (it replaces the phase's rules), or add the rule to the existing ruleset; narrow expression to the paths to protect; the lines above the JSON are comments: drop them (grep -v '^#')")
+		"PUT it to /zones/ZONE_ID/rulesets/phases/http_ratelimit/entrypoint (it replaces the phase's rules), or add the rule to the existing ruleset; narrow expression to the paths to protect")
 	rule := cfRule{Description: "ratesweep " + p.Canonical(), Expression: "true", Action: "block",
 		Ratelimit: cfRatelimit{Characteristics: chars, Period: int(p.PeriodS), RequestsPerPeriod: p.RequestsPerPeriod,
 			MitigationTimeout: p.MitigationTimeoutS, CountingExpression: "true"}, Enabled: true}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,5 +88,21 @@ func TestStderrEscapesInput(t *testing.T) {
 	code, _, stderr := runCLI(t, "inspect", log, "--scenario-out", out)
 	if code != 0 || strings.ContainsAny(stderr, "\x1b\x07") || !strings.Contains(stderr, `s\x1b]0;title\x07.yaml`) {
 		t.Errorf("inspect: exit %d\nstderr %q", code, stderr)
+	}
+}
+
+// A JSON export prints the document alone on stdout (JSON has no comments):
+// the header and notes go to stderr.
+func TestExportJSONAloneOnStdout(t *testing.T) {
+	for _, c := range [][]string{
+		{"aws-waf", "aws_waf_rate window_s=60 limit=100"},
+		{"cloudflare", "cloudflare_rule period_s=60 requests_per_period=100 mitigation_timeout_s=600 counts=all"},
+		{"aws-waf", "token_bucket rate=2 capacity=10"},
+	} {
+		code, stdout, stderr := runCLI(t, "export", "--to", c[0], c[1])
+		var doc map[string]any
+		if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil || len(doc) == 0 || !strings.Contains(stderr, "ratesweep export --to "+c[0]) {
+			t.Errorf("export --to %s %q: exit %d\nstdout %q\nstderr %q", c[0], c[1], code, stdout, stderr)
+		}
 	}
 }

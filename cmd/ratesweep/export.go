@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"strings"
 
 	"github.com/ratesweep/ratesweep/export"
@@ -53,5 +54,19 @@ func cmdExport(e *env, args []string) error {
 	if err != nil {
 		return usagef("export: %v", err)
 	}
-	return export.Write(e.stdout, res, asked, exported, *runDir)
+	if export.CommentsInline(res.Target) {
+		return export.Write(e.stdout, res, asked, exported, *runDir)
+	}
+	// A JSON document has no comments: the header goes to stderr, stdout
+	// gets the document alone.
+	var b strings.Builder
+	if err := export.Write(&b, res, asked, exported, *runDir); err != nil {
+		return err
+	}
+	header, doc, _ := strings.Cut(b.String(), "\n\n")
+	if _, err := io.WriteString(e.stderr, header+"\n"); err != nil {
+		return err
+	}
+	_, err = io.WriteString(e.stdout, doc)
+	return err
 }
