@@ -15,7 +15,7 @@ import (
 
 // ReportGlobs are the files 'ratesweep report' writes under RUN_DIR/report/
 // (and removes before writing again).
-var ReportGlobs = []string{"tradeoff.*", "heatmap-*", "clients-*", "timeline-*", "report.md", "index.html", "frontier.csv", "explore.html"}
+var ReportGlobs = []string{"tradeoff.*", "tradeoff-all.*", "heatmap-*", "clients-*", "timeline-*", "report.md", "index.html", "frontier.csv", "explore.html"}
 
 var (
 	ownTop  = regexp.MustCompile(`^(spec\.yaml|keyrows\.json|manifest\.json|manifest\.shard-[0-9]{5,}-of-[0-9]{5,}\.json)$`)

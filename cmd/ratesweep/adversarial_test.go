@@ -388,3 +388,40 @@ func TestAdversarialErrorsEscaped(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// run --force again over a run with its report (what `make run` does twice)
+// succeeds: every file report writes is one run --force knows as its own,
+// the every-algorithm trade-off plot included.
+func TestForceAfterReport(t *testing.T) {
+	out := sweepRun(t, "again", lessonScenario(t), "", checkGrid+`  - algorithm: gcra
+    rate: [5, 10]
+    capacity: [200, 900]
+`)
+	if code, _, stderr := runCLI(t, "report", out, "--quiet"); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	names, err := os.ReadDir(filepath.Join(out, "report"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := false
+	for _, n := range names {
+		all = all || strings.HasPrefix(n.Name(), "tradeoff-all.")
+		ok := false
+		for _, g := range sweep.ReportGlobs {
+			if m, _ := filepath.Match(g, n.Name()); m {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("report wrote %s, which sweep.ReportGlobs does not name", n.Name())
+		}
+	}
+	if !all {
+		t.Errorf("no tradeoff-all plot in %v", names)
+	}
+	spec := filepath.Join(filepath.Dir(out), "spec.yaml")
+	if code, _, stderr := runCLI(t, "run", spec, "--out", out, "--force", "--quiet"); code != 0 {
+		t.Errorf("run --force over a reported run: exit %d: %s", code, stderr)
+	}
+}
