@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -190,10 +191,15 @@ func TestAdversarialLiveRun(t *testing.T) {
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// The first run holds the lock once the lock file names its pid (it
+	// writes it after taking the lock; the file alone may exist before).
 	lock := filepath.Join(out, runfs.LockName)
 	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Lstat(lock); err == nil {
+		if b, err := os.ReadFile(lock); err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(first.Process.Pid) {
 			break
+		}
+		if _, err := os.Stat(filepath.Join(out, "manifest.json")); err == nil {
+			break // it finished first: no overlap to test (logged below)
 		}
 		if time.Since(start) > time.Minute {
 			first.Process.Kill()
