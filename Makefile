@@ -108,7 +108,8 @@ fuzz-smoke:
 	$(GO) test ./sweep -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime 30s
 	$(GO) test ./model -run '^$$' -fuzz '^FuzzParseScenario$$' -fuzztime 30s
 	$(GO) test ./report -run '^$$' -fuzz '^FuzzTableWriters$$' -fuzztime 30s
-	$(GO) test ./report -run '^$$' -fuzz '^FuzzClientsFigureSVG$$' -fuzztime 30s
+	$(GO) test ./report -run '^$$' -fuzz '^FuzzFigureText$$' -fuzztime 20s
+	$(GO) test ./report -run '^$$' -fuzz '^FuzzClientsFigureSVG$$' -fuzztime 20s
 
 # Redis for real (docs/keys.md): the Lua scripts agree with the model decision
 # by decision; nodes sharing one Redis with a sync lag. Installs redis-server

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"html"
 	"image/color"
 	"math"
 	"strings"
@@ -90,7 +89,7 @@ func (f *Figure) hoverSVG() []byte {
 			}
 		}
 		fmt.Fprintf(&b, `<circle cx="%.2f" cy="%.2f" r="%d" data-kind="%s" data-algorithm="%s"><title>%s</title></circle>`+"\n",
-			m.At.X.Points(), (f.renderH - m.At.Y).Points(), r, html.EscapeString(m.Kind), html.EscapeString(m.Algorithm), html.EscapeString(title))
+			m.At.X.Points(), (f.renderH - m.At.Y).Points(), r, svgEscape(m.Kind), svgEscape(m.Algorithm), svgEscape(title))
 	}
 	b.WriteString("</g>\n")
 	return b.Bytes()
@@ -101,7 +100,12 @@ const pngDPI = 120
 
 // Render draws the figure as "png" or "svg". A panic inside gonum/plot (a
 // bug or degenerate data) becomes an error.
-func (f *Figure) Render(format string) (out []byte, err error) {
+func (f *Figure) Render(format string) ([]byte, error) { return f.render(format, true) }
+
+// render is Render; with embed false an SVG names its fonts without
+// embedding them (the fuzz tests: embedding is nearly all of a figure's
+// cost).
+func (f *Figure) render(format string, embed bool) (out []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("report: drawing %s.%s: %v", f.Name, format, p)
@@ -119,11 +123,11 @@ func (f *Figure) Render(format string) (out []byte, err error) {
 	case "svg":
 		// Fonts embedded: a browser without Liberation draws the same
 		// glyph widths gonum measured, so no text overflows its box.
-		c = vgsvg.NewWith(vgsvg.UseWH(f.W, f.renderH), vgsvg.EmbedFonts(true))
+		c = vgsvg.NewWith(vgsvg.UseWH(f.W, f.renderH), vgsvg.EmbedFonts(embed))
 	default:
 		return nil, fmt.Errorf("report: unknown figure format %q", format)
 	}
-	dc := draw.New(c)
+	dc := draw.New(safeText{c})
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 	if f.Banner != "" {

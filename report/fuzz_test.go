@@ -13,6 +13,8 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	"golang.org/x/net/html"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // gfm renders Markdown as GitHub does: tables, strikethrough and bare-URL
@@ -115,48 +117,158 @@ func FuzzTableWriters(f *testing.F) {
 	})
 }
 
-// Any client name in the per-client bars gives well-formed SVG without
-// links, scripts or remote images.
+// svgUnsafe is what no SVG may carry raw: C0 and C1 control characters
+// other than tab and newline, DEL, and the bidirectional embeddings,
+// overrides and isolates (Unicode's Bidi_Control characters that reorder
+// a line).
+func svgUnsafe(r rune) bool {
+	return r != '\t' && r != '\n' && (r < 0x20 || r >= 0x7f && r <= 0x9f) ||
+		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+}
+
+// svgContent parses svg as strict XML (encoding/xml is the oracle) and
+// returns the text of its <text> and <title> elements. It fails on a link,
+// script, foreign object or event handler, on a href that is not an
+// embedded image, and on a control character or bidi override anywhere in
+// the decoded text or attributes.
+func svgContent(t *testing.T, name string, svg []byte) (texts, titles []string) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(svg))
+	d.Strict = true
+	var in string
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return texts, titles
+		}
+		if err != nil {
+			t.Fatalf("name %q: SVG is not well-formed XML: %v", name, err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			switch tok.Name.Local {
+			case "a", "script", "foreignObject", "iframe", "use":
+				t.Fatalf("name %q: SVG has an <%s>", name, tok.Name.Local)
+			case "text":
+				texts = append(texts, "")
+			case "title":
+				titles = append(titles, "")
+			}
+			in = tok.Name.Local
+			for _, a := range tok.Attr {
+				v := strings.ToLower(strings.TrimSpace(a.Value))
+				if a.Name.Local == "href" && !strings.HasPrefix(v, "data:image/") || strings.HasPrefix(strings.ToLower(a.Name.Local), "on") {
+					t.Fatalf("name %q: SVG <%s> has %s=%q", name, tok.Name.Local, a.Name.Local, a.Value)
+				}
+				if i := strings.IndexFunc(a.Value, svgUnsafe); i >= 0 {
+					t.Fatalf("name %q: SVG <%s %s> holds %U raw", name, tok.Name.Local, a.Name.Local, []rune(a.Value[i:])[0])
+				}
+			}
+		case xml.EndElement:
+			in = ""
+		case xml.CharData:
+			if i := strings.IndexFunc(string(tok), svgUnsafe); i >= 0 {
+				t.Fatalf("name %q: SVG text holds %U raw: %q", name, []rune(string(tok[i:]))[0], tok)
+			}
+			switch in {
+			case "text":
+				texts[len(texts)-1] += string(tok)
+			case "title":
+				titles[len(titles)-1] += string(tok)
+			}
+		}
+	}
+}
+
+// Any text a figure draws (a client's name, a key, a policy label) or
+// names in a tooltip reaches the SVG as well-formed XML that reads as the
+// text itself, its control characters and bidi overrides made visible:
+// the text layer alone, thousands of inputs a second.
+func FuzzFigureText(f *testing.F) {
+	for _, n := range names {
+		f.Add(n)
+	}
+	for _, n := range []string{"\x1b]0;pwned\x07", "admin\u202egnp.exe", "\u2066x\u2069", "bad \xff\xfe", "a\r\nb", "\u0085\u009b31m", "\ufffe\uffff", "]]><!--", "&#0;&lt;", ""} {
+		f.Add(n)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		fig := &Figure{Name: "text", W: 2 * vg.Inch, H: vg.Inch}
+		fig.draw = func(c draw.Canvas) {
+			fillText(c, textStyle(vg.Points(9)), 0, vg.Inch, name)
+			fig.hover = append(fig.hover, hoverMark{Algorithm: name, Kind: name, Title: name})
+		}
+		svg, err := fig.render("svg", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts, titles := svgContent(t, name, svg)
+		if len(titles) != 1 {
+			t.Fatalf("name %q: %d tooltips, want 1:\n%s", name, len(titles), svg)
+		}
+		// A name that is clean (valid UTF-8, nothing unsafe, no character
+		// XML forbids) comes through exactly: one <text> per line.
+		clean := utf8.ValidString(name) && !strings.ContainsFunc(name, func(r rune) bool {
+			return svgUnsafe(r) || r == 0xfffe || r == 0xffff
+		})
+		if !clean {
+			return
+		}
+		if titles[0] != name {
+			t.Fatalf("name %q: tooltip reads %q", name, titles[0])
+		}
+		// (gonum's plain text handler drops trailing line breaks)
+		if got := strings.Join(texts, "\n"); got != strings.TrimRight(name, "\n") {
+			t.Fatalf("name %q: figure text reads %q:\n%s", name, got, svg)
+		}
+	})
+}
+
+// clientsFigure is the per-client bars of a run with the named clients,
+// one legitimate and one abusive each.
+func clientsFigure(names ...string) *Figure {
+	r := &Run{Spec: &sweep.Spec{Name: "fuzz", Scenario: &model.Scenario{Name: "fuzz", DurationS: 300}}}
+	s := &Selected{Why: names[0], Slug: "fuzz"}
+	for _, n := range names {
+		s.Clients = append(s.Clients, ClientStat{Name: n, Class: model.Legit, Offered: 100, Admitted: 90, Cut: 10},
+			ClientStat{Name: n, Class: model.Abusive, Offered: 50, Admitted: 5, Cut: 45})
+	}
+	return r.ClientsFigure(s)
+}
+
+// Any client name in the per-client bars (the axis labels, the title)
+// gives well-formed SVG without links, scripts, remote images or a raw
+// control character or bidi override: gonum's whole layout, without the
+// embedded fonts.
 func FuzzClientsFigureSVG(f *testing.F) {
 	for _, n := range names {
 		f.Add(n)
 	}
-	r := &Run{Spec: &sweep.Spec{Name: "fuzz", Scenario: &model.Scenario{Name: "fuzz", DurationS: 300}}}
 	f.Fuzz(func(t *testing.T, name string) {
-		s := &Selected{Why: "fuzz", Slug: "fuzz", Clients: []ClientStat{
-			{Name: name, Class: model.Legit, Offered: 100, Admitted: 90, Cut: 10},
-			{Name: "other", Class: model.Abusive, Offered: 50, Admitted: 5, Cut: 45},
-		}}
-		svg, err := r.ClientsFigure(s).Render("svg")
+		svg, err := clientsFigure(name, "other").render("svg", false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := xml.NewDecoder(bytes.NewReader(svg))
-		d.Strict = true
-		for {
-			tok, err := d.Token()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("name %q: SVG is not well-formed XML: %v", name, err)
-			}
-			el, ok := tok.(xml.StartElement)
-			if !ok {
-				continue
-			}
-			switch el.Name.Local {
-			case "a", "script", "foreignObject", "iframe", "use":
-				t.Fatalf("name %q: SVG has an <%s>", name, el.Name.Local)
-			}
-			for _, a := range el.Attr {
-				v := strings.ToLower(strings.TrimSpace(a.Value))
-				if a.Name.Local == "href" && !strings.HasPrefix(v, "data:image/") || strings.HasPrefix(strings.ToLower(a.Name.Local), "on") {
-					t.Fatalf("name %q: SVG <%s> has %s=%q", name, el.Name.Local, a.Name.Local, a.Value)
-				}
-			}
-		}
+		svgContent(t, name, svg)
 	})
+}
+
+// The per-client bars as a report writes them (fonts embedded) with every
+// hostile name at once: well-formed, no markup, nothing raw, and each
+// name's escaped form is there to read.
+func TestClientsFigureHostileNames(t *testing.T) {
+	hostile := append([]string{"\x1b]0;pwned\x07 \x1b[2J", "admin\u202egnp.exe", "\u2066x\u2069 \u202a", "\u009b31m \x7f", "bad \xff", "</text><script>alert(1)</script>"}, names...)
+	svg, err := clientsFigure(hostile...).Render("svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts, _ := svgContent(t, "(all)", svg)
+	all := strings.Join(texts, "\n")
+	for _, want := range []string{`\x1b]0;pwned\x07 \x1b[2J (legit)`, `admin\u202egnp.exe (abusive)`, `\u2066x\u2069 \u202a`, `\u009b31m \x7f`, `bad \xff`,
+		"</text><script>alert(1)</script> (legit)", "<img src=x onerror=alert(1)> (abusive)"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("figure text lacks %q:\n%s", want, all)
+		}
+	}
 }
 
 // A report over a long scenario (a week of 5,000 clients: 12 GB of
