@@ -962,11 +962,15 @@ func neighbors(ch *Choice, labels []string, pols []model.Policy, runs []*Run, o 
 
 // edgeHint warns that the choice has parameter prm at v, the end (the
 // "smallest" or "largest") of the values swept. A setting's range should be
-// extended past it; a property of the system (a backend's service time) is
-// not the operator's to turn, so the warning says what the choice assumes.
+// extended past it; a property of the system (a backend's service time) or
+// a deployment choice (nodes) is not the limit's setting to turn, so the
+// warning says what the choice assumes.
 func edgeHint(prm model.Param, v float64, end, side string) string {
 	if prm.Role == model.System {
 		return fmt.Sprintf("%s=%s is the %s %s swept, and %s is a property of the system, not a setting: the choice holds where the system's %s is %s; measure it", prm.Name, num(v), end, prm.Name, prm.Name, prm.Name, num(v))
+	}
+	if prm.Role == model.Deployment {
+		return fmt.Sprintf("%s=%s is the %s %s swept, and %s is how the limiter is deployed, not a setting: the choice holds with %s=%s", prm.Name, num(v), end, prm.Name, prm.Name, prm.Name, num(v))
 	}
 	return fmt.Sprintf("%s=%s is the %s %s swept: extend %s %s it", prm.Name, num(v), end, prm.Name, prm.Name, side)
 }

@@ -378,4 +378,9 @@ func TestEdgeHintByRole(t *testing.T) {
 	if strings.Contains(got, "extend") || !strings.Contains(got, "property of the system, not a setting") {
 		t.Errorf("system property: %q", got)
 	}
+	nodes, _ := model.LookupParam("nodes")
+	got = edgeHint(nodes, 8, "largest", "above")
+	if strings.Contains(got, "extend") || !strings.Contains(got, "how the limiter is deployed, not a setting") {
+		t.Errorf("deployment: %q", got)
+	}
 }

@@ -27,8 +27,10 @@ func (e Edge) String() string { return fmt.Sprintf("%s=%g %s", e.Param, e.Value,
 // is cyclic), a value at the least the parameter can take (burst 0, delay
 // 0: nothing lies beyond), and a value the algorithm names (nginx's delay
 // at or beyond burst is nodelay: a larger one is the same). A window as long
-// as the scenario is flagged too: longer windows cannot differ. A property
-// of the system (service_s) is flagged with what to measure, not to extend.
+// as the scenario is flagged too: longer windows cannot differ. Only a
+// setting (the parameter's Role in the registry) is advised to extend; a
+// property of the system (service_s, lag_s) is flagged with what to
+// measure, a deployment choice (nodes) with what the pick assumes.
 func EdgesOfRange(spec *sweep.Spec, id int64) []Edge {
 	var first int64
 	for ei := range spec.Entries {
@@ -68,12 +70,15 @@ func EdgesOfRange(spec *sweep.Spec, id int64) []Edge {
 			case len(prm.Values) > 0, ax.Param == "phase_s": // enumerated or cyclic: no direction to extend
 			case named: // nodelay: any larger delay is the same setting
 			case v == lo && v <= prm.Min: // the least possible: nothing beyond
-			case (v == lo || v == hi) && prm.Role == model.System:
+			case (v == lo || v == hi) && prm.Role != model.Setting: // not the operator's to turn
 				end := "largest"
 				if v == lo {
 					end = "smallest"
 				}
 				hint := fmt.Sprintf("%s swept; %s is a property of the system, not a setting: the pick holds where it is %g %s; measure it", end, ax.Param, v, prm.Unit)
+				if prm.Role == model.Deployment {
+					hint = fmt.Sprintf("%s swept; %s is how the limiter is deployed, not a setting: the pick holds with %g %s", end, ax.Param, v, prm.Unit)
+				}
 				out = append(out, Edge{ax.Param, v, v == lo, hint})
 			case v == lo:
 				out = append(out, Edge{ax.Param, v, true, "smallest swept: try smaller " + ax.Param})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
 
@@ -170,5 +171,52 @@ sweep:
 	}
 	if l := heatAxisLabel(r.Heats[2].Algorithm, "limit", nil, 3); l != "limit (requests in flight)" {
 		t.Errorf("concurrency limit axis: %q", l)
+	}
+}
+
+// Only a setting gets "try smaller/larger" advice: at an end of its range a
+// deployment choice (nodes) or a property of the system (lag_s, sync_ms)
+// says what the pick assumes, and each parameter's role in the registry
+// decides which.
+func TestEdgesOfRangeAdviseSettingsOnly(t *testing.T) {
+	spec, err := sweep.ParseSpec([]byte(`name: roles
+scenario:
+  name: s
+  duration_s: 300
+  clients:
+    - {name: a, class: legit, segments: [[0, 300, 2]]}
+sweep:
+  - algorithm: fixed_window
+    window_s: 60
+    limit: [10, 20]
+    nodes: [2, 4]
+    state: shared
+    sync_ms: [10, 100]
+  - algorithm: aws_waf_rate
+    window_s: 60
+    limit: 100
+    lag_s: [10, 30]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for id := range int64(10) {
+		for _, e := range EdgesOfRange(spec, id) {
+			seen = append(seen, e.Param)
+			prm, _ := model.LookupParam(e.Param)
+			advises := strings.Contains(e.Hint, "try ")
+			if advises != (prm.Role == model.Setting) {
+				t.Errorf("point %d: %s (%s) hint %q", id, e.Param, prm.Role, e.Hint)
+			}
+			if says := map[model.Role]string{model.System: "property of the system", model.Deployment: "how the limiter is deployed"}[prm.Role]; !strings.Contains(e.Hint, says) {
+				t.Errorf("point %d: %s hint %q does not say it is a %s", id, e.Param, e.Hint, prm.Role)
+			}
+		}
+	}
+	for _, p := range []string{"limit", "nodes", "sync_ms", "lag_s"} {
+		if !slices.Contains(seen, p) {
+			t.Errorf("no edge on %s (edges on %v)", p, seen)
+		}
 	}
 }
