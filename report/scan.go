@@ -382,7 +382,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Run, error) {
 		return nil, inputErrorf("%s: the points files hold no rows", dir)
 	}
 	r.selectPoints()
-	if err := r.loadClients(ctx); err != nil {
+	if err := r.loadClients(ctx, run); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -898,13 +898,13 @@ func slug(p model.Policy) string {
 }
 
 // loadClients reads the per-client rows of the selected points from the
-// clients part files that hold them (the part layout follows from the spec).
-func (r *Run) loadClients(ctx context.Context) error {
+// clients files of run that hold them (the manifest's parts, or the part
+// layout that follows from the spec).
+func (r *Run) loadClients(ctx context.Context, run *sweep.RunDir) error {
 	byFile := map[string][]int{}
 	var order []string
-	size := sweep.PartPoints(r.Spec.Points())
 	for i, s := range r.Selected {
-		name := filepath.Join(r.Dir, "clients", sweep.Part{Index: int(s.ID / size)}.Name())
+		name := run.ClientsFile(s.ID, r.Spec.Points())
 		if _, ok := byFile[name]; !ok {
 			order = append(order, name)
 		}
