@@ -44,7 +44,8 @@ const (
 	// the runner builds them per client instead of keeping them all.
 	streamAbove = 256 << 20
 	// logLineBytes is the shortest plausible log line, for the request count
-	// of a text log estimated from its size before reading it.
+	// of a text log estimated from its size before reading it, unless the
+	// log's first lines are shorter.
 	logLineBytes = 40
 	// gzipRatio bounds a compressed log's size ratio when its trailer does not
 	// give the uncompressed size.
@@ -237,7 +238,8 @@ func EstimateLog(cfg *ingest.Config) Estimate {
 }
 
 // logRequests bounds a log's requests before reading it: a Parquet file's
-// rows, or its (uncompressed) size over the shortest plausible line.
+// rows, or its (uncompressed) size over the shortest plausible line, or
+// over the mean line of its start when that is shorter (sampleLineBytes).
 func logRequests(path string) (float64, string) {
 	st, err := os.Stat(path)
 	if err != nil || !st.Mode().IsRegular() {
@@ -249,10 +251,22 @@ func logRequests(path string) (float64, string) {
 		return float64(n), fmt.Sprintf("%d rows of %s", n, path)
 	}
 	size := st.Size()
-	if gz, ok := gzipSize(path, size); ok {
-		return float64(gz) / logLineBytes, fmt.Sprintf("up to %.0f requests of %s (%s uncompressed, %d bytes a line or more)", float64(gz)/logLineBytes, path, yamlx.FormatBytes(gz), logLineBytes)
+	gz, isGz := gzipSize(path, size)
+	// Lines shorter than the shortest plausible (a CSV of times and
+	// addresses) are measured on the log's first lines.
+	line, sampled := float64(logLineBytes), ""
+	if mean, whole, ok := sampleLineBytes(path, isGz); ok {
+		if !whole {
+			mean /= lineSampleMargin
+		}
+		if mean < line {
+			line, sampled = mean, ", sampled"
+		}
 	}
-	return float64(size) / logLineBytes, fmt.Sprintf("up to %.0f requests of %s (%s, %d bytes a line or more)", float64(size)/logLineBytes, path, yamlx.FormatBytes(size), logLineBytes)
+	if isGz {
+		return float64(gz) / line, fmt.Sprintf("up to %.0f requests of %s (%s uncompressed, %.0f bytes a line or more%s)", float64(gz)/line, path, yamlx.FormatBytes(gz), line, sampled)
+	}
+	return float64(size) / line, fmt.Sprintf("up to %.0f requests of %s (%s, %.0f bytes a line or more%s)", float64(size)/line, path, yamlx.FormatBytes(size), line, sampled)
 }
 
 // gzipSize bounds a gzip file's uncompressed size. The trailer's ISIZE
