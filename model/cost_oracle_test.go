@@ -7,16 +7,12 @@ package model_test
 // RussellLuo/slidingwindow's AllowN(t, c).
 
 import (
-	"context"
 	"math/big"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/RussellLuo/slidingwindow"
-	"github.com/throttled/throttled/v2"
-	"github.com/throttled/throttled/v2/store/memstore"
-	"golang.org/x/time/rate"
 
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -95,7 +91,7 @@ func TestOracleCostTokenBucketAllowN(t *testing.T) {
 		b := 1 + rng.IntN(30)
 		p := model.Policy{Algorithm: model.TokenBucket, Rate: r, Capacity: int64(b)}
 		d := costDecider(t, p, 0)
-		lim := rate.NewLimiter(rate.Limit(r), b)
+		lim := newXRate(r, b)
 		mirror := newRatBucket(r, int64(b))
 		times := randomTrace(rng, 250, int64(1e9/r), 1)
 		costs := randomCosts(rng, len(times), int64(b))
@@ -106,7 +102,7 @@ func TestOracleCostTokenBucketAllowN(t *testing.T) {
 				t.Fatalf("%v: request %d at %d ns cost %d: decider says %v, exact fractions %v", p, i, tNs, c, got, exact)
 			}
 			decisions++
-			if lib := lim.AllowN(base.Add(time.Duration(tNs)), int(c)); lib != got {
+			if lib := lim.allow(tNs, c); lib != got {
 				if !mirror.onBoundary {
 					t.Fatalf("%v: request %d at %d ns cost %d: decider says %v, library %v (not at a 1 ns boundary)", p, i, tNs, c, got, lib)
 				}
@@ -142,27 +138,13 @@ func TestOracleCostGCRAThrottled(t *testing.T) {
 			n, period = 1+rng.IntN(50), time.Duration(1+rng.IntN(5000))*time.Millisecond
 		}
 		maxBurst := rng.IntN(20)
-		store, err := memstore.New(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var now time.Time
-		store.SetTimeNow(func() time.Time { return now })
-		lim, err := throttled.NewGCRARateLimiterCtx(throttled.WrapStoreWithContext(store),
-			throttled.RateQuota{MaxRate: throttled.PerDuration(n, period), MaxBurst: maxBurst})
-		if err != nil {
-			t.Fatal(err)
-		}
+		lim := newThrottledGCRA(t, n, period, maxBurst)
 		p := model.GCRAFromThrottled(n, period, maxBurst)
 		d := costDecider(t, p, 0)
 		times := randomTrace(rng, 250, int64(period)/int64(n), 1)
 		costs := randomCosts(rng, len(times), int64(maxBurst+1))
 		for i, tNs := range times {
-			now = base.Add(time.Duration(tNs))
-			limited, _, err := lim.RateLimitCtx(context.Background(), "k", int(costs[i]))
-			if err != nil {
-				t.Fatal(err)
-			}
+			limited, _ := lim.rateLimit(tNs, int(costs[i]))
 			if got := d.AllowRequest(tNs, costs[i], 0); got != !limited {
 				t.Fatalf("%v (throttled %d per %v, MaxBurst %d): request %d at %d ns cost %d: decider says %v, library %v",
 					p, n, period, maxBurst, i, tNs, costs[i], got, !limited)

@@ -1,14 +1,9 @@
 package model_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"testing"
 	"time"
-
-	"github.com/throttled/throttled/v2"
-	"github.com/throttled/throttled/v2/store/memstore"
-	"golang.org/x/time/rate"
 
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -33,9 +28,9 @@ func TestRetryAfterTokenBucketXTimeRate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lim := rate.NewLimiter(rate.Limit(r), b)
+		lim := newXRate(r, b)
 		for i, tNs := range randomTrace(rng, 200, int64(1e9/r), 1) {
-			at := base.Add(time.Duration(tNs))
+			at := onClock(tNs)
 			got := model.RetryAfter(d, tNs)
 			if lib := lim.AllowN(at, 1); lib != d.Allow(tNs) {
 				break
@@ -66,29 +61,15 @@ func TestRetryAfterGCRAThrottled(t *testing.T) {
 	for range 400 {
 		n, period := 1+rng.IntN(200), time.Duration(1+rng.IntN(5000))*time.Millisecond
 		maxBurst := rng.IntN(20)
-		store, err := memstore.New(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var now time.Time
-		store.SetTimeNow(func() time.Time { return now })
-		lim, err := throttled.NewGCRARateLimiterCtx(throttled.WrapStoreWithContext(store),
-			throttled.RateQuota{MaxRate: throttled.PerDuration(n, period), MaxBurst: maxBurst})
-		if err != nil {
-			t.Fatal(err)
-		}
+		lim := newThrottledGCRA(t, n, period, maxBurst)
 		p := model.GCRAFromThrottled(n, period, maxBurst)
 		d, err := model.NewDecider(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, tNs := range randomTrace(rng, 200, int64(period)/int64(n), 1) {
-			now = base.Add(time.Duration(tNs))
 			got := model.RetryAfter(d, tNs)
-			limited, res, err := lim.RateLimitCtx(context.Background(), "k", 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			limited, res := lim.rateLimit(tNs, 1)
 			if d.Allow(tNs) == limited {
 				t.Fatalf("%v: request %d at %d ns: decisions differ", p, i, tNs)
 			}
