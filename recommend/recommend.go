@@ -263,7 +263,10 @@ func readRunList(ctx context.Context, d *sweep.RunDir, list bool) (*Run, error) 
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Dir: dir, Measures: map[string]*Measure{}, Offered: scenarioOffered(d)}
+	run := &Run{Dir: dir, Measures: map[string]*Measure{}}
+	if list { // the clients cut say why from their offered rates
+		run.Offered = scenarioOffered(d)
+	}
 	byID := map[int64]*repAcc{}
 	var order []*repAcc
 	var labels []string
