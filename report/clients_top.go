@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -52,4 +53,35 @@ func barClients(cs []ClientStat) ([]ClientStat, string) {
 		}
 	}
 	return out, note[:len(note)-1] + "."
+}
+
+// topCutRows keeps, of the lesson's per-client table t (columns: client,
+// class, requests, one cut per window shape, stage), the maxBarClients
+// rows with the most requests cut under any shape, in their order, and
+// says so under the table; a table of fewer rows is returned as it is.
+func topCutRows(t *Table) *Table {
+	if len(t.Rows) <= maxBarClients {
+		return t
+	}
+	most := make([]float64, len(t.Rows))
+	for i, row := range t.Rows {
+		for _, cell := range row[3 : len(row)-1] {
+			v, _ := strconv.ParseFloat(cell, 64)
+			most[i] = max(most[i], v)
+		}
+	}
+	idx := make([]int, len(t.Rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(most[b], most[a]) })
+	keep := idx[:maxBarClients]
+	slices.Sort(keep)
+	out := *t
+	out.Rows = make([][]string, len(keep))
+	for j, i := range keep {
+		out.Rows[j] = t.Rows[i]
+	}
+	out.Note = fmt.Sprintf("Only the %d clients with the most requests cut under any shape are listed (of %d). %s", maxBarClients, len(t.Rows), t.Note)
+	return &out
 }

@@ -160,3 +160,58 @@ func TestClientsFigureKeepsMostCut(t *testing.T) {
 		}
 	}
 }
+
+// The report's lesson Table 1 lists the 40 clients cut most under any
+// shape, of the full table that `ratesweep tables` prints.
+func TestLessonTableKeepsMostCut(t *testing.T) {
+	dir := runSpec(t, manyClientsSpec(100))
+	r, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := r.lessonTables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := model.NewWorkload(r.Spec.Scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := LessonTables(model.ComputeLesson(w))[0]
+	got := tables[0]
+	if len(full.Rows) != 100 || len(got.Rows) != 40 || !strings.HasPrefix(got.Note, "Only the 40 clients") {
+		t.Fatalf("rows %d of %d, note %q", len(got.Rows), len(full.Rows), got.Note)
+	}
+	most := func(row []string) float64 {
+		m := 0.0
+		for _, c := range row[3:6] {
+			var v float64
+			fmt.Sscan(c, &v)
+			m = max(m, v)
+		}
+		return m
+	}
+	var all []float64
+	for _, row := range full.Rows {
+		all = append(all, most(row))
+	}
+	slices.Sort(all)
+	bound := all[len(all)-40]
+	if all[len(all)-1] == 0 {
+		t.Fatal("no client cut: the test tests nothing")
+	}
+	j := 0
+	for _, row := range full.Rows {
+		if j < len(got.Rows) && slices.Equal(row, got.Rows[j]) {
+			j++
+			if most(row) < bound {
+				t.Errorf("row %v listed below the 40th largest cut %g", row, bound)
+			}
+		} else if most(row) > bound {
+			t.Errorf("row %v left out above the 40th largest cut %g", row, bound)
+		}
+	}
+	if j != len(got.Rows) {
+		t.Errorf("the rows listed are not the full table's, in order")
+	}
+}
