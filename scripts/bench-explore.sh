@@ -11,7 +11,11 @@
 #    a drag of the false-cut slider (each input event to its frame painted,
 #    a performance measure; median, 90th percentile, largest of 40); and,
 #    as the floor under every first render, the same browser painting a
-#    blank page. Medians over the rounds, with the load average.
+#    blank page, and the CPU time of the whole browser (perf stat). Medians
+#    over the rounds, with the load average;
+#  - one more round under a Chromium trace (TRACE=0: none): the page's
+#    main-thread CPU time to its first frame and per drag step
+#    (scripts/explore-trace.jq), which the machine's load changes little.
 # The budgets are a first render within 1 s and a drag step within 100 ms;
 # it exits 1 when a median misses its budget or a peak RSS its 2 GB.
 # SIZES=1 also prints explore.html's size for 10,000 settings (the budget:
@@ -81,11 +85,15 @@ sed -e "/<meta charset/r $TMP/bench.html" "$PAGE" >"$RUN/report/explore-bench.ht
 { echo '<!doctype html><meta charset="utf-8"><script>addEventListener("load", () => requestAnimationFrame(() => setTimeout(() =>'
   echo 'console.log("explore-bench " + JSON.stringify({blankPaintMs: +performance.now().toFixed(1)})), 0)));</script><p>blank'; } >"$RUN/report/blank-bench.html"
 
-# page FILE: loads FILE in headless Chromium and prints its explore-bench json.
+# page FILE CPUKEY: loads FILE in headless Chromium and prints its
+# explore-bench json, with CPUKEY: the CPU time, ms, of the whole browser
+# (all its processes, from start to stop; perf stat's task-clock) when
+# perf is installed. CPU time barely depends on the load as wall time does.
 page() {
-	local prof pid line=""
+	local prof pid line="" cpu=null perf=()
 	prof=$(mktemp -d)
-	chromium --headless --no-sandbox --disable-gpu --no-first-run \
+	command -v perf >/dev/null && perf=(perf stat -x, -e task-clock -o "$TMP/perf")
+	"${perf[@]}" chromium --headless --no-sandbox --disable-gpu --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
 		--window-size=1400,900 --user-data-dir="$prof" --enable-logging=stderr --v=0 \
 		"file://$1" >/dev/null 2>"$TMP/log" &
@@ -96,29 +104,65 @@ page() {
 		grep -q 'explore-bench failed' "$TMP/log" && break
 		sleep 0.2
 	done
-	kill "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
+	if [ ${#perf[@]} -gt 0 ]; then
+		# Stop the browser, perf's child, so that perf writes its count.
+		kill "$(pgrep -P "$pid" | head -1)" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		cpu=$(awk -F, '/task-clock/ { printf "%.0f", $1 }' "$TMP/perf")
+	else
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	fi
 	rm -rf "$prof"
 	[ -n "$line" ] || { echo "bench-explore: $1: no result" >&2; grep CONSOLE "$TMP/log" | head -5 >&2; return 1; }
 	line=${line#explore-bench }
-	echo "$line" | sed 's/\\"/"/g'
+	echo "$line" | sed 's/\\"/"/g' | jq -c --argjson c "${cpu:-null}" --arg k "$2" '. + {($k): $c}'
 }
 
 rounds=()
 for round in $(seq "$ROUNDS"); do
-	json=$(page "$RUN/report/explore-bench.html")
-	blank=$(page "$RUN/report/blank-bench.html")
+	json=$(page "$RUN/report/explore-bench.html" cpuMs)
+	blank=$(page "$RUN/report/blank-bench.html" blankCpuMs)
 	json=$(jq -c --argjson b "$blank" '. + $b' <<<"$json")
 	echo "bench-explore: round $round (load $(load)): $json"
 	rounds+=("$json")
 done
-rm -f "$RUN/report/explore-bench.html" "$RUN/report/blank-bench.html"
+rm -f "$RUN/report/blank-bench.html"
 med=$(printf '%s\n' "${rounds[@]}" | jq -s -c 'def median: sort | .[(length - 1) / 2 | floor];
 	{firstPaintMs: (map(.firstPaintMs) | median), blankPaintMs: (map(.blankPaintMs) | median), pageMs: (map(.pageMs) | median),
-	 dataMs: (map(.dataAtMs - .scriptAtMs) | median | . * 10 | round / 10), dragMedianMs: (map(.dragMedianMs) | median), dragP90Ms: (map(.dragP90Ms) | median)}')
+	 dataMs: (map(.dataAtMs - .scriptAtMs) | median | . * 10 | round / 10), dragMedianMs: (map(.dragMedianMs) | median), dragP90Ms: (map(.dragP90Ms) | median),
+	 cpuMs: (map(.cpuMs) | median), blankCpuMs: (map(.blankCpuMs) | median)}')
 echo "bench-explore: medians over $ROUNDS rounds (load $(load)): $med"
 echo "bench-explore: first render $(jq -r .firstPaintMs <<<"$med") ms from navigation start (budget 1000; a blank page: $(jq -r .blankPaintMs <<<"$med") ms; the page's own work: $(jq -r .pageMs <<<"$med") ms, of which unpacking the data $(jq -r .dataMs <<<"$med") ms), drag step median $(jq -r .dragMedianMs <<<"$med") ms (budget 100)"
+[ "$(jq -r .cpuMs <<<"$med")" = null ] || echo "bench-explore: CPU time of the whole browser: $(jq -r .cpuMs <<<"$med") ms for the page, its first render and the 40 drag steps; $(jq -r .blankCpuMs <<<"$med") ms for a blank page"
 jq -e '.firstPaintMs <= 1000 and .dragMedianMs <= 100' <<<"$med" >/dev/null || fail=1
+
+# One more round under a Chromium trace: the page's main-thread CPU time
+# (scripts/explore-trace.jq), which the load of the machine changes little.
+if [ "${TRACE:-1}" = 1 ]; then
+	prof=$(mktemp -d)
+	sed -e "/<meta charset/r $TMP/bench.html" "$PAGE" >"$RUN/report/explore-bench.html"
+	chromium --headless --no-sandbox --disable-gpu --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--window-size=1400,900 --user-data-dir="$prof" --enable-logging=stderr --v=0 \
+		--trace-startup=toplevel,blink.user_timing --trace-startup-format=json \
+		--trace-startup-file="$TMP/trace.json" --trace-startup-duration=40 \
+		"file://$RUN/report/explore-bench.html" >/dev/null 2>"$TMP/log" &
+	pid=$!
+	cpu=""
+	for _ in $(seq 600); do # the trace is written after 40 s
+		if [ -s "$TMP/trace.json" ] && cpu=$(jq -c -f scripts/explore-trace.jq "$TMP/trace.json" 2>/dev/null); then break; fi
+		sleep 0.5
+	done
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	rm -rf "$prof" "$RUN/report/explore-bench.html"
+	echo "bench-explore: traced round (load $(load)): main-thread CPU ${cpu:-(no trace)}"
+	if [ -n "$cpu" ]; then
+		echo "bench-explore: the page's main thread: $(jq -r .firstRenderCpuMs <<<"$cpu") ms of CPU to its first frame painted (budget 1000), $(jq -r .dragCpuMedianMs <<<"$cpu") ms per drag step (median; budget 100)"
+	fi
+fi
+rm -f "$RUN/report/explore-bench.html"
 
 if [ "${SIZES:-}" = 1 ]; then
 	go test ./report -run 'TestExploreSize10k$' -count=1 -v | sed -n 's/.*explore.html: /bench-explore: explore.html: /p'
