@@ -252,17 +252,21 @@ func ReadRun(ctx context.Context, dir string) (*Run, error) {
 }
 
 // readRun is ReadRun of an opened run.
-func readRun(ctx context.Context, d *sweep.RunDir) (*Run, error) {
+func readRun(ctx context.Context, d *sweep.RunDir) (*Run, error) { return readRunList(ctx, d, true) }
+
+// readRunList is readRun; with list false, without each policy's list of
+// clients cut (only its worst client per replicate), in memory that does
+// not grow with the clients.
+func readRunList(ctx context.Context, d *sweep.RunDir, list bool) (*Run, error) {
 	dir := d.Dir
 	rows, err := sweep.ReadRunPoints(ctx, d)
 	if err != nil {
 		return nil, err
 	}
-	clients, err := sweep.ReadClients(ctx, dir)
-	if err != nil {
-		return nil, err
+	run := &Run{Dir: dir, Measures: map[string]*Measure{}}
+	if list { // the clients cut say why from their offered rates
+		run.Offered = scenarioOffered(d)
 	}
-	run := &Run{Dir: dir, Measures: map[string]*Measure{}, Offered: scenarioOffered(d)}
 	byID := map[int64]*repAcc{}
 	var order []*repAcc
 	var labels []string
@@ -278,13 +282,18 @@ func readRun(ctx context.Context, d *sweep.RunDir) (*Run, error) {
 		a.add(&r.Metrics)
 	}
 	perClient := map[int64]*clientAcc{}
-	for _, c := range clients {
+	err = sweep.ScanClients(ctx, dir, func(c *sweep.ClientRow) error {
 		pc := perClient[c.PointID]
 		if pc == nil {
 			pc = newClientAcc()
+			pc.worstOnly = !list
 			perClient[c.PointID] = pc
 		}
-		pc.add(&c)
+		pc.add(c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for i, a := range order {
 		m := a.measure()
@@ -292,7 +301,7 @@ func readRun(ctx context.Context, d *sweep.RunDir) (*Run, error) {
 		if pc == nil {
 			pc = newClientAcc()
 		}
-		pc.fill(m, len(a.fc), true)
+		pc.fill(m, len(a.fc), list)
 		if _, dup := run.Measures[labels[i]]; !dup {
 			run.Labels = append(run.Labels, labels[i])
 		}
@@ -353,6 +362,7 @@ type clientAcc struct {
 	rep            int64                  // the replicate being read; -1 before the first
 	repPct, repCut float64                // its worst client so far
 	pcts, cuts     []float64              // the worst client of each replicate read
+	worstOnly      bool                   // no sums: the worst clients only
 }
 
 func newClientAcc() *clientAcc { return &clientAcc{sums: map[string]*[2]float64{}, rep: -1} }
@@ -367,10 +377,13 @@ func (pc *clientAcc) add(c *sweep.ClientRow) {
 	}
 	pc.repPct = max(pc.repPct, pct(float64(c.Cut), float64(c.Offered)))
 	pc.repCut = max(pc.repCut, float64(c.Cut))
+	if pc.worstOnly {
+		return
+	}
 	x := pc.sums[c.Client]
 	if x == nil {
 		x = &[2]float64{}
-		pc.sums[c.Client] = x
+		pc.sums[strings.Clone(c.Client)] = x // the row's string may be a batch's buffer
 	}
 	x[0] += float64(c.Offered)
 	x[1] += float64(c.Cut)

@@ -632,9 +632,6 @@ func scanClients(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64)
 				r.Class, _ = sweep.String(c[3], i)
 				r.Offered, _ = sweep.Int(c[4], i)
 				r.Cut, _ = sweep.Int(c[5], i)
-				if r.Class == "legit" && pc.sums[r.Client] == nil {
-					r.Client = string([]byte(r.Client)) // own the key, not the batch's buffer
-				}
 				pc.add(&r)
 			}
 			return nil

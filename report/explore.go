@@ -145,7 +145,7 @@ func (r *Run) writeExplore(ctx context.Context, w *bytes.Buffer) error {
 // the exports of the frontier settings. A run of more than limit settings
 // is sampled (exploreKeep).
 func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) {
-	run, err := recommend.ReadRun(ctx, r.Dir)
+	run, err := recommend.ReadRunWorst(ctx, r.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -304,65 +304,118 @@ func pickAt[T any](v []T, at []int) []T {
 }
 
 // addClients fills in the clients and each setting's cuts (means over
-// replicates).
+// replicates), in one streaming pass over the clients rows: it holds each
+// client's name once and, per setting, only the clients it cuts.
 func (d *exploreData) addClients(ctx context.Context, dir string, index map[int64]int, frontier map[int]bool) error {
-	rows, err := sweep.ReadClients(ctx, dir)
-	if err != nil {
-		return err
-	}
-	type acc struct {
-		offered, cut float64
-		reps         map[int32]bool
-	}
 	ci := map[string]int{}
 	var offered []float64
 	var class []string
 	var names []string
-	first := int64(-1)
-	per := map[int]map[int]*acc{}
-	for _, c := range rows {
+	first, at := int64(-1), -1 // the first row's point and its setting
+	// Per setting, the clients cut: client indices and requests cut (sums
+	// over replicates); cur sums the setting being read, densely.
+	type cuts struct {
+		k   []int32
+		cut []float64
+	}
+	per := map[int]*cuts{}
+	cur, curAt := []float64(nil), -1
+	var touched []int32
+	flush := func() {
+		if curAt < 0 {
+			return
+		}
+		slices.Sort(touched)
+		c := per[curAt]
+		if c == nil {
+			c = &cuts{}
+			per[curAt] = c
+		}
+		for _, k := range touched {
+			c.k = append(c.k, k)
+			c.cut = append(c.cut, cur[k])
+			cur[k] = 0
+		}
+		touched = touched[:0]
+		curAt = -1
+	}
+	seen := map[int]bool{}
+	err := sweep.ScanClients(ctx, dir, func(c *sweep.ClientRow) error {
 		k, ok := ci[c.Client]
 		if !ok {
 			k = len(names)
-			ci[c.Client] = k
-			names = append(names, c.Client)
-			class = append(class, c.Class)
+			name := strings.Clone(c.Client)
+			ci[name] = k
+			names = append(names, name)
+			class = append(class, strings.Clone(c.Class))
 			offered = append(offered, 0)
+			cur = append(cur, 0)
 		}
 		if first < 0 {
 			first = c.PointID
+			at = index[first] // (setting 0 when the first point is not shown)
 		}
 		i, ok := index[c.PointID]
 		if !ok {
+			return nil
+		}
+		if i == at {
+			offered[k] += float64(c.Offered)
+		}
+		if i != curAt {
+			flush()
+			curAt = i
+			if seen[i] { // rows out of point order: summed again below
+				per[i].k = append(per[i].k, -1)
+				per[i].cut = append(per[i].cut, 0)
+			}
+			seen[i] = true
+		}
+		if c.Cut != 0 {
+			if cur[k] == 0 {
+				touched = append(touched, int32(k))
+			}
+			cur[k] += float64(c.Cut)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	flush()
+	// A setting read in several runs of rows: sum each client's cuts.
+	for _, c := range per {
+		if !slices.Contains(c.k, -1) {
 			continue
 		}
-		pm := per[i]
-		if pm == nil {
-			pm = map[int]*acc{}
-			per[i] = pm
+		sum := map[int32]float64{}
+		var ks []int32
+		for j, k := range c.k {
+			if k < 0 {
+				continue
+			}
+			if _, ok := sum[k]; !ok {
+				ks = append(ks, k)
+			}
+			sum[k] += c.cut[j]
 		}
-		a := pm[k]
-		if a == nil {
-			a = &acc{reps: map[int32]bool{}}
-			pm[k] = a
+		slices.Sort(ks)
+		c.k, c.cut = ks, c.cut[:0]
+		for _, k := range ks {
+			c.cut = append(c.cut, sum[k])
 		}
-		a.offered += float64(c.Offered)
-		a.cut += float64(c.Cut)
-		a.reps[c.Replicate] = true
 	}
 	reps := float64(max(d.Reps, 1))
 	for k := range offered {
-		if a := per[index[first]][k]; a != nil {
-			offered[k] = a.offered / reps
-		}
+		offered[k] /= reps
 	}
 	// Clients most cut first, at most exploreMaxClients of them.
 	most := make([]float64, len(names))
 	entries := 0
-	for _, pm := range per {
-		for k, a := range pm {
-			if a.cut > 0 {
-				most[k] = max(most[k], a.cut)
+	for _, c := range per {
+		for j, k := range c.k {
+			if c.cut[j] > 0 {
+				most[k] = max(most[k], c.cut[j])
 				entries++
 			}
 		}
@@ -376,7 +429,10 @@ func (d *exploreData) addClients(ctx context.Context, dir string, index map[int6
 		order = order[:exploreMaxClients]
 		slices.Sort(order)
 	}
-	newIdx := map[int]int{}
+	newIdx := make([]int, len(names))
+	for k := range newIdx {
+		newIdx[k] = -1
+	}
 	for j, k := range order {
 		newIdx[k] = j
 		d.Clients = append(d.Clients, names[k])
@@ -392,14 +448,14 @@ func (d *exploreData) addClients(ctx context.Context, dir string, index map[int6
 		}
 	}
 	slices.Sort(d.CutAt)
-	for i, pm := range per {
+	for i, c := range per {
 		if !d.CutsAll && !frontier[i] {
 			continue
 		}
 		var pairs []float64
-		for k, a := range pm {
-			if j, ok := newIdx[k]; ok && a.cut > 0 {
-				pairs = append(pairs, float64(j), a.cut/reps)
+		for j, k := range c.k {
+			if n := newIdx[k]; n >= 0 && c.cut[j] > 0 {
+				pairs = append(pairs, float64(n), c.cut[j]/reps)
 			}
 		}
 		if len(pairs) > 0 {

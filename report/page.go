@@ -180,7 +180,9 @@ func (r *Run) lessonTables() ([]*Table, error) {
 	if err != nil {
 		return nil, inputErrorf("%s: the scenario in the metadata: %v", r.Dir, err)
 	}
-	return LessonTables(model.ComputeLesson(w)), nil
+	tables := LessonTables(model.ComputeLesson(w))
+	tables[0] = topCutRows(tables[0]) // a long list of clients: the ones cut most
+	return tables, nil
 }
 
 func (r *Run) title() string {

@@ -356,13 +356,14 @@ func (r *Run) heatRef(h *Heat) (plotter.XY, bool) {
 // ClientsFigure draws a selected point's requests per client: a bar per
 // client, offered = admitted + cut, coloured by class.
 func (r *Run) ClientsFigure(s *Selected) *Figure {
-	n := len(s.Clients)
+	clients, note := barClients(s.Clients)
+	n := len(clients)
 	f := &Figure{Name: "clients-" + s.Slug, W: 10 * vg.Inch, H: vg.Length(1.9+0.42*float64(n)) * vg.Inch}
 	f.Title = fmt.Sprintf("Requests per client under %s (%s)", s.Policy.String(), s.Why)
 	f.Caption = fmt.Sprintf("Each bar is one client's offered requests over %s, split into admitted (light) "+
 		"and cut (dark); blue clients are legitimate (their cut is the false cut), vermillion ones abusive (their cut is "+
-		"caught, their admitted requests are missed). Totals: %.1f%% of legitimate requests cut, %.1f%% of abusive missed.",
-		r.span(), s.X(), s.Y())
+		"caught, their admitted requests are missed). Totals: %.1f%% of legitimate requests cut, %.1f%% of abusive missed.%s",
+		r.span(), s.X(), s.Y(), note)
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s — %s\n%.1f%% of legitimate requests cut, %.1f%% of abusive requests missed",
 		s.Policy.String(), s.Why, s.X(), s.Y())
@@ -375,7 +376,7 @@ func (r *Run) ClientsFigure(s *Selected) *Figure {
 	}
 	xmax := 1.0
 	var labels plotter.XYLabels
-	for k, c := range s.Clients {
+	for k, c := range clients {
 		y := n - 1 - k
 		names[y] = fmt.Sprintf("%s (%s)", c.Name, c.Class)
 		if c.Class == model.Legit {

@@ -928,18 +928,39 @@ func (r *Run) loadClients(ctx context.Context, run *sweep.RunDir) error {
 		}
 		want := map[int64]int{}
 		counts := map[int64][]int{}
+		// Each selected point's clients by name (a scenario's are shared).
+		var scIdx map[string]int
+		if sc != nil {
+			scIdx = make(map[string]int, len(sc.Clients))
+			for k, c := range sc.Clients {
+				scIdx[c.Name] = k
+			}
+		}
+		logIdx := map[int64]map[string]int{}
 		for _, i := range byFile[f] {
-			want[r.Selected[i].ID] = i
+			id := r.Selected[i].ID
+			want[id] = i
 			r.Selected[i].Clients = []ClientStat{}
 			if sc != nil {
 				for _, c := range sc.Clients {
 					r.Selected[i].Clients = append(r.Selected[i].Clients, ClientStat{Name: c.Name, Class: c.Class, Stage: c.Stage})
 				}
+			} else {
+				logIdx[id] = map[string]int{}
 			}
-			counts[r.Selected[i].ID] = make([]int, len(r.Selected[i].Clients))
+			counts[id] = make([]int, len(r.Selected[i].Clients))
+		}
+		// Only the row groups that can hold a selected point.
+		keep := func(a, b int64) bool {
+			for id := range want {
+				if id >= a && id <= b {
+					return true
+				}
+			}
+			return false
 		}
 		cols := []string{"point_id", "client", "offered", "admitted", "cut", "class", "stage"}
-		err = sweep.ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
+		err = sweep.ScanPointRange(ctx, f, cols, keep, func(rec arrow.RecordBatch) error {
 			c := rec.Columns()
 			for i := range int(rec.NumRows()) {
 				id, _ := sweep.Int(c[0], i)
@@ -949,7 +970,13 @@ func (r *Run) loadClients(ctx context.Context, run *sweep.RunDir) error {
 				}
 				name, _ := sweep.String(c[1], i)
 				sel := &r.Selected[si]
-				k := slices.IndexFunc(sel.Clients, func(cl ClientStat) bool { return cl.Name == name })
+				k, found := scIdx[name]
+				if sc == nil {
+					k, found = logIdx[id][name]
+				}
+				if !found {
+					k = -1
+				}
 				switch {
 				case k < 0 && sc != nil:
 					return inputErrorf("%s: point_id %d: client %q is not in the spec's scenario", f, id, name)
@@ -957,7 +984,7 @@ func (r *Run) loadClients(ctx context.Context, run *sweep.RunDir) error {
 					// A replayed log: its rows (top keys and other keys) name themselves.
 					class, _ := sweep.String(c[5], i)
 					stage, _ := sweep.String(c[6], i)
-					cs := ClientStat{Name: name, Class: model.Legit}
+					cs := ClientStat{Name: strings.Clone(name), Class: model.Legit}
 					if class == "abusive" {
 						cs.Class = model.Abusive
 					}
@@ -969,6 +996,7 @@ func (r *Run) loadClients(ctx context.Context, run *sweep.RunDir) error {
 					sel.Clients = append(sel.Clients, cs)
 					counts[id] = append(counts[id], 0)
 					k = len(sel.Clients) - 1
+					logIdx[id][cs.Name] = k
 				}
 				off, _ := sweep.Int(c[2], i)
 				adm, _ := sweep.Int(c[3], i)

@@ -174,9 +174,7 @@ type Keys struct {
 // Keys returns a checker of the run's points keys.
 func (r *RunDir) Keys() *Keys {
 	k := &Keys{r: r, lastID: -1, lastRep: math.MaxInt64}
-	if spec, err := ParseSpec([]byte(r.SpecYAML), nil); err == nil {
-		k.points, k.reps = spec.Points(), int64(spec.Replicates)
-	}
+	k.points, k.reps = gridOf(r.SpecYAML)
 	return k
 }
 

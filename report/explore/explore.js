@@ -454,7 +454,9 @@
 
   async function main() {
     const t0 = performance.now();
+    performance.mark("explore-script");
     D = await load();
+    performance.mark("explore-data");
     N = D.id.length;
     X = D.px || D.lc; Y = D.py || D.mp;
     shown = D.algs.map(() => true);
@@ -486,6 +488,7 @@
     document.body.dataset.ready = "1";
     document.body.dataset.renderMs = String(Math.round(performance.now() - t0));
     document.body.dataset.clients = String(D.clients_total || 0);
+    performance.mark("explore-ready");
     document.dispatchEvent(new Event("explore-ready"));
   }
   main().catch((e) => { console.error("explore: " + e.name + ": " + e.message); document.body.insertAdjacentHTML("afterbegin", `<p class="banner">The explorer failed: ${esc(e.message)}</p>`); });
