@@ -300,3 +300,16 @@ func parseBlockLevels(v string) (*BlockLevels, error) {
 	}
 	return &ls, nil
 }
+
+// BlockStats returns the blocks d's penalty box started since d's last
+// Reset and their total length in ns, a block that runs past horizonNs
+// (the end of the replayed span) counting only up to it; ok is false when
+// d has no penalty box. A log replay calls it after each key's requests.
+func BlockStats(d interface{ Allow(int64) bool }, horizonNs int64) (blocks, blockedNs int64, ok bool) {
+	bc, ok := d.(blockCounter)
+	if !ok {
+		return 0, 0, false
+	}
+	blocks, blockedNs = bc.blockStats(horizonNs)
+	return blocks, blockedNs, true
+}
