@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"math"
 	"os"
@@ -116,23 +115,7 @@ sweep:
 		t.Error("no legitimate key was ever blocked: the log does not test legit_blocked_s")
 	}
 
-	keys := filepath.Join(dir, "keys")
-	for i := range 3 {
-		vars := map[string]string{"CLOUD_RUN_TASK_INDEX": string(rune('0' + i)), "CLOUD_RUN_TASK_COUNT": "3"}
-		if code, stdout, stderr := runCLIEnv(t, vars, "run", spec, "--out", keys); code != 0 {
-			t.Fatalf("key shard %d: exit %d: %s%s", i, code, stdout, stderr)
-		}
-	}
-	if code, _, stderr := runCLI(t, "merge", keys); code != 0 {
-		t.Fatalf("merge: exit %d: %s", code, stderr)
-	}
-	for _, f := range []string{"points/part-000000.parquet", "clients/part-000000.parquet"} {
-		a, _ := os.ReadFile(filepath.Join(single, f))
-		b, err := os.ReadFile(filepath.Join(keys, f))
-		if err != nil || len(a) == 0 || !bytes.Equal(a, b) {
-			t.Errorf("%s: merged key shards differ from the single run (%v)", f, err)
-		}
-	}
+	checkKeyShards(t, spec, single, filepath.Join(dir, "keys"))
 	if code, stdout, stderr := runCLI(t, "report", single); code != 0 || strings.Contains(stderr, "goroutine") {
 		t.Errorf("report: exit %d: %s%s", code, stdout, stderr)
 	}
