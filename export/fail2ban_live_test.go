@@ -41,11 +41,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ratesweep/ratesweep/internal/proxytest"
 	"github.com/ratesweep/ratesweep/model"
 )
 
@@ -63,10 +62,7 @@ const (
 )
 
 func TestFail2banLive(t *testing.T) {
-	bin, err := exec.LookPath("fail2ban-server")
-	if err != nil {
-		t.Fatal("fail2ban is not installed (apt-get install -y fail2ban)")
-	}
+	bin := proxytest.Binary(t, "fail2ban-server")
 	dir := t.TempDir()
 	logPath, bansPath := filepath.Join(dir, "access.log"), filepath.Join(dir, "bans.log")
 	conf := filepath.Join(dir, "conf")
@@ -85,36 +81,12 @@ func TestFail2banLive(t *testing.T) {
 			logPath, f2bMaxRetry, f2bFindS, f2bBanS),
 	}
 	for name, text := range files {
-		os.MkdirAll(filepath.Dir(filepath.Join(conf, name)), 0o755)
-		if err := os.WriteFile(filepath.Join(conf, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		proxytest.WriteFile(t, filepath.Join(conf, name), text)
 	}
-	os.WriteFile(logPath, nil, 0o644)
+	proxytest.WriteFile(t, logPath, "")
 	out, _ := exec.Command(bin, "-V").Output()
 	fmt.Printf("test-proxies: fail2ban %s", out)
-	cmd := exec.Command(bin, "-f", "-x", "-c", conf)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	serverOut, _ := os.Create(filepath.Join(dir, "server.out"))
-	cmd.Stdout, cmd.Stderr = serverOut, serverOut
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("fail2ban-server: %v", err)
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				<-done
-			}
-		})
-	}
-	t.Cleanup(stop)
+	stop, _ := proxytest.Start(t, "fail2ban-server", exec.Command(bin, "-f", "-x", "-c", conf), filepath.Join(dir, "server.out"))
 	f2bWaitStarted(t, filepath.Join(dir, "fail2ban.log"))
 
 	// Addresses 0.3 s apart, each one burst of 3 to 8 requests 150–250 ms
