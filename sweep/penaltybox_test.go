@@ -210,3 +210,60 @@ func policyLabels(dir string) ([]string, error) {
 	}
 	return labels, nil
 }
+
+// A penalty box over a limiter that counts only failures (count_if) runs
+// in a sweep as the model's Run gives it, blocks included: the key that
+// keeps failing is blocked, the one that fails a few times is not cut
+// beyond its block.
+func TestSweepPenaltyBoxCountIf(t *testing.T) {
+	const spec = `name: login
+seed: 3
+scenario:
+  name: login
+  duration_s: 600
+  arrivals: uniform
+  clients:
+    - {name: stuffer, class: abusive, stage: none, segments: [[0, 600, 1]], fail_share: 0.95}
+    - {name: typos, class: legit, segments: [[100, 110, 1]], fail_share: 0.67}
+sweep:
+  - {algorithm: fixed_window, window_s: 300, limit: [3, 20], count_if: {status: [401]}, block_s: [0, 60, 600]}
+`
+	ctx := context.Background()
+	dir := t.TempDir()
+	sp, err := ReadSpec([]byte(spec), "login.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, sp, Options{OutDir: dir, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	rows, err := ReadPoints(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := model.NewWorkload(sp.Scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := w.NewSimulator()
+	sim.SetReplicate(sp.Seed, 0)
+	var blocked int64
+	for _, r := range rows {
+		p, err := model.ParseLabel(r.Key())
+		if err != nil {
+			t.Fatalf("policy %q: %v", r.Key(), err)
+		}
+		var out model.Outcome
+		sim.Run(p, &out)
+		if r.Blocks != out.Blocks || r.LegitBlockedS != out.LegitBlockedS || r.FalseCut != out.FalseCut || r.Caught != out.Caught {
+			t.Errorf("%s: blocks %d legit_blocked_s %v false_cut %d caught %d, model %d %v %d %d", r.Key(), r.Blocks, r.LegitBlockedS, r.FalseCut, r.Caught, out.Blocks, out.LegitBlockedS, out.FalseCut, out.Caught)
+		}
+		if (p.BlockS > 0) != (r.Blocks > 0) {
+			t.Errorf("%s: %d blocks", r.Key(), r.Blocks)
+		}
+		blocked += r.Blocks
+	}
+	if len(rows) != 6 || blocked == 0 {
+		t.Fatalf("%d rows, %d blocks", len(rows), blocked)
+	}
+}
