@@ -13,17 +13,16 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ratesweep/ratesweep/internal/proxytest"
 	"github.com/ratesweep/ratesweep/model"
 )
 
@@ -56,7 +55,7 @@ type hrReq struct {
 }
 
 func TestHAProxyRateLive(t *testing.T) {
-	bin := hrBinary(t)
+	bin := proxytest.Binary(t, "haproxy")
 	out, _ := exec.Command(bin, "-v").Output()
 	fmt.Printf("test-proxies: haproxy_rate: %s", firstLine(out))
 	sched := hrSchedules(rand.New(rand.NewPCG(28, 2)))
@@ -64,7 +63,7 @@ func TestHAProxyRateLive(t *testing.T) {
 		t.Run(counts.String(), func(t *testing.T) {
 			c := model.HAProxyRateConfig{PeriodS: hrPeriodMs / 1000.0, Limit: hrLimit, Counts: counts}
 			dir := t.TempDir()
-			port := hrFreePort(t)
+			port := proxytest.FreePort(t)
 			conf := filepath.Join(dir, "haproxy.cfg")
 			lua := filepath.Join(dir, "now.lua")
 			if err := os.WriteFile(lua, []byte(hrNowLua), 0o644); err != nil {
@@ -76,7 +75,7 @@ func TestHAProxyRateLive(t *testing.T) {
 			if out, err := exec.Command(bin, "-c", "-f", conf).CombinedOutput(); err != nil {
 				t.Fatalf("haproxy -c: %v\n%s", err, out)
 			}
-			stop := hrServer(t, exec.Command(bin, "-db", "-f", conf), port, filepath.Join(dir, "haproxy.log"))
+			stop := proxytest.Serve(t, "haproxy", exec.Command(bin, "-db", "-f", conf), port, filepath.Join(dir, "haproxy.log"), "")
 			got := hrReplay(t, fmt.Sprintf("http://127.0.0.1:%d", port), sched)
 			stop()
 			hrCompare(t, c, got)
@@ -96,24 +95,13 @@ func hrConf(port int, counts model.HAProxyCounts, lua string) string {
 		store, rate, count, deny, inc = "gpc0,gpc0_rate", "sc0_gpc0_rate", "sc0_get_gpc0", "ge", "    http-request sc-inc-gpc0(0)\n"
 	}
 	hdrs := fmt.Sprintf("hdr X-Now-Us %%[var(txn.now)] hdr X-Date-Us %%[var(txn.date)] hdr X-Rate %%[%s] hdr X-Count %%[%s]", rate, count)
-	return fmt.Sprintf(`global
-    maxconn 256
-    nbthread 1
-    lua-load %[10]s
-defaults
-    mode http
-    timeout connect 5s
-    timeout client 30s
-    timeout server 30s
-frontend fe
-    bind 127.0.0.1:%[1]d
-    stick-table type string len 64 size 1m expire %[2]dms store %[3]s(%[4]dms)
+	return proxytest.HAProxy{Port: port, Global: "    nbthread 1\n    lua-load " + lua + "\n", Frontend: fmt.Sprintf(`    stick-table type string len 64 size 1m expire %[1]dms store %[2]s(%[3]dms)
     http-request lua.now_us
     http-request set-var(txn.date) date(0,us)
     http-request track-sc0 req.hdr(X-Key)
-    http-request deny deny_status 429 content-type text/plain string denied %[5]s if { %[6]s %[7]s %[8]d }
-%[9]s    http-request return status 200 content-type text/plain string ok %[5]s
-`, port, 3*hrPeriodMs, store, hrPeriodMs, hdrs, rate, deny, hrLimit, inc, lua)
+    http-request deny deny_status 429 content-type text/plain string denied %[4]s if { %[5]s %[6]s %[7]d }
+%[8]s    http-request return status 200 content-type text/plain string ok %[4]s
+`, 3*hrPeriodMs, store, hrPeriodMs, hdrs, rate, deny, hrLimit, inc)}.Conf()
 }
 
 // hrNowLua sets txn.now to HAProxy's own clock, now (core.now(), hlua_now
@@ -331,68 +319,4 @@ func firstLine(b []byte) string {
 		}
 	}
 	return string(b) + "\n"
-}
-
-func hrBinary(t *testing.T) string {
-	if p, err := exec.LookPath("haproxy"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/usr/sbin/haproxy"); err == nil {
-		return "/usr/sbin/haproxy"
-	}
-	t.Fatal("haproxy is not installed (scripts/test-proxies.sh installs it)")
-	return ""
-}
-
-func hrFreePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// hrServer starts cmd, waits until port accepts connections and returns a
-// function that stops it by PID (also run at the end of the test).
-func hrServer(t *testing.T, cmd *exec.Cmd, port int, logPath string) func() {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting haproxy: %v", err)
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				cmd.Process.Kill()
-				<-done
-			}
-			logf.Close()
-		})
-	}
-	t.Cleanup(stop)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return stop
-		}
-		if time.Now().After(deadline) {
-			stop()
-			log, _ := os.ReadFile(logPath)
-			t.Fatalf("haproxy did not listen on 127.0.0.1:%d: %v\n%s", port, err, log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ratesweep/ratesweep/export"
+	"github.com/ratesweep/ratesweep/internal/proxytest"
 	"github.com/ratesweep/ratesweep/model"
 )
 
@@ -31,7 +32,7 @@ import (
 const pbTolMs = 2
 
 func TestPenaltyBoxLive(t *testing.T) {
-	bin := hrBinary(t)
+	bin := proxytest.Binary(t, "haproxy")
 	out, _ := exec.Command(bin, "-v").Output()
 	fmt.Printf("test-proxies: penalty box: %s", firstLine(out))
 	sched := hrSchedules(rand.New(rand.NewPCG(28, 4)))
@@ -54,7 +55,7 @@ func TestPenaltyBoxLive(t *testing.T) {
 				t.Fatalf("%s: %s (%s)", label, res.Fit, res.Why)
 			}
 			dir := t.TempDir()
-			port := hrFreePort(t)
+			port := proxytest.FreePort(t)
 			conf := filepath.Join(dir, "haproxy.cfg")
 			lua := filepath.Join(dir, "now.lua")
 			if err := os.WriteFile(lua, []byte(pbNowLua), 0o644); err != nil {
@@ -67,7 +68,7 @@ func TestPenaltyBoxLive(t *testing.T) {
 				t.Fatalf("haproxy -c: %v\n%s", err, out)
 			}
 			logPath := filepath.Join(dir, "haproxy.log")
-			stop := hrServer(t, exec.Command(bin, "-db", "-f", conf), port, logPath)
+			stop := proxytest.Serve(t, "haproxy", exec.Command(bin, "-db", "-f", conf), port, logPath, "")
 			got := hrReplay(t, fmt.Sprintf("http://127.0.0.1:%d", port), sched)
 			pbWaitLog(logPath, got)
 			stop()
@@ -98,30 +99,18 @@ func pbConf(t *testing.T, port int, lua, config string) string {
 	} else if strings.Contains(config, "\nbackend ") {
 		t.Fatalf("the export has a section but no frontend marker:\n%s", config)
 	}
-	return fmt.Sprintf(`global
-    maxconn 256
-    nbthread 1
-    lua-load %[1]s
-    log stdout format raw local0
-defaults
-    mode http
-    log global
-    timeout connect 5s
-    timeout client 30s
-    timeout server 30s
-frontend fe
-    bind 127.0.0.1:%[2]d
-    log-format "%%ci - - [%%trg] \"%%HM %%HU %%HV\" %%ST %%B \"-\" \"-\" %%[var(txn.st)] %%[var(txn.msec)] \"%%[var(txn.key)]\""
+	return proxytest.HAProxy{Port: port, Global: "    nbthread 1\n    lua-load " + lua + "\n    log stdout format raw local0\n",
+		Defaults: "    log global\n", After: back, Frontend: fmt.Sprintf(`    log-format "%%ci - - [%%trg] \"%%HM %%HU %%HV\" %%ST %%B \"-\" \"-\" %%[var(txn.st)] %%[var(txn.msec)] \"%%[var(txn.key)]\""
     http-request lua.now_us
     http-request set-var(txn.date) date(0,us)
     http-request set-var(txn.key) req.hdr(X-Key)
-%[3]s
+%s
     http-request return status 200 content-type text/plain string ok
     http-after-response set-header X-Now-Us %%[var(txn.now)]
     http-after-response set-header X-Date-Us %%[var(txn.date)]
     http-after-response set-var(txn.st) str(PASSED) if { status 200 }
     http-after-response set-var(txn.st) str(REJECTED) if { status 429 }
-%[4]s`, lua, port, front, back)
+`, front)}.Conf()
 }
 
 // pbCompare decides every request with the model on HAProxy's times, key

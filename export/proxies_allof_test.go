@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratesweep/ratesweep/internal/proxytest"
 	"github.com/ratesweep/ratesweep/model"
 )
 
@@ -25,7 +26,7 @@ import (
 // by request, and not those with rejected_counts all (where A's rejected
 // requests would use up the organisation's burst and B would get 2, not 4).
 func TestProxiesNginxStack(t *testing.T) {
-	nginx := binary(t, "nginx")
+	nginx := proxytest.Binary(t, "nginx")
 	label := "all_of rejected_counts=none [nginx rate=1 burst=2 delay=2 key=account] [nginx rate=1 burst=4 delay=4 key=org]"
 	p, err := model.ParseLabel(label)
 	if err != nil {
@@ -65,7 +66,7 @@ clients:
 
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
-	port := freePort(t)
+	port := proxytest.FreePort(t)
 	var b strings.Builder
 	Write(&b, res, nil, nil, "")
 	var limits []string
@@ -77,33 +78,11 @@ clients:
 	if len(limits) != 2 {
 		t.Fatalf("want two limit_req lines:\n%s", b.String())
 	}
-	conf := filepath.Join(dir, "nginx.conf")
-	os.WriteFile(filepath.Join(dir, "ok.txt"), []byte("ok\n"), 0o644)
-	os.WriteFile(conf, []byte(fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log warn;
-events { worker_connections 256; }
-http {
-    client_body_temp_path %[1]s/body; proxy_temp_path %[1]s/proxy; fastcgi_temp_path %[1]s/fastcgi;
-    uwsgi_temp_path %[1]s/uwsgi; scgi_temp_path %[1]s/scgi;
-    access_log off;
-%[2]s
-    server {
-        listen 127.0.0.1:%[3]d;
-        location / {
-            %[4]s
-            root %[1]s;
-            try_files /ok.txt =404;
-        }
-    }
-}
-`, dir, b.String(), port, strings.Join(limits, "\n            "))), 0o644)
+	conf := proxytest.NginxConf(t, dir, port, "    access_log off;\n"+b.String(), "", strings.Join(limits, "\n            "))
 	if out, err := exec.Command(nginx, "-t", "-q", "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log")).CombinedOutput(); err != nil {
 		t.Fatalf("nginx -t: %v\n%s", err, out)
 	}
-	stop := server(t, "nginx two zones", exec.Command(nginx, "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log")), port, filepath.Join(dir, "stdout.log"))
+	stop := proxytest.Serve(t, "nginx two zones", exec.Command(nginx, "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log")), port, filepath.Join(dir, "stdout.log"), filepath.Join(dir, "error.log"))
 	defer stop()
 	send := func(account string, n int) (admitted int64) {
 		for range n {
@@ -149,7 +128,7 @@ http {
 // The stacked HAProxy exports pass haproxy -c: the stick tables as backend
 // sections, the tracking and deny lines in a frontend.
 func TestProxiesHAProxyStack(t *testing.T) {
-	haproxy := binary(t, "haproxy")
+	haproxy := proxytest.Binary(t, "haproxy")
 	for _, label := range haproxyStackLabels {
 		p, _ := model.ParseLabel(label)
 		res, err := Export(p, "haproxy", Options{})
@@ -162,19 +141,8 @@ func TestProxiesHAProxyStack(t *testing.T) {
 		}
 		dir := t.TempDir()
 		conf := filepath.Join(dir, "haproxy.cfg")
-		os.WriteFile(conf, []byte(fmt.Sprintf(`global
-    maxconn 256
-defaults
-    mode http
-    timeout connect 5s
-    timeout client 30s
-    timeout server 30s
-%s
-frontend fe
-    bind 127.0.0.1:%d
-%s
-    http-request return status 200 content-type text/plain string ok
-`, tables, freePort(t), front)), 0o644)
+		proxytest.WriteFile(t, conf, proxytest.HAProxy{Port: proxytest.FreePort(t), Before: tables + "\n",
+			Frontend: front + "\n    http-request return status 200 content-type text/plain string ok\n"}.Conf())
 		if out, err := exec.Command(haproxy, "-c", "-q", "-f", conf).CombinedOutput(); err != nil {
 			t.Fatalf("haproxy -c on %s: %v\n%s", label, err, out)
 		}

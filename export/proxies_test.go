@@ -14,18 +14,17 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/internal/proxytest"
 	"github.com/ratesweep/ratesweep/model"
 )
 
@@ -40,28 +39,6 @@ const (
 	// minGap is the least time between two requests of one key.
 	minGap = 6 * time.Millisecond
 )
-
-func binary(t *testing.T, name string) string {
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	if p := "/usr/sbin/" + name; fileExists(p) {
-		return p
-	}
-	t.Fatalf("%s is not installed (scripts/test-proxies.sh installs it)", name)
-	return ""
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // decide replays times (ns) through a fresh decider for p and returns the
 // decision of the last one, moved by shift.
@@ -277,43 +254,6 @@ func agreementOf(t *testing.T, name string, p model.Policy, got [][]sent, admitt
 	return adm, modAdm
 }
 
-// server starts cmd, waits until port accepts connections and returns a
-// function that stops it by PID.
-func server(t *testing.T, name string, cmd *exec.Cmd, port int, logPath string) func() {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, _ := os.Create(logPath)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	stop := func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		out.Close()
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return stop
-		}
-		if time.Now().After(deadline) || cmd.ProcessState != nil {
-			stop()
-			log, _ := os.ReadFile(logPath)
-			t.Fatalf("%s did not listen on 127.0.0.1:%d: %v\n%s", name, port, err, log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func schedules(p model.Policy, seed uint64) [][]time.Duration {
 	rng := rand.New(rand.NewPCG(seed, 15))
 	out := make([][]time.Duration, traceKeys)
@@ -333,8 +273,9 @@ func status429(r sent) (bool, error) {
 	return false, fmt.Errorf("status %d", r.status)
 }
 
-// nginxConf is a complete nginx.conf around the export's http-level lines
-// and its limit_req line (dry: limit_req_dry_run on).
+// nginxConf writes a complete nginx.conf around the export's http-level
+// lines and its limit_req line (dry: limit_req_dry_run on), with an access
+// log in its ratesweep format, and returns its path.
 func nginxConf(t *testing.T, dir string, port int, res *Result, dry bool) string {
 	var httpLines []string
 	var limit string
@@ -349,37 +290,15 @@ func nginxConf(t *testing.T, dir string, port int, res *Result, dry bool) string
 	if limit == "" {
 		t.Fatalf("no limit_req line in the export:\n%s", res.Config)
 	}
-	dryLine := ""
+	httpLines = append(httpLines, "access_log "+filepath.Join(dir, "access.log")+" ratesweep;")
 	if dry {
-		dryLine = "limit_req_dry_run on;"
+		limit += "\n            limit_req_dry_run on;"
 	}
-	os.WriteFile(filepath.Join(dir, "ok.txt"), []byte("ok\n"), 0o644)
-	return fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log warn;
-events { worker_connections 256; }
-http {
-    client_body_temp_path %[1]s/body; proxy_temp_path %[1]s/proxy; fastcgi_temp_path %[1]s/fastcgi;
-    uwsgi_temp_path %[1]s/uwsgi; scgi_temp_path %[1]s/scgi;
-    %[2]s
-    access_log %[1]s/access.log %[5]s;
-    server {
-        listen 127.0.0.1:%[3]d;
-        location / {
-            %[4]s
-            %[6]s
-            root %[1]s;
-            try_files /ok.txt =404;
-        }
-    }
-}
-`, dir, strings.Join(httpLines, "\n    "), port, limit, "ratesweep", dryLine)
+	return proxytest.NginxConf(t, dir, port, "    "+strings.Join(httpLines, "\n    "), "", limit)
 }
 
 func TestProxiesNginx(t *testing.T) {
-	nginx := binary(t, "nginx")
+	nginx := proxytest.Binary(t, "nginx")
 	p, _ := model.ParseLabel("nginx rate=10 burst=5 delay=5")
 	res, err := Export(p, "nginx", Options{Key: "header:X-Key"})
 	if err != nil {
@@ -393,10 +312,9 @@ func TestProxiesNginx(t *testing.T) {
 		}
 		dir := t.TempDir()
 		os.Chmod(dir, 0o755)
-		port := freePort(t)
-		conf := filepath.Join(dir, "nginx.conf")
-		os.WriteFile(conf, []byte(nginxConf(t, dir, port, res, dry)), 0o644)
-		stop := server(t, name, exec.Command(nginx, "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log")), port, filepath.Join(dir, "stdout.log"))
+		port := proxytest.FreePort(t)
+		conf := nginxConf(t, dir, port, res, dry)
+		stop := proxytest.Serve(t, name, exec.Command(nginx, "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log")), port, filepath.Join(dir, "stdout.log"), filepath.Join(dir, "error.log"))
 		got := replay(t, fmt.Sprintf("http://127.0.0.1:%d", port), sched)
 		stop()
 		if !dry {
@@ -456,22 +374,11 @@ func TestProxiesNginx(t *testing.T) {
 
 // haproxyConf is a complete haproxy.cfg around the export's frontend lines.
 func haproxyConf(port int, res *Result) string {
-	return fmt.Sprintf(`global
-    maxconn 256
-defaults
-    mode http
-    timeout connect 5s
-    timeout client 30s
-    timeout server 30s
-frontend fe
-    bind 127.0.0.1:%d
-%s
-    http-request return status 200 content-type text/plain string ok
-`, port, res.Config)
+	return proxytest.HAProxy{Port: port, Frontend: res.Config + "\n    http-request return status 200 content-type text/plain string ok\n"}.Conf()
 }
 
 func TestProxiesHAProxy(t *testing.T) {
-	haproxy := binary(t, "haproxy")
+	haproxy := proxytest.Binary(t, "haproxy")
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "haproxy.cfg")
 	// Both recipes of the export, each against the model's haproxy_rate it
@@ -490,12 +397,12 @@ func TestProxiesHAProxy(t *testing.T) {
 		if res.Fit != Exact {
 			t.Fatalf("%s: %s", label, res.Fit)
 		}
-		port := freePort(t)
+		port := proxytest.FreePort(t)
 		os.WriteFile(conf, []byte(haproxyConf(port, res)), 0o644)
 		if out, err := exec.Command(haproxy, "-c", "-f", conf).CombinedOutput(); err != nil {
 			t.Fatalf("haproxy -c: %v\n%s", err, out)
 		}
-		stop := server(t, "haproxy "+p.Counts.String(), exec.Command(haproxy, "-db", "-f", conf), port, filepath.Join(dir, p.Counts.String()+".log"))
+		stop := proxytest.Serve(t, "haproxy "+p.Counts.String(), exec.Command(haproxy, "-db", "-f", conf), port, filepath.Join(dir, p.Counts.String()+".log"), "")
 		got := replay(t, fmt.Sprintf("http://127.0.0.1:%d", port), schedules(p, 2))
 		stop()
 		admitted[p.Counts], _ = agreementOf(t, "haproxy counts "+p.Counts.String(), p, got, status429, true)
@@ -507,9 +414,9 @@ func TestProxiesHAProxy(t *testing.T) {
 	}
 }
 
-// nginxTestConf is a complete nginx.conf with an export's whole output
-// (its comment header included) verbatim in the http block, and its
-// commented limit_req line in the location.
+// nginxTestConf writes a complete nginx.conf with an export's whole
+// output (its comment header included) verbatim in the http block, and its
+// commented limit_req line in the location, and returns its path.
 func nginxTestConf(t *testing.T, dir string, port int, out string) string {
 	limit := ""
 	for _, l := range strings.Split(out, "\n") {
@@ -520,28 +427,7 @@ func nginxTestConf(t *testing.T, dir string, port int, out string) string {
 	if limit == "" {
 		t.Fatalf("no limit_req line in the export:\n%s", out)
 	}
-	os.WriteFile(filepath.Join(dir, "ok.txt"), []byte("ok\n"), 0o644)
-	return fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log warn;
-events { worker_connections 256; }
-http {
-    client_body_temp_path %[1]s/body; proxy_temp_path %[1]s/proxy; fastcgi_temp_path %[1]s/fastcgi;
-    uwsgi_temp_path %[1]s/uwsgi; scgi_temp_path %[1]s/scgi;
-    access_log off;
-%[2]s
-    server {
-        listen 127.0.0.1:%[3]d;
-        location / {
-            %[4]s
-            root %[1]s;
-            try_files /ok.txt =404;
-        }
-    }
-}
-`, dir, out, port, limit)
+	return proxytest.NginxConf(t, dir, port, "    access_log off;\n"+out, "", limit)
 }
 
 // The fuzz corpus (its seeds: the injections that once reached a
@@ -549,7 +435,7 @@ http {
 // nginx and HAProxy export that is not refused passes nginx -t or
 // haproxy -c as written, header comments included.
 func TestProxiesCorpus(t *testing.T) {
-	nginx, haproxy := binary(t, "nginx"), binary(t, "haproxy")
+	nginx, haproxy := proxytest.Binary(t, "nginx"), proxytest.Binary(t, "haproxy")
 	checked := map[string]int{}
 	for i, in := range corpus(t) {
 		out, r := exportOf(in)
@@ -559,8 +445,7 @@ func TestProxiesCorpus(t *testing.T) {
 		dir := t.TempDir()
 		var cmd *exec.Cmd
 		if r.Target == "nginx" {
-			conf := filepath.Join(dir, "nginx.conf")
-			os.WriteFile(conf, []byte(nginxTestConf(t, dir, 1, out)), 0o644)
+			conf := nginxTestConf(t, dir, 1, out)
 			cmd = exec.Command(nginx, "-t", "-q", "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log"))
 		} else {
 			conf := filepath.Join(dir, "haproxy.cfg")
@@ -583,7 +468,7 @@ func TestProxiesCorpus(t *testing.T) {
 // a second turns). $server_name, the key before, is empty without a
 // server_name, and nginx limits no empty key: all 15 pass.
 func TestProxiesNginxGlobal(t *testing.T) {
-	nginx := binary(t, "nginx")
+	nginx := proxytest.Binary(t, "nginx")
 	p, _ := model.ParseLabel("nginx rate=1 burst=0")
 	res, err := Export(p, "nginx", Options{Key: "global"})
 	if err != nil {
@@ -600,10 +485,9 @@ func TestProxiesNginxGlobal(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		os.Chmod(dir, 0o755)
-		port := freePort(t)
-		conf := filepath.Join(dir, "nginx.conf")
-		os.WriteFile(conf, []byte(nginxTestConf(t, dir, port, c.out)), 0o644)
-		stop := server(t, c.name, exec.Command(nginx, "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log")), port, filepath.Join(dir, "stdout.log"))
+		port := proxytest.FreePort(t)
+		conf := nginxTestConf(t, dir, port, c.out)
+		stop := proxytest.Serve(t, c.name, exec.Command(nginx, "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log")), port, filepath.Join(dir, "stdout.log"), filepath.Join(dir, "error.log"))
 		admitted := 0
 		for i := range 15 {
 			req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/%d", port, i), nil)

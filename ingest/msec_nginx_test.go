@@ -10,35 +10,23 @@ package ingest_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ratesweep/ratesweep/export"
 	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/internal/proxytest"
 	"github.com/ratesweep/ratesweep/model"
 )
 
-func nginxBinary(t *testing.T) string {
-	if p, err := exec.LookPath("nginx"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
-		return "/usr/sbin/nginx"
-	}
-	t.Fatal("nginx is not installed (scripts/test-proxies.sh installs it)")
-	return ""
-}
-
 func TestProxiesNginxMsecReplay(t *testing.T) {
-	nginx := nginxBinary(t)
+	nginx := proxytest.Binary(t, "nginx")
 	p, _ := model.ParseLabel("nginx rate=10 burst=5")
 	res, err := export.Export(p, "nginx", export.Options{})
 	if err != nil {
@@ -57,72 +45,12 @@ func TestProxiesNginxMsecReplay(t *testing.T) {
 	name, logFormat := m[1], m[2]
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "ok.txt"), []byte("ok\n"), 0o644)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	conf := filepath.Join(dir, "nginx.conf")
-	os.WriteFile(conf, []byte(fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log warn;
-events { worker_connections 64; }
-http {
-    client_body_temp_path %[1]s/body; proxy_temp_path %[1]s/proxy; fastcgi_temp_path %[1]s/fastcgi;
-    uwsgi_temp_path %[1]s/uwsgi; scgi_temp_path %[1]s/scgi;
-    %[2]s
-    server {
-        listen 127.0.0.1:%[3]d;
-        access_log %[1]s/access.log %[4]s;
-        location / {
-            limit_req zone=%[4]s burst=5;
-            limit_req_dry_run on;
-            root %[1]s;
-            try_files /ok.txt =404;
-        }
-    }
-}
-`, dir, strings.Join(httpLines, "\n    "), port, name)), 0o644)
-	cmd := exec.Command(nginx, "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, _ := os.Create(filepath.Join(dir, "stdout.log"))
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		out.Close()
-	}
-	defer stop()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx did not listen: %v\n%s", err, log)
-		}
-	}
+	port := proxytest.FreePort(t)
+	conf := proxytest.NginxConf(t, dir, port, "    "+strings.Join(httpLines, "\n    "),
+		"access_log "+filepath.Join(dir, "access.log")+" "+name+";",
+		"limit_req zone="+name+" burst=5;\n            limit_req_dry_run on;")
+	stop := proxytest.Serve(t, "nginx", exec.Command(nginx, "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log")),
+		port, filepath.Join(dir, "stdout.log"), filepath.Join(dir, "error.log"))
 	// 40 requests 137 ms apart: most fall inside a second, not on one.
 	const n, gap = 40, 137 * time.Millisecond
 	client := &http.Client{Timeout: 5 * time.Second}

@@ -28,6 +28,11 @@ type KeyResult struct {
 	// policy weighs requests and the log has costs (cost.go); else 0.
 	OfferedCost  [4]int64
 	AdmittedCost [4]int64
+	// Blocks is the number of blocks the policy's penalty box (block_s)
+	// started on the key, and BlockedNs their total length before the
+	// log's end (Traffic.DurationS), ns; 0 without block_s.
+	Blocks    int64
+	BlockedNs int64
 }
 
 // Totals is the key's requests offered and admitted, all labels together.
@@ -37,6 +42,7 @@ func (r *KeyResult) Totals() model.ClientResult {
 		c.Offered += r.Offered[s]
 		c.Admitted += r.Admitted[s]
 	}
+	c.BlockedNs = r.BlockedNs
 	return c
 }
 
@@ -56,13 +62,34 @@ func (t *Traffic) Replay(times [][]int64, d Decider, out *Replay) {
 	}
 	out.Keys = out.Keys[:len(t.Keys)]
 	t.ReplayKeys(times, d, out.Keys, 0, len(t.Keys))
-	out.Metrics = MetricsByLabel(out.Keys)
+	out.Metrics = t.Metrics(out.Keys)
 }
 
+// Metrics derives the judged numbers from per-key results (t.Keys order):
+// MetricsByLabel's, and the penalty box's blocks and the seconds the
+// legitimate keys (Key.Class) spent blocked.
+func (t *Traffic) Metrics(keys []KeyResult) model.Metrics {
+	m := MetricsByLabel(keys)
+	var legitNs int64
+	for i := range keys {
+		m.Blocks += keys[i].Blocks
+		if t.Keys[i].Class == model.Legit {
+			legitNs += keys[i].BlockedNs
+		}
+	}
+	m.LegitBlockedS = float64(legitNs) / 1e9
+	return m
+}
+
+// horizonNs is the end of the log's span, ns since StartUnix: a penalty
+// box's block counts up to it, as a scenario's up to its duration.
+func (t *Traffic) horizonNs() int64 { return int64(t.DurationS) * secondNs }
+
 // ReplayKeys is Replay of keys [lo, hi) alone, into keys[lo:hi] (len(keys)
-// = len(t.Keys)), without the metrics: disjoint ranges may run at once,
-// each with its own Decider.
+// = len(t.Keys)), without the metrics (Traffic.Metrics): disjoint ranges
+// may run at once, each with its own Decider.
 func (t *Traffic) ReplayKeys(times [][]int64, d Decider, keys []KeyResult, lo, hi int) {
+	horizon := t.horizonNs()
 	for i := lo; i < hi; i++ {
 		ts := times[i]
 		labels := t.Labels(i)
@@ -71,15 +98,16 @@ func (t *Traffic) ReplayKeys(times [][]int64, d Decider, keys []KeyResult, lo, h
 		d.Reset()
 		if rd, ok := d.(model.RequestDecider); ok && t.resp != nil {
 			replayWeighed(rd, ts, labels, t.Costs(i), r)
-			continue
-		}
-		for j, tn := range ts {
-			l := labels[j]
-			r.Offered[l]++
-			if d.Allow(tn) {
-				r.Admitted[l]++
+		} else {
+			for j, tn := range ts {
+				l := labels[j]
+				r.Offered[l]++
+				if d.Allow(tn) {
+					r.Admitted[l]++
+				}
 			}
 		}
+		r.Blocks, r.BlockedNs, _ = model.BlockStats(d, horizon)
 	}
 }
 
@@ -150,6 +178,10 @@ type pointSums struct {
 	rows   []model.ClientResult // point × row
 	offers [][4]int64           // per point: offered by label
 	admits [][4]int64           // per point: admitted by label
+	// blocks and legitNs are per point the penalty box's blocks and the
+	// legitimate keys' blocked time (ReplayMany).
+	blocks  []int64
+	legitNs []int64
 }
 
 func (a *pointSums) reset(points, nr int) {
@@ -157,6 +189,17 @@ func (a *pointSums) reset(points, nr int) {
 	a.rows = grow(a.rows, points*nr)
 	a.offers = grow(a.offers, points)
 	a.admits = grow(a.admits, points)
+	a.blocks = grow(a.blocks, points)
+	a.legitNs = grow(a.legitNs, points)
+}
+
+// addBlocks counts one key's blocks at point k, in the key's row.
+func (a *pointSums) addBlocks(k, row int, blocks, ns int64, legit bool) {
+	a.blocks[k] += blocks
+	a.rows[k*a.nr+row].BlockedNs += ns
+	if legit {
+		a.legitNs[k] += ns
+	}
 }
 
 // add counts one key's result at point k, in the key's row.
@@ -175,12 +218,15 @@ func (a *pointSums) merge(b *pointSums) {
 	for i := range a.rows {
 		a.rows[i].Offered += b.rows[i].Offered
 		a.rows[i].Admitted += b.rows[i].Admitted
+		a.rows[i].BlockedNs += b.rows[i].BlockedNs
 	}
 	for k := range a.offers {
 		for l := range 4 {
 			a.offers[k][l] += b.offers[k][l]
 			a.admits[k][l] += b.admits[k][l]
 		}
+		a.blocks[k] += b.blocks[k]
+		a.legitNs[k] += b.legitNs[k]
 	}
 }
 
@@ -196,6 +242,7 @@ func (a *pointSums) finish(rows []model.ClientResult, metrics []model.Metrics) {
 			m.Count(model.Abusive, st, model.ClientResult{Offered: a.offers[k][st], Admitted: a.admits[k][st]})
 		}
 		m.Finish()
+		m.Blocks, m.LegitBlockedS = a.blocks[k], float64(a.legitNs[k])/1e9
 		metrics[k] = m
 	}
 }
@@ -358,6 +405,18 @@ func (ds deciders) AdmitByLabel(ts []int64, labels []model.Stage, admitted [][4]
 	}
 }
 
+// blockStats is model.BlockStats of policy k's Decider (blockBatch).
+func (ds deciders) blockStats(k int, horizonNs int64) (blocks, ns int64, ok bool) {
+	return model.BlockStats(ds[k], horizonNs)
+}
+
+// blockBatch is a Batch whose policies may block keys (a penalty box):
+// after AdmitKey, blockStats returns policy k's blocks on the key and
+// their length up to horizonNs (model.BlockStats).
+type blockBatch interface {
+	blockStats(k int, horizonNs int64) (blocks, ns int64, ok bool)
+}
+
 // replayChunk is how many of a key's requests Deciders offers to each
 // Decider in turn (4 KiB of times and 512 B of labels).
 var replayChunk = 512 // a variable for the tests
@@ -382,8 +441,10 @@ func (t *Traffic) ReplayMany(times [][]int64, bs []Batch, ranges []int, g *Rows,
 		s.part[w].reset(points, len(g.Names))
 		admitted[w] = make([][4]int64, points)
 	}
+	horizon := t.horizonNs()
 	ForKeyRanges(workers, ranges, func(w, lo, hi int) {
 		acc, b, adm := &s.part[w], bs[w], admitted[w]
+		bb, _ := b.(blockBatch)
 		for i := lo; i < hi; i++ {
 			ts, labels := times[i], t.Labels(i)
 			var offered [4]int64
@@ -395,6 +456,14 @@ func (t *Traffic) ReplayMany(times [][]int64, bs []Batch, ranges []int, g *Rows,
 			of := int(g.Of[i])
 			for k := range adm {
 				acc.add(k, of, &offered, &adm[k])
+			}
+			if bb != nil {
+				legit := t.Keys[i].Class == model.Legit
+				for k := range adm {
+					if n, ns, ok := bb.blockStats(k, horizon); ok {
+						acc.addBlocks(k, of, n, ns, legit)
+					}
+				}
 			}
 		}
 	})

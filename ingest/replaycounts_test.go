@@ -93,8 +93,9 @@ func TestReplayCountsEqualsReplay(t *testing.T) {
 }
 
 // TestReplayManyEqualsReplay: ReplayMany (Deciders key by key, busy keys in
-// chunks, or a Lockstep of one algorithm; key ranges at once) gives each
-// policy's Replay, on random logs.
+// chunks, some with a penalty box, or a Lockstep of one algorithm; key
+// ranges at once) gives each policy's Replay, blocks included, on random
+// logs.
 func TestReplayManyEqualsReplay(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 7))
 	defer func(c int) { replayChunk = c }(replayChunk)
@@ -143,6 +144,13 @@ func TestReplayManyEqualsReplay(t *testing.T) {
 				ps[k] = model.Policy{Algorithm: a, WindowS: 1 + rng.IntN(30), Limit: int64(rng.IntN(20)),
 					Rate: float64(1+rng.IntN(50)) / 10, Capacity: 1 + int64(rng.IntN(20)), Burst: int64(rng.IntN(5)), Delay: int64(rng.IntN(5)),
 					ServiceS: 0.1 + rng.Float64()*10}
+			}
+		}
+		if n%2 == 0 { // Deciders: some with a penalty box (blocks by key)
+			for k := range ps {
+				if rng.IntN(2) == 0 {
+					ps[k].BlockS = float64(1+rng.IntN(30000)) / 1000
+				}
 			}
 		}
 		bs := make([]Batch, 1+rng.IntN(len(ranges)-1))

@@ -53,7 +53,8 @@ func (r *Rows) add(name string, c model.Class, s model.Stage, keys int64) {
 }
 
 // Aggregate sums per-key results (t.Keys order) into per-row results,
-// reusing out's storage.
+// reusing out's storage; a row's BlockedNs is its keys' blocked time
+// summed (key-seconds, as a scenario's legit_blocked_s sums clients).
 func (r *Rows) Aggregate(keys []model.ClientResult, out []model.ClientResult) []model.ClientResult {
 	if cap(out) < len(r.Names) {
 		out = make([]model.ClientResult, len(r.Names))
@@ -64,6 +65,7 @@ func (r *Rows) Aggregate(keys []model.ClientResult, out []model.ClientResult) []
 		o := &out[r.Of[i]]
 		o.Offered += res.Offered
 		o.Admitted += res.Admitted
+		o.BlockedNs += res.BlockedNs
 	}
 	return out
 }

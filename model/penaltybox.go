@@ -106,6 +106,9 @@ var penaltyBoxModifier = modifier{
 		for _, l := range p.levels() {
 			b.levels = append(b.levels, penaltyLevel{after: l.After, blockNs: blockNs(l.BlockS)})
 		}
+		if rd, ok := inner.(RequestDecider); ok { // costs, count_if (penaltybox_weighed.go)
+			return &weighedBox{penaltyBox: b, rd: rd}
+		}
 		return b
 	},
 }
@@ -178,11 +181,17 @@ func (b *penaltyBox) Allow(t int64) bool {
 	if b.inner.Allow(t) {
 		return true
 	}
+	b.start(t)
+	return false
+}
+
+// start starts a block of the key at t, the time of a request the limiter
+// rejected.
+func (b *penaltyBox) start(t int64) {
 	n := b.length()
 	b.until, b.blocked, b.started = t+n, true, true
 	b.blocks++
 	b.totalNs += n
-	return false
 }
 
 // AllowN is n calls of Allow: the admitted requests come first, the first
@@ -299,4 +308,17 @@ func parseBlockLevels(v string) (*BlockLevels, error) {
 		ls = append(ls, BlockLevel{After: after, BlockS: bs})
 	}
 	return &ls, nil
+}
+
+// BlockStats returns the blocks d's penalty box started since d's last
+// Reset and their total length in ns, a block that runs past horizonNs
+// (the end of the replayed span) counting only up to it; ok is false when
+// d has no penalty box. A log replay calls it after each key's requests.
+func BlockStats(d interface{ Allow(int64) bool }, horizonNs int64) (blocks, blockedNs int64, ok bool) {
+	bc, ok := d.(blockCounter)
+	if !ok {
+		return 0, 0, false
+	}
+	blocks, blockedNs = bc.blockStats(horizonNs)
+	return blocks, blockedNs, true
 }

@@ -155,6 +155,7 @@ func (s *Simulator) runWeighed(p Policy, out *Outcome) {
 		times = s.fluidTimes
 	}
 	d := newDecider(p).(RequestDecider)
+	var blocks int64
 	for i := range w.Scenario.Clients {
 		var adm int64
 		weighClient(d, &w.Scenario.Clients[i], i, times[i], s.keySeed, s.keyRep, func(_ int64, ok bool) {
@@ -163,8 +164,13 @@ func (s *Simulator) runWeighed(p Policy, out *Outcome) {
 			}
 		})
 		out.Clients[i] = ClientResult{Offered: int64(len(times[i])), Admitted: adm}
+		if n, ns, ok := BlockStats(d, int64(w.Scenario.DurationS)*secondNs); ok { // a penalty box
+			blocks += n
+			out.Clients[i].BlockedNs = ns
+		}
 	}
 	out.Metrics = w.Metrics(out.Clients)
+	out.Blocks = blocks
 	w.costMetrics(p, out)
 }
 

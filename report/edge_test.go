@@ -94,7 +94,7 @@ func TestBinTicks(t *testing.T) {
 	if !geometric(logVals) {
 		t.Fatalf("not geometric: %v", logVals)
 	}
-	ts := binTicks{logVals, len(logVals)}.Ticks(0, 0)
+	ts := binTicks{logVals, len(logVals), nil}.Ticks(0, 0)
 	var labels []string
 	for i, tk := range ts {
 		labels = append(labels, tk.Label)
@@ -113,7 +113,7 @@ func TestBinTicks(t *testing.T) {
 		t.Fatal("a linear axis taken for geometric")
 	}
 	labels = nil
-	for _, tk := range (binTicks{lin, len(lin)}).Ticks(0, 0) {
+	for _, tk := range (binTicks{lin, len(lin), nil}).Ticks(0, 0) {
 		labels = append(labels, tk.Label)
 		// 500 is value index 90: its cell is centred on 90.
 		if tk.Label == "500" && tk.Value != 90 {

@@ -169,6 +169,23 @@ func (b colorBar) DataRange() (xmin, xmax, ymin, ymax float64) { return b.min, b
 type binTicks struct {
 	vals []float64
 	n    int
+	// names names the values of an enumerated parameter (model.Param
+	// Values): ticks then show the names, not the numbers.
+	names []string
+}
+
+// label is value v as a tick shows it.
+func (t binTicks) label(v float64) string {
+	if i := int(v); float64(i) == v && i >= 0 && i < len(t.names) {
+		return t.names[i]
+	}
+	return fmtNum(v)
+}
+
+// paramNames are the value names of parameter name when it is enumerated.
+func paramNames(name string) []string {
+	prm, _ := model.LookupParam(name)
+	return prm.Values
 }
 
 // maxEveryTick is the most values an axis labels one by one.
@@ -216,9 +233,9 @@ func (t binTicks) Ticks(min, max float64) []plot.Tick {
 	if t.n <= maxEveryTick {
 		for b := range t.n {
 			lo, hi := binRange(t.vals, t.n, b)
-			l := fmtNum(lo)
+			l := t.label(lo)
 			if hi != lo {
-				l += "–" + fmtNum(hi)
+				l += "–" + t.label(hi)
 			}
 			out = append(out, plot.Tick{Value: float64(b), Label: l})
 		}
@@ -228,14 +245,14 @@ func (t binTicks) Ticks(min, max float64) []plot.Tick {
 		// Unsorted values: label a few bins evenly.
 		for _, b := range thin(t.n, 6) {
 			lo, _ := binRange(t.vals, t.n, b)
-			out = append(out, plot.Tick{Value: float64(b), Label: fmtNum(lo)})
+			out = append(out, plot.Tick{Value: float64(b), Label: t.label(lo)})
 		}
 		return out
 	}
 	geo := geometric(t.vals)
 	for _, v := range roundValues(t.vals[0], t.vals[len(t.vals)-1], geo, 6) {
 		if x, ok := t.position(v, geo); ok {
-			out = append(out, plot.Tick{Value: x, Label: fmtNum(v)})
+			out = append(out, plot.Tick{Value: x, Label: t.label(v)})
 		}
 	}
 	return out
@@ -295,8 +312,8 @@ func (r *Run) HeatFigure(i int, h *Heat) *Figure {
 		p.Title.Text = title
 		p.X.Label.Text = heatAxisLabel(h.Algorithm, h.XParam, h.XValues, h.NX)
 		p.Y.Label.Text = heatAxisLabel(h.Algorithm, h.YParam, h.YValues, h.NY)
-		p.X.Tick.Marker = binTicks{h.XValues, h.NX}
-		p.Y.Tick.Marker = binTicks{h.YValues, h.NY}
+		p.X.Tick.Marker = binTicks{h.XValues, h.NX, paramNames(h.XParam)}
+		p.Y.Tick.Marker = binTicks{h.YValues, h.NY, paramNames(h.YParam)}
 		p.Add(hm)
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = hm.DataRange()
 		if xy, ok := r.heatRef(h); ok {

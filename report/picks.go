@@ -94,6 +94,18 @@ func sigDigits(v float64, n int) string {
 // (a rate swept on a log scale is "5.34", not "5.33669923121").
 func paramValue(v float64) string { return sigDigits(v, 3) }
 
+// paramText is value v of parameter name as a table shows it: the name the
+// registry gives an enumerated parameter's value (counts all), else the
+// number (paramValue).
+func paramText(name string, v float64) string {
+	if prm, ok := model.LookupParam(name); ok {
+		if n := prm.ParamName(v); prm.Values != nil && n != "" {
+			return n
+		}
+	}
+	return paramValue(v)
+}
+
 // delayNote is what a pick adds about delay: "" when its algorithm never
 // delays.
 func delayNote(p *Point) string {

@@ -167,13 +167,13 @@ func (p ParamValue) String() string {
 	return fmt.Sprintf("%s %g %s", p.Name, p.Value, shortUnit(prm.Unit))
 }
 
-// slug is a file-name part, e.g. "delay0" or "nodelay".
+// slug is a file-name part, e.g. "delay0", "nodelay" or "counts_all".
 func (p ParamValue) slug() string {
 	if p.Label != "" {
 		return strings.ReplaceAll(p.Label, " ", "_")
 	}
-	if p.Name == model.RejectedCountsParam.Name {
-		return p.Name + "_" + model.RejectedCountsParam.ParamName(p.Value)
+	if prm, _ := model.LookupParam(p.Name); prm.Values != nil && prm.ParamName(p.Value) != "" {
+		return p.Name + "_" + prm.ParamName(p.Value) // an enumerated value by its name: counts_all
 	}
 	return fmt.Sprintf("%s%g", p.Name, p.Value)
 }
@@ -892,7 +892,7 @@ func slug(p model.Policy) string {
 	}
 	s := p.Algorithm.String()
 	for _, n := range p.Algorithm.Params() {
-		s += fmt.Sprintf("-%s%g", n, p.Get(n))
+		s += "-" + ParamValue{Name: n, Value: p.Get(n)}.slug()
 	}
 	return s
 }

@@ -24,7 +24,7 @@ func paramsCell(p model.Policy) string {
 	}
 	var parts []string
 	for _, n := range p.Algorithm.Params() {
-		parts = append(parts, n+"="+paramValue(p.Get(n)))
+		parts = append(parts, n+"="+paramText(n, p.Get(n)))
 	}
 	for _, n := range p.Algorithm.OptionalParams() {
 		prm, _ := model.LookupParam(n)

@@ -7,7 +7,12 @@ import (
 
 // The penalty box's columns (docs/penalty-box.md): legit_blocked_s and
 // blocks in points, blocked_s in clients. Every policy has them, 0 without
-// block_s; runs written before they existed read them as null (0).
+// block_s; runs written before they existed read them as null (0). Log
+// replays fill them per key (a key is a client), key shards add them up.
+
+// legitBlockedMetric is the points column of the legitimate clients'
+// blocked seconds.
+const legitBlockedMetric = "legit_blocked_s"
 
 // BlockedColumn is the clients column of the time a penalty box kept the
 // client's keys blocked, seconds.

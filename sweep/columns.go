@@ -60,7 +60,7 @@ var (
 	// blockTimeMetrics and blockCountMetrics are the penalty box's
 	// (docs/penalty-box.md): 0 for a policy without block_s.
 	blockTimeMetrics = []floatMetric{
-		{"legit_blocked_s", func(m *model.Metrics) *float64 { return &m.LegitBlockedS }},
+		{legitBlockedMetric, func(m *model.Metrics) *float64 { return &m.LegitBlockedS }},
 	}
 	blockCountMetrics = []intMetric{
 		{"blocks", func(m *model.Metrics) *int64 { return &m.Blocks }},

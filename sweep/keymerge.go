@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -433,6 +434,7 @@ func mergeKeyPart(ctx context.Context, grid *Grid, p Part, ins []*keyShardIn, r 
 		}
 	}
 	for row := range ms {
+		ms[row].LegitBlockedS /= 1e9 // added up in ns (addKeyShardPart)
 		ms[row].Finish()
 		r.setRow(row, cl[row*nc:(row+1)*nc], &ms[row])
 	}
@@ -462,6 +464,12 @@ func addKeyShardPart(ctx context.Context, in *keyShardIn, p Part, reps int, ms [
 				a := rec.Column(2 + c)
 				switch {
 				case slices.Contains(derivedMetrics, col.name):
+				case col.name == legitBlockedMetric:
+					// Seconds summed over the legitimate keys: added up
+					// as whole ns (exact below 2^53 ns, 104 days), then
+					// turned back into seconds as a single run does.
+					v, _ := Float(a, i)
+					m.LegitBlockedS += math.Round(v * 1e9)
 				case slices.Contains(peakMetrics, col.name):
 					if a.IsValid(i) {
 						return inputErrorf("%s: %s is measured: a peak over every key at once, which key shards cannot add up; run without --shard-by key", path, col.name)
@@ -512,11 +520,9 @@ func addKeyShardPart(ctx context.Context, in *keyShardIn, p Part, reps int, ms [
 			}
 			c := &cl[row*nc+int(in.rowOf[k%nr])]
 			if len(ccols) > 4 {
-				// A log replay measures no blocked time (it decides with
-				// the penalty box, but keeps no per-key clock of it).
-				if v, _ := Float(rec.Column(4), i); v != 0 {
-					return inputErrorf("%s: %s is %g: key shards do not add it up; run without --shard-by key", path, BlockedColumn, v)
-				}
+				// The keys' blocked seconds, summed per row as ns.
+				v, _ := Float(rec.Column(4), i)
+				c.BlockedNs += int64(math.Round(v * 1e9))
 			}
 			off, _ := Int(rec.Column(2), i)
 			adm, _ := Int(rec.Column(3), i)

@@ -2,9 +2,13 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/ratesweep/ratesweep/model"
@@ -209,4 +213,129 @@ func policyLabels(dir string) ([]string, error) {
 		}
 	}
 	return labels, nil
+}
+
+// A penalty box over a limiter that counts only failures (count_if) runs
+// in a sweep as the model's Run gives it, blocks included: the key that
+// keeps failing is blocked, the one that fails a few times is not cut
+// beyond its block.
+func TestSweepPenaltyBoxCountIf(t *testing.T) {
+	const spec = `name: login
+seed: 3
+scenario:
+  name: login
+  duration_s: 600
+  arrivals: uniform
+  clients:
+    - {name: stuffer, class: abusive, stage: none, segments: [[0, 600, 1]], fail_share: 0.95}
+    - {name: typos, class: legit, segments: [[100, 110, 1]], fail_share: 0.67}
+sweep:
+  - {algorithm: fixed_window, window_s: 300, limit: [3, 20], count_if: {status: [401]}, block_s: [0, 60, 600]}
+`
+	ctx := context.Background()
+	dir := t.TempDir()
+	sp, err := ReadSpec([]byte(spec), "login.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, sp, Options{OutDir: dir, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	rows, err := ReadPoints(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := model.NewWorkload(sp.Scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := w.NewSimulator()
+	sim.SetReplicate(sp.Seed, 0)
+	var blocked int64
+	for _, r := range rows {
+		p, err := model.ParseLabel(r.Key())
+		if err != nil {
+			t.Fatalf("policy %q: %v", r.Key(), err)
+		}
+		var out model.Outcome
+		sim.Run(p, &out)
+		if r.Blocks != out.Blocks || r.LegitBlockedS != out.LegitBlockedS || r.FalseCut != out.FalseCut || r.Caught != out.Caught {
+			t.Errorf("%s: blocks %d legit_blocked_s %v false_cut %d caught %d, model %d %v %d %d", r.Key(), r.Blocks, r.LegitBlockedS, r.FalseCut, r.Caught, out.Blocks, out.LegitBlockedS, out.FalseCut, out.Caught)
+		}
+		if (p.BlockS > 0) != (r.Blocks > 0) {
+			t.Errorf("%s: %d blocks", r.Key(), r.Blocks)
+		}
+		blocked += r.Blocks
+	}
+	if len(rows) != 6 || blocked == 0 {
+		t.Fatalf("%d rows, %d blocks", len(rows), blocked)
+	}
+}
+
+// count_if with a penalty box over a log's statuses: each key's admitted
+// requests, blocks and blocked seconds are count_if's rule for
+// fixed_window written out with the box (a request the rule rejects blocks
+// the key for block_s; requests in the block are rejected unseen), the
+// blocked time clipped at the end of the log's last second (times as
+// logged, spread: none).
+func TestPenaltyBoxCountIfFromLog(t *testing.T) {
+	rs := loginLog()
+	dir := t.TempDir()
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var combined strings.Builder
+	last := 0
+	for _, r := range rs {
+		at := day.Add(time.Duration(r.s) * time.Second)
+		fmt.Fprintf(&combined, "%s - - [%s] \"POST /login HTTP/1.1\" %d 12 \"-\" \"curl\"\n", r.ip, at.Format("02/Jan/2006:15:04:05 -0700"), r.status)
+		last = max(last, r.s)
+	}
+	os.WriteFile(filepath.Join(dir, "access.log"), []byte(combined.String()), 0o644)
+	const limit, blockS = 3, 25
+	type kw struct {
+		ip string
+		w  int
+	}
+	counted, until := map[kw]int{}, map[string]int{}
+	adm, blocks, blockedS := map[string]int64{}, map[string]int64{}, map[string]int{}
+	for _, r := range rs {
+		if u, ok := until[r.ip]; ok && r.s < u {
+			continue
+		}
+		k := kw{r.ip, r.s / 60}
+		if counted[k] < limit {
+			adm[r.ip]++
+			if r.status == 401 || r.status == 403 {
+				counted[k]++
+			}
+			continue
+		}
+		until[r.ip] = r.s + blockS
+		blocks[r.ip]++
+		blockedS[r.ip] += min(r.s+blockS, last+1) - r.s
+	}
+	spec := fmt.Sprintf("name: login\ntraffic:\n  log: %q\n  format: combined\n  spread: none\n  top_keys: 10\nsweep:\n  - {algorithm: fixed_window, window_s: 60, limit: %d, count_if: {status: [401, 403]}, block_s: %d}\n",
+		filepath.Join(dir, "access.log"), limit, blockS)
+	s, err := ParseSpec([]byte(spec), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := newSource(context.Background(), s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _, _ := src.rows()
+	sim := src.newSim()
+	sim.setReplicate(0, 0)
+	clients := make([]model.ClientResult, len(names))
+	m := sim.run(NewGrid(s).Policy(0), clients)
+	var allBlocks int64
+	for i, n := range names {
+		if clients[i].Admitted != adm[n] || clients[i].BlockedNs != int64(blockedS[n])*1e9 {
+			t.Errorf("%s: admitted %d, blocked %d ns; the rule %d, %d s", n, clients[i].Admitted, clients[i].BlockedNs, adm[n], blockedS[n])
+		}
+		allBlocks += blocks[n]
+	}
+	if m.Blocks != allBlocks || blocks["6.6.6.6"] == 0 {
+		t.Errorf("%d blocks, the rule %d (%v)", m.Blocks, allBlocks, blocks)
+	}
 }

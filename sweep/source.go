@@ -395,7 +395,7 @@ func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Met
 		ingest.ForKeyRanges(len(ds), s.ranges, func(w, lo, hi int) {
 			tr.ReplayKeys(s.times, ds[w], s.replay.Keys, lo, hi)
 		})
-		s.replay.Metrics = ingest.MetricsByLabel(s.replay.Keys)
+		s.replay.Metrics = tr.Metrics(s.replay.Keys)
 	}
 	s.perKey = s.replay.Totals(s.perKey)
 	copy(clients, s.grouping.Aggregate(s.perKey, clients[:0]))

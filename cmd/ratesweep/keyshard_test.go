@@ -22,6 +22,30 @@ func TestRunShardByKeyCLI(t *testing.T) {
 		t.Fatalf("single run: exit %d: %s", code, stderr)
 	}
 	keys := filepath.Join(dir, "keys")
+	checkKeyShards(t, spec, single, keys)
+	if code, _, stderr := runCLI(t, "report", keys); code != 0 {
+		t.Errorf("report of the merged run: exit %d: %s", code, stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--shard-by", "keys", spec}, "--shard-by: unknown shard_by \"keys\""},
+		{[]string{"run", "embedded:lesson-sweep.yaml", "--shard-by", "key", "--shard", "0/2", "--out", filepath.Join(dir, "x")}, "simulates a scenario"},
+	} {
+		code, _, stderr := runCLI(t, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "goroutine") {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// checkKeyShards runs spec (shard_by: key) as three key shards into keys,
+// each taking its shard from an engine's variables as a batch engine starts
+// it, merges them, and checks that the merged files are the single run's
+// (in single) byte for byte.
+func checkKeyShards(t *testing.T, spec, single, keys string) {
+	t.Helper()
 	for i := range 3 {
 		vars := map[string]string{"CLOUD_RUN_TASK_INDEX": string(rune('0' + i)), "CLOUD_RUN_TASK_COUNT": "3"}
 		if code, stdout, stderr := runCLIEnv(t, vars, "run", spec, "--out", keys); code != 0 || !strings.Contains(stdout, "ratesweep merge "+keys) {
@@ -36,21 +60,6 @@ func TestRunShardByKeyCLI(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(keys, f))
 		if err != nil || len(a) == 0 || !bytes.Equal(a, b) {
 			t.Errorf("%s: merged key shards differ from the single run (%v)", f, err)
-		}
-	}
-	if code, _, stderr := runCLI(t, "report", keys); code != 0 {
-		t.Errorf("report of the merged run: exit %d: %s", code, stderr)
-	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"run", "--shard-by", "keys", spec}, "--shard-by: unknown shard_by \"keys\""},
-		{[]string{"run", "embedded:lesson-sweep.yaml", "--shard-by", "key", "--shard", "0/2", "--out", filepath.Join(dir, "x")}, "simulates a scenario"},
-	} {
-		code, _, stderr := runCLI(t, c.args...)
-		if code != 2 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "goroutine") {
-			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
 		}
 	}
 }
