@@ -420,7 +420,7 @@ func (r *Reader) first(line []byte) (bool, error) {
 	}
 	switch r.format {
 	case FormatCLF, FormatCombined:
-		r.parse = ParseCombined
+		r.parse = new(clfClock).parseCombined
 	case FormatNASATSV:
 		r.parse = ParseNASATSV
 		return bytes.Equal(bytes.TrimRight(line, "\t"), bytes.TrimRight(nasaHeader, "\t")), nil
