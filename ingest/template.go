@@ -625,6 +625,9 @@ func parseHAProxyTime(b []byte) (sec, ns int64, err error) {
 	if sec, err = parseCLFTime(clf[:]); err != nil {
 		return 0, 0, err
 	}
+	if sec < 0 || sec > maxUnix {
+		return 0, 0, errors.New("time is before 1970 or after 9999")
+	}
 	ms, ok := digits(b[21:24])
 	if !ok {
 		return 0, 0, errors.New("time has a non-digit where a digit belongs")
