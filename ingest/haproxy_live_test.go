@@ -31,16 +31,20 @@ import (
 	"github.com/ratesweep/ratesweep/ingest"
 )
 
-func haproxyBinary(t *testing.T) string {
-	if p, err := exec.LookPath("haproxy"); err == nil {
+// proxyBinary is the path of an installed proxy (haproxy, nginx), which
+// Debian puts in /usr/sbin.
+func proxyBinary(t *testing.T, name string) string {
+	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
-	if _, err := os.Stat("/usr/sbin/haproxy"); err == nil {
-		return "/usr/sbin/haproxy"
+	if p := "/usr/sbin/" + name; fileExists(p) {
+		return p
 	}
-	t.Fatal("haproxy is not installed (scripts/test-proxies.sh installs it)")
+	t.Fatalf("%s is not installed (scripts/test-proxies.sh installs it)", name)
 	return ""
 }
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func freePort(t *testing.T) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -69,7 +73,7 @@ var haproxyCases = []haproxyCase{
 }
 
 func TestProxiesHAProxyEmptyFields(t *testing.T) {
-	haproxy := haproxyBinary(t)
+	haproxy := proxyBinary(t, "haproxy")
 	dir := t.TempDir()
 	var daemons sync.WaitGroup
 	var socks []*net.UnixConn

@@ -26,19 +26,8 @@ import (
 	"github.com/ratesweep/ratesweep/model"
 )
 
-func nginxBinary(t *testing.T) string {
-	if p, err := exec.LookPath("nginx"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
-		return "/usr/sbin/nginx"
-	}
-	t.Fatal("nginx is not installed (scripts/test-proxies.sh installs it)")
-	return ""
-}
-
 func TestProxiesNginxMsecReplay(t *testing.T) {
-	nginx := nginxBinary(t)
+	nginx := proxyBinary(t, "nginx")
 	p, _ := model.ParseLabel("nginx rate=10 burst=5")
 	res, err := export.Export(p, "nginx", export.Options{})
 	if err != nil {
