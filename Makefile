@@ -121,11 +121,13 @@ test-redis:
 # export for real (docs/deploy.md): nginx and HAProxy started on free
 # loopback ports with exported configs agree with the model decision by
 # decision on a replayed trace; installs nginx and haproxy if missing. Then
-# the exported log_format through nginx read back at millisecond precision.
+# the exported log_format through nginx read back at millisecond precision,
+# and HAProxy's httplog lines with empty and missing fields (captures or
+# none, no User-Agent, no Host, bad and aborted requests; raw and syslog).
 test-proxies:
 	bash scripts/test-proxies.sh
 	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run '^(TestHAProxyRateLive|TestPenaltyBoxLive|TestFail2banLive)$$' -v ./export
-	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run 'TestProxiesNginxMsecReplay' -v ./ingest
+	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run 'TestProxiesNginxMsecReplay|TestProxiesHAProxyEmptyFields' -v ./ingest
 
 # The penalty box against fail2ban (Debian's package) alone, in real time
 # (also part of test-proxies): bans start and end at the model's blocks to

@@ -1,11 +1,13 @@
 package ingest
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // reasonTooLong is the reason of a line longer than max_line_bytes.
@@ -21,18 +23,31 @@ func countReason(m map[string]int64, msg string) map[string]int64 {
 	if m == nil {
 		m = map[string]int64{}
 	}
-	r := reasonOf(msg)
-	if _, ok := m[r]; !ok && len(m) >= maxReasons {
-		r = "other"
+	var buf [128]byte
+	r := appendReason(buf[:0], msg)
+	if _, ok := m[string(r)]; ok {
+		m[string(r)]++ // a reason seen before: no string allocated
+		return m
 	}
-	m[r]++
+	name := string(r)
+	if len(m) >= maxReasons {
+		name = "other"
+	}
+	m[name]++
 	return m
 }
 
 func reasonOf(msg string) string {
-	var b strings.Builder
+	var buf [128]byte
+	return string(appendReason(buf[:0], msg))
+}
+
+// appendReason appends msg's reason to b: quoted values and numbers
+// elided, at most 100 bytes, valid UTF-8.
+func appendReason(b []byte, msg string) []byte {
+	start := len(b)
 	inQuote, inDigits := false, false
-	for i := 0; i < len(msg); i++ {
+	for i := 0; i < len(msg) && len(b)-start <= 100; i++ {
 		c := msg[i]
 		switch {
 		case inQuote:
@@ -40,31 +55,33 @@ func reasonOf(msg string) string {
 				i++
 			} else if c == '"' {
 				inQuote = false
-				b.WriteString("…\"")
+				b = append(b, "…\""...)
 			}
 			continue
 		case c == '"':
 			inQuote = true
-			b.WriteByte('"')
+			b = append(b, '"')
 			continue
 		case c >= '0' && c <= '9':
 			if !inDigits {
-				b.WriteByte('N')
+				b = append(b, 'N')
 			}
 			inDigits = true
 			continue
 		}
 		inDigits = false
-		b.WriteByte(c)
+		b = append(b, c)
 	}
 	if inQuote {
-		b.WriteString("…\"")
+		b = append(b, "…\""...)
 	}
-	r := b.String()
-	if len(r) > 100 {
-		r = r[:100]
+	if len(b)-start > 100 {
+		b = b[:start+100]
 	}
-	return strings.ToValidUTF8(r, "")
+	if !utf8.Valid(b[start:]) {
+		b = append(b[:start], bytes.ToValidUTF8(b[start:], nil)...)
+	}
+	return b
 }
 
 // MalformedLimit is the --max-malformed bound: a count, or a fraction of

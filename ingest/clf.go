@@ -13,7 +13,36 @@ import (
 // Fields after the user agent (Nginx extensions) are kept in rec.Trailer, and a user
 // agent whose closing quote is missing runs to the end of the line. Status
 // and bytes may be "-". The time is converted to UTC with its zone offset.
-func ParseCombined(line []byte, rec *Record) error {
+func ParseCombined(line []byte, rec *Record) error { return parseCombined(line, rec, nil) }
+
+// clfClock remembers the last CLF time parsed: the lines of one second
+// share it, and are parsed once (a busy log writes many lines a second).
+type clfClock struct {
+	stamp [26]byte
+	unix  int64
+	set   bool
+}
+
+// parseCombined is ParseCombined reading times through c (nil: none).
+func (c *clfClock) parseCombined(line []byte, rec *Record) error { return parseCombined(line, rec, c) }
+
+// time parses a CLF time (26 bytes) as parseCLFTime does.
+func (c *clfClock) time(b []byte) (int64, error) {
+	if c == nil {
+		return parseCLFTime(b)
+	}
+	if c.set && string(b) == string(c.stamp[:]) {
+		return c.unix, nil
+	}
+	t, err := parseCLFTime(b)
+	if err == nil {
+		copy(c.stamp[:], b)
+		c.unix, c.set = t, true
+	}
+	return t, err
+}
+
+func parseCombined(line []byte, rec *Record, clock *clfClock) error {
 	rec.reset()
 	var ok bool
 	if rec.Host, line, ok = token(line); !ok || len(rec.Host) == 0 {
@@ -28,7 +57,7 @@ func ParseCombined(line []byte, rec *Record) error {
 	if len(line) < 28 || line[0] != '[' || line[27] != ']' {
 		return errors.New("missing [dd/Mon/yyyy:HH:MM:SS +zzzz] time")
 	}
-	t, err := parseCLFTime(line[1:27])
+	t, err := clock.time(line[1:27])
 	if err != nil {
 		return err
 	}

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"compress/bzip2"
-	"compress/gzip"
+
 	"fmt"
 	"io"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
 )
@@ -57,6 +58,8 @@ func decompress(br *bufio.Reader) (io.Reader, Compression, func() error, error) 
 	nop := func() error { return nil }
 	switch c {
 	case CompressGzip:
+		// klauspost's inflater: the standard library's output, a third
+		// less CPU.
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, c, nil, fmt.Errorf("gzip: %v", err)

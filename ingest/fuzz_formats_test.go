@@ -145,6 +145,9 @@ func FuzzTemplates(f *testing.F) {
 		sampleLines(f, g)
 	}
 	f.Add([]byte(`1767225600.100 10.0.0.2 "1.2.3.4, 10.0.0.3" GET /a?b 200 "ua \"q\""`))
+	for _, l := range strings.Split(haproxyRealLines, "\n") {
+		f.Add([]byte(l))
+	}
 	p, _ := ParseTrustedProxy("10.0.0.0/8")
 	tms := []*template{}
 	for _, c := range []struct {
@@ -155,6 +158,7 @@ func FuzzTemplates(f *testing.F) {
 		{FormatNginx, `$msec $remote_addr "$http_x_forwarded_for" $request_method $request_uri $status "$http_user_agent"`},
 		{FormatEnvoyText, EnvoyDefaultFormat},
 		{FormatHAProxy, `%ci [%tr] %HM %HU %ST %{+Q}[req.hdr(user-agent)]`},
+		{FormatHAProxy, HAProxyHTTPFormat}, // %hr %hs: captures that may be absent
 	} {
 		tm, err := newTemplate(c.f, c.s, []netip.Prefix{p})
 		if err != nil {

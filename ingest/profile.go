@@ -59,12 +59,11 @@ func (t *Traffic) Profile(top, windowS int) *Profile {
 	windowS = max(windowS, 1)
 	p := &Profile{Requests: t.Requests(), Keys: len(t.Keys), DurationS: t.DurationS, WindowS: windowS}
 	// Sparse: spans can be long (years) while requests are few.
-	all := slices.Clone(t.times)
-	slices.Sort(all)
-	active := secondCounts(all, nil)
-	p.PeakS, p.P99S = peakP99Zeros(active, t.DurationS)
+	var ok bool
+	if p.PeakS, p.P99S, p.PeakW, ok = t.wholeSecondPeaks(windowS); !ok {
+		p.PeakS, p.P99S, p.PeakW = t.sortedPeaks(windowS)
+	}
 	p.MeanS = float64(p.Requests) / float64(t.DurationS)
-	p.PeakW = peakWindowTimes(all, int64(windowS)*secondNs)
 	var legitW, abusiveW []int64
 	for i := range t.Keys {
 		k := &t.Keys[i]
@@ -97,6 +96,16 @@ func (t *Traffic) Profile(top, windowS int) *Profile {
 		p.Top = append(p.Top, kp)
 	}
 	return p
+}
+
+// sortedPeaks is the whole log's peak and p99 requests per second and its
+// peak in a window of windowS seconds, from every request time sorted.
+func (t *Traffic) sortedPeaks(windowS int) (peakS, p99S, peakW int64) {
+	all := slices.Clone(t.times)
+	slices.Sort(all)
+	active := secondCounts(all, nil)
+	peakS, p99S = peakP99Zeros(active, t.DurationS)
+	return peakS, p99S, peakWindowTimes(all, int64(windowS)*secondNs)
 }
 
 // secondCounts appends the number of requests in each second that has any

@@ -388,6 +388,9 @@ func (r *Reader) bad(line []byte, msg string) bool { return r.badAt(r.line, line
 func (r *Reader) badAt(n int64, line []byte, msg string) bool {
 	r.malformed++
 	r.reasons = countReason(r.reasons, msg)
+	if len(r.samples) >= MaxSamples && !r.opt.Strict {
+		return true // counted; the excerpt is for samples only
+	}
 	e := LineError{Line: n, Msg: msg, Excerpt: excerpt(line)}
 	if len(r.samples) < MaxSamples {
 		r.samples = append(r.samples, e)
@@ -417,7 +420,7 @@ func (r *Reader) first(line []byte) (bool, error) {
 	}
 	switch r.format {
 	case FormatCLF, FormatCombined:
-		r.parse = ParseCombined
+		r.parse = new(clfClock).parseCombined
 	case FormatNASATSV:
 		r.parse = ParseNASATSV
 		return bytes.Equal(bytes.TrimRight(line, "\t"), bytes.TrimRight(nasaHeader, "\t")), nil

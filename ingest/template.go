@@ -52,6 +52,9 @@ type tpart struct {
 	name   string // as written, for messages
 	lit    []byte
 	quoted bool // between double quotes: the closing quote may be escaped
+	// capture is HAProxy's {…} of captured headers (%hr, %hs): a frontend
+	// without captures writes nothing, nor the separator after it.
+	capture bool
 }
 
 // template reads lines written by a format string: nginx log_format
@@ -104,7 +107,7 @@ func newTemplate(f Format, format string, trusted []netip.Prefix) (*template, er
 		if n := len(t.parts); n > 0 && len(t.parts[n-1].lit) == 0 {
 			return nil, templateError(format, "%s and %s are not separated by text: where one ends is unknown", t.parts[n-1].name, tk.name)
 		}
-		t.parts = append(t.parts, tpart{f: tk.f, name: tk.name})
+		t.parts = append(t.parts, tpart{f: tk.f, name: tk.name, capture: f == FormatHAProxy && (tk.name == "%hr" || tk.name == "%hs")})
 	}
 	best := 0
 	for i := range t.parts {
@@ -364,6 +367,15 @@ func (t *template) parse(line []byte, rec *Record) error {
 		rest := line[pos:]
 		var v []byte
 		switch {
+		case p.capture:
+			n, err := captureLen(rest, p)
+			if err != nil {
+				return err
+			}
+			v, pos = rest[:n], pos+n+len(p.lit)
+			if n == 0 {
+				pos -= len(p.lit) - len(bytes.TrimLeft(p.lit, " "))
+			}
 		case p.f == tTimeCLF || p.f == tTimeHAProxy:
 			n := 26
 			if p.f == tTimeHAProxy {
@@ -404,6 +416,30 @@ func (t *template) parse(line []byte, rec *Record) error {
 	}
 	rec.Host, rec.Forwarded = t.client(ip, xff), xff
 	return nil
+}
+
+// captureLen is the length of HAProxy's captured headers at the start of
+// rest ("{…|…}", up to the first "}": HAProxy writes a "}" in a value as
+// #7D), 0 when the frontend captures none: HAProxy writes neither the
+// braces nor the separating space after them (spaces in a log-format are
+// separators, merged, written only after a field that wrote something).
+// What follows must be the part's literal text, without its leading
+// spaces when the captures are absent.
+func captureLen(rest []byte, p *tpart) (int, error) {
+	if len(rest) == 0 || rest[0] != '{' {
+		if !bytes.HasPrefix(rest, bytes.TrimLeft(p.lit, " ")) {
+			return 0, fmt.Errorf("no %q after %s (absent)", bytes.TrimLeft(p.lit, " "), p.name)
+		}
+		return 0, nil
+	}
+	k := bytes.IndexByte(rest, '}')
+	if k < 0 {
+		return 0, fmt.Errorf("%s: { without a closing }", p.name)
+	}
+	if !bytes.HasPrefix(rest[k+1:], p.lit) {
+		return 0, fmt.Errorf("no %q after %s", p.lit, p.name)
+	}
+	return k + 1, nil
 }
 
 // indexLit is the index of lit in b; after a quoted value, a quote escaped
@@ -588,6 +624,9 @@ func parseHAProxyTime(b []byte) (sec, ns int64, err error) {
 	copy(clf[20:], " +0000")
 	if sec, err = parseCLFTime(clf[:]); err != nil {
 		return 0, 0, err
+	}
+	if sec < 0 || sec > maxUnix {
+		return 0, 0, errors.New("time is before 1970 or after 9999")
 	}
 	ms, ok := digits(b[21:24])
 	if !ok {

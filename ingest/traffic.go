@@ -209,6 +209,9 @@ type builder struct {
 	resp     []uint32 // per request: cost and status (cost.go), when asked for
 	match    []*matcher
 	scratch  []byte
+	lastKey  []byte // the key of the last request added, index lastK
+	lastK    int32
+	hasLast  bool
 	subSec   bool
 	maxT     int64
 	stats    Stats
@@ -526,10 +529,19 @@ func (b *builder) checkKey(rec *Record) error {
 func (b *builder) key(rec *Record) int32 {
 	buf := b.keyBytes(b.scratch[:0], rec)
 	b.scratch = buf
-	if k, ok := b.index[string(buf)]; ok {
-		return k
+	if b.hasLast && bytes.Equal(buf, b.lastKey) {
+		return b.lastK // the previous line's key (a client's page and its assets)
 	}
-	name := string(buf)
+	k, ok := b.index[string(buf)]
+	if !ok {
+		k = b.newKey(string(buf))
+	}
+	b.lastKey, b.lastK, b.hasLast = append(b.lastKey[:0], buf...), k, true
+	return k
+}
+
+// newKey adds a key name to the key table and returns its index.
+func (b *builder) newKey(name string) int32 {
 	k := int32(len(b.names))
 	b.index[name] = k
 	if !utf8.ValidString(name) {

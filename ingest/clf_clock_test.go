@@ -1,0 +1,30 @@
+package ingest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// Lines parsed through a clfClock (the Reader's way) give the records and
+// errors of ParseCombined line by line, whatever the order of repeated,
+// new, malformed and zone-shifted times.
+func TestCLFClockDifferential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 7))
+	stamps := []string{
+		"01/Jul/1995:00:00:01 -0400", "01/Jul/1995:00:00:01 -0400", "01/Jul/1995:00:00:02 -0400",
+		"01/Jul/1995:00:00:01 +0000", "31/Dec/2016:23:59:60 +0000", "29/Feb/2023:00:00:00 +0000",
+		"01/Jux/1995:00:00:01 -0400", "01/Jul/1995:0a:00:01 -0400", "01/Jul/1995:00:00:01 -0400",
+	}
+	var clock clfClock
+	var got, want Record
+	for i := range 5000 {
+		line := []byte(fmt.Sprintf(`10.0.0.%d - - [%s] "GET /%d HTTP/1.1" 200 %d "-" "ua"`, rng.IntN(9), stamps[rng.IntN(len(stamps))], i, rng.IntN(999)))
+		gerr := clock.parseCombined(line, &got)
+		werr := ParseCombined(line, &want)
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("line %d %q: clock %+v %v, plain %+v %v", i, line, got, gerr, want, werr)
+		}
+	}
+}
