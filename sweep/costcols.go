@@ -2,6 +2,8 @@ package sweep
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/ratesweep/ratesweep/model"
@@ -190,4 +192,50 @@ func readCosts(ctx context.Context, f string, rows []PointRow) error {
 func HasCosts(f string) bool {
 	schema, err := fileSchema(f)
 	return err == nil && len(schema.FieldIndices(costMetrics[0].name)) == 1
+}
+
+// addKeyShardCosts adds key shard in's cost totals of part p to ms (per
+// points row) and cc (per points row × merged clients row), when cc is
+// not nil (the requests carry costs). The rows were checked by
+// addKeyShardPart.
+func addKeyShardCosts(ctx context.Context, in *keyShardIn, p Part, ms []model.Metrics, cc []model.ClientResult, nc int) error {
+	if cc == nil {
+		return nil
+	}
+	path := filepath.Join(in.dir, "points", p.Name())
+	row := 0
+	err := ScanFile(ctx, path, CostColumns(), func(rec arrow.RecordBatch) error {
+		for i := range int(rec.NumRows()) {
+			if row >= len(ms) {
+				return fmt.Errorf("%s: more than %d rows", path, len(ms))
+			}
+			for k, im := range costMetrics {
+				v, _ := Int(rec.Column(k), i)
+				*im.field(&ms[row]) += v
+			}
+			row++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	path = filepath.Join(in.dir, "clients", p.Name())
+	nr := len(in.rowOf)
+	k := 0
+	return ScanFile(ctx, path, costClientColumns, func(rec arrow.RecordBatch) error {
+		for i := range int(rec.NumRows()) {
+			row := k / nr
+			if row*nc >= len(cc) {
+				return fmt.Errorf("%s: more than %d rows", path, len(cc)/nc*nr)
+			}
+			c := &cc[row*nc+int(in.rowOf[k%nr])]
+			off, _ := Int(rec.Column(0), i)
+			cut, _ := Int(rec.Column(1), i)
+			c.Offered += off
+			c.Admitted += off - cut
+			k++
+		}
+		return nil
+	})
 }

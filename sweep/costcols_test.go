@@ -325,3 +325,28 @@ sweep:
 		}
 	}
 }
+
+// Key shards of a log whose requests carry costs merged equal the run over
+// the whole log, byte for byte, cost columns included.
+func TestKeyShardsMergeCosts(t *testing.T) {
+	dir := t.TempDir()
+	writeZipfLog(t, filepath.Join(dir, "zipf.log"), 20000, 2000, 1)
+	p := filepath.Join(dir, "cost.yaml")
+	os.WriteFile(p, []byte("name: cost\ntraffic:\n  log: zipf.log\n  format: combined\n  top_keys: 12\n  cost: {rules: [{path: /p3, cost: 5}, {path_prefix: /p4, cost: 2}]}\n  rules:\n"+
+		"    - {name: crawler, stage: none, user_agent: bot}\n"+
+		"sweep:\n  - {algorithm: token_bucket, rate: [1, 4], capacity: [10, 40]}\n  - {algorithm: fixed_window, window_s: 60, limit: [20, 80]}\n"), 0o644)
+	spec, err := LoadSpec(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := filepath.Join(t.TempDir(), "whole")
+	mustRun(t, spec, Options{OutDir: whole})
+	if points, _ := costRows(t, whole); len(points) != 6 {
+		t.Fatalf("%d points rows with costs, want 6", len(points))
+	}
+	for _, n := range []int{2, 3} {
+		out := filepath.Join(t.TempDir(), fmt.Sprint(n))
+		runKeySharded(t, spec, out, n)
+		sameRunFiles(t, whole, out)
+	}
+}
