@@ -72,3 +72,13 @@ func (t *Table) appendCostCells(q *Point) {
 
 // costNote explains the cost columns.
 const costNote = "The requests carry costs: the cost columns are the same numbers in cost units (docs/costs.md)."
+
+// costPick is the pick sentence's clause on cost, "" when the run's
+// requests carry no costs.
+func costPick(p *Point) string {
+	c := &p.Cost
+	if !c.Measured {
+		return ""
+	}
+	return fmt.Sprintf(" (in cost units: %.2f%% of the legitimate cost cut, %.2f%% of the abusive cost missed)", pct(c.FalseCut, c.OfferedLegit), pct(c.Missed, c.OfferedAbusive))
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ratesweep/ratesweep/sweep"
@@ -77,9 +78,19 @@ sweep:
 			}
 		}
 	}
+	for _, line := range r.PickSummary() {
+		if strings.Contains(line, "which cuts") && !strings.Contains(line, "of the legitimate cost cut") {
+			t.Errorf("pick without its cost: %s", line)
+		}
+	}
 	plain, err := Load(context.Background(), runSpec(t, tinySpec), Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, line := range plain.PickSummary() {
+		if strings.Contains(line, "cost") {
+			t.Errorf("a run without costs: pick %s", line)
+		}
 	}
 	for _, tb := range plain.Tables() {
 		if slices.Contains(tb.Headers, "false cut cost") {

@@ -241,7 +241,7 @@ func (r *Run) PickSummary() []string {
 			continue
 		}
 		s := fmt.Sprintf("missing at most %s of the abusive requests: %s %s, which cuts %.2f%% of the legitimate requests and misses %.2f%%",
-			tg.label(), b.Policy.Algorithm, paramsCell(b.Policy), b.X(), b.Y()) + delayNote(&b.Point)
+			tg.label(), b.Policy.Algorithm, paramsCell(b.Policy), b.X(), b.Y()) + costPick(&b.Point) + delayNote(&b.Point)
 		if e := EdgesOfRange(r.Spec, b.ID); len(e) > 0 {
 			var es []string
 			for _, x := range e {
