@@ -18,6 +18,23 @@ import (
 // costTotals are the points cost columns of one row, or an oracle's.
 type costTotals struct{ offeredLegit, offeredAbusive, caught, missed, falseCut int64 }
 
+// add counts a request costing n, legitimate or not, admitted or not.
+func (c *costTotals) add(legit bool, n int64, ok bool) {
+	switch {
+	case legit:
+		c.offeredLegit += n
+		if !ok {
+			c.falseCut += n
+		}
+	case ok:
+		c.offeredAbusive += n
+		c.missed += n
+	default:
+		c.offeredAbusive += n
+		c.caught += n
+	}
+}
+
 // costRows reads a run's points cost columns by (point_id, replicate) and
 // its clients cost columns by "point_id/replicate/client".
 func costRows(t *testing.T, dir string) (map[[2]int64]costTotals, map[string][2]int64) {
@@ -149,20 +166,7 @@ sweep:
 				lim := rate.NewLimiter(4, capacity)
 				for _, tn := range times {
 					n := c.RequestCost()
-					ok := lim.AllowN(t0.Add(time.Duration(tn)), int(n))
-					switch {
-					case c.Class == model.Legit:
-						want.offeredLegit += n
-						if !ok {
-							want.falseCut += n
-						}
-					case ok:
-						want.offeredAbusive += n
-						want.missed += n
-					default:
-						want.offeredAbusive += n
-						want.caught += n
-					}
+					want.add(c.Class == model.Legit, n, lim.AllowN(t0.Add(time.Duration(tn)), int(n)))
 				}
 			}
 			if got := points[[2]int64{id, int64(rep)}]; got != want || want.falseCut == 0 || want.caught == 0 {
@@ -255,19 +259,7 @@ sweep:
 						k[1] += n
 					}
 					perKey[r.ip] = k
-					switch {
-					case r.ip != "6.6.6.6":
-						want.offeredLegit += n
-						if !ok {
-							want.falseCut += n
-						}
-					case ok:
-						want.offeredAbusive += n
-						want.missed += n
-					default:
-						want.offeredAbusive += n
-						want.caught += n
-					}
+					want.add(r.ip != "6.6.6.6", n, ok)
 				}
 				if got := points[[2]int64{int64(id), 0}]; got != want || want.falseCut == 0 || want.caught == 0 {
 					t.Errorf("capacity %d: cost columns %+v, x/time/rate %+v", capacity, got, want)
