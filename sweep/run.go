@@ -398,6 +398,7 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 					d := &r.fastRun
 					nc := len(r.names)
 					d.Admitted, d.Stride = r.admitted[(i*r.reps+rep)*nc:], r.reps*nc
+					d.Changed = changed[i-lo:]
 					if k := fast.runFast(pol[i-lo:min(hi, reported+every)-lo], d); k > 0 {
 						r.setFastRun(i, rep, k, d)
 						i += k
