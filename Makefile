@@ -69,7 +69,9 @@ duckdb: build
 	cd scripts/duckdb && npm ci --no-audit --no-fund --loglevel=error
 	rm -rf $(CURDIR)/out/.duckdb-lesson
 	./$(BIN) run configs/lesson-sweep.yaml --out $(CURDIR)/out/.duckdb-lesson --quiet
-	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson $(CURDIR)/configs/baselines/lesson
+	rm -rf $(CURDIR)/out/.duckdb-cost
+	./$(BIN) run scripts/duckdb/cost-sweep.yaml --out $(CURDIR)/out/.duckdb-cost --quiet
+	node scripts/duckdb/check.mjs $(CURDIR)/out/.duckdb-lesson $(CURDIR)/configs/baselines/lesson $(CURDIR)/out/.duckdb-cost
 
 test: vet unit duckdb check
 
@@ -204,7 +206,7 @@ dist:
 	RATESWEEP_DIST_DIR=$(CURDIR)/dist RATESWEEP_DIST_PLATFORMS="$(PLATFORMS)" $(GO) test -count=1 -run TestArchive ./scripts/dist
 
 clean:
-	rm -rf bin dist out/.duckdb-lesson
+	rm -rf bin dist out/.duckdb-lesson out/.duckdb-cost
 
 # explore.html in headless Chromium, in real time, on 100,000 clients: file
 # size, first render (budget 1 s) and a slider drag step (budget 100 ms).

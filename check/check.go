@@ -68,6 +68,9 @@ func (o *Options) tolerance(metric string) Tolerance {
 	if t, ok := o.Tolerances[metric]; ok {
 		return t
 	}
+	if t, ok := o.Tolerances[sweep.CostTwin(metric)]; ok {
+		return t // a cost total without its own takes its request twin's
+	}
 	return o.Default
 }
 
@@ -89,9 +92,10 @@ func incompatiblef(format string, args ...any) error {
 }
 
 // Metrics lists the metric columns of points/*.parquet that Compare
-// compares, in column order.
+// compares, in column order, then the cost totals that runs whose
+// requests carry costs have (compared when both sides have them).
 func Metrics() []string {
-	return slices.Clone(sweep.PointColumns()[3+len(model.Params):])
+	return append(slices.Clone(sweep.PointColumns()[3+len(model.Params):]), sweep.CostColumns()...)
 }
 
 // RunInfo describes one side of a check.

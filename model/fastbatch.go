@@ -25,6 +25,34 @@ type FastRun struct {
 	// Fixed holds the metrics every point of the run shares; its varying
 	// fields (those with a column above) are 0.
 	Fixed Metrics
+
+	// Changed, when not nil, says per point k of ps which one parameter
+	// (its index in Params) alone may differ between ps[k-1] and ps[k], or
+	// -1 when others may too (sweep.Grid.Policies' hint). RunFastCols then
+	// compares whole policies only where the hint does not settle it: a
+	// Policy compare costs more than a point's table lookups.
+	Changed []int8
+}
+
+// onlyChanged reports whether the hint says point k differs from point
+// k-1 in parameter j alone.
+func (d *FastRun) onlyChanged(k int, j int8) bool {
+	return k > 0 && k < len(d.Changed) && d.Changed[k] == j
+}
+
+// Indices in Params of the parameters the closed forms sweep.
+var (
+	limitParam    = int8(paramIndex("limit"))
+	capacityParam = int8(paramIndex("capacity"))
+)
+
+func paramIndex(name string) int {
+	for j, p := range Params {
+		if p.Name == name {
+			return j
+		}
+	}
+	panic("model: no parameter " + name)
 }
 
 // grow sizes the metric columns for n points.
@@ -118,7 +146,7 @@ func (s *Simulator) RunFastCols(ps []Policy, dst *FastRun) int {
 		clear(lo)
 		for ; n < len(ps); n++ {
 			plain.Limit = ps[n].Limit
-			if ps[n] != plain || plain.Limit < 0 {
+			if !dst.onlyChanged(n, limitParam) && ps[n] != plain || plain.Limit < 0 {
 				break
 			}
 			a := adm[n*stride:][:nc]
@@ -151,7 +179,7 @@ func (s *Simulator) RunFastCols(ps []Policy, dst *FastRun) int {
 		copy(full, off) // a bucket holding every request admits them all
 		for ; n < len(ps); n++ {
 			plain.Capacity = ps[n].Capacity
-			if ps[n] != plain {
+			if !dst.onlyChanged(n, capacityParam) && ps[n] != plain {
 				break
 			}
 			a := adm[n*stride:][:nc]

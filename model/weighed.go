@@ -179,6 +179,9 @@ func (s *Simulator) runWeighed(p Policy, out *Outcome) {
 type CostMetrics struct {
 	OfferedLegit, OfferedAbusive int64
 	Caught, Missed, FalseCut     int64
+	// Measured says a run's files held the cost columns (set by their
+	// readers; the simulators leave it false).
+	Measured bool
 }
 
 // Add counts requests of one class costing offered units, admitted of them.

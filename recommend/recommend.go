@@ -52,6 +52,9 @@ type Options struct {
 	MaxMissed    *Bound // abusive requests admitted
 	MinCaught    *Bound // abusive requests cut
 	MaxClientCut *Bound // legitimate requests cut of any one legitimate client
+	// MaxFalseCutCost bounds the cost units of legitimate requests cut
+	// (cost.go): a count, or a percentage of the legitimate cost offered.
+	MaxFalseCutCost *Bound
 	// MaxLegitBlockedS bounds the seconds legitimate clients spend in a
 	// penalty box's blocks (legit_blocked_s), summed over them.
 	MaxLegitBlockedS *float64
@@ -188,6 +191,10 @@ type Measure struct {
 	// intended request, and the added latency's p99, s.
 	AmplificationLegit *Interval `json:"amplification_legit,omitempty"`
 	LegitDelayP99S     *Interval `json:"legit_added_delay_p99_s,omitempty"`
+	// Runs whose requests carry costs (cost.go): the cost units of
+	// legitimate requests cut, and as a percentage of the legitimate cost.
+	FalseCutCost    *Interval `json:"false_cut_cost,omitempty"`
+	LegitCutCostPct *Interval `json:"legit_cut_cost_pct,omitempty"`
 }
 
 func (m *Measure) metric(name string) float64 {
@@ -320,6 +327,7 @@ type repAcc struct {
 	lb                     []float64 // legit_blocked_s
 	offL, offA             float64
 	react                  reactAcc
+	cost                   costAcc
 }
 
 func (a *repAcc) add(r *model.Metrics) {
@@ -335,12 +343,16 @@ func (a *repAcc) add(r *model.Metrics) {
 	if r.Reactions.Measured {
 		a.react.add(r)
 	}
+	if r.Cost.Measured {
+		a.cost.add(r)
+	}
 }
 
 // reset empties a for point id, keeping its buffers.
 func (a *repAcc) reset(id int64) {
 	a.react.reset()
-	*a = repAcc{id: id, fc: a.fc[:0], mi: a.mi[:0], ca: a.ca[:0], lp: a.lp[:0], mp: a.mp[:0], cp: a.cp[:0], lb: a.lb[:0], react: a.react}
+	a.cost.reset()
+	*a = repAcc{id: id, fc: a.fc[:0], mi: a.mi[:0], ca: a.ca[:0], lp: a.lp[:0], mp: a.mp[:0], cp: a.cp[:0], lb: a.lb[:0], react: a.react, cost: a.cost}
 }
 
 // measure is the point's metrics over its replicates (no clients).
@@ -351,6 +363,7 @@ func (a *repAcc) measure() *Measure {
 		LegitCutPct: pctInterval(a.lp), MissedPct: pctInterval(a.mp), CaughtPct: pctInterval(a.cp),
 		LegitBlockedS: interval(a.lb)}
 	a.react.fill(m)
+	a.cost.fill(m)
 	return m
 }
 
@@ -475,6 +488,7 @@ func (o *Options) checkInto(out []Check, m *Measure, named bool) []Check {
 		out = append(out, c)
 	}
 	add("false cut", o.MaxFalseCut, m.LegitCutPct, m.FalseCut, false)
+	out = o.costCheck(out, m, named)
 	add("missed", o.MaxMissed, m.MissedPct, m.Missed, false)
 	add("caught", o.MinCaught, m.CaughtPct, m.Caught, true)
 	if b := o.MaxClientCut; b != nil {
@@ -854,6 +868,8 @@ func (o *Options) dropOut(alg string, n int, label string, runs []*Run) string {
 					at = num(round2(ck.Value)) + " requests"
 				case secondsUnit:
 					at = num(round2(ck.Value)) + " s"
+				case costUnit:
+					at = num(round2(ck.Value)) + " " + costUnit
 				}
 				miss = append(miss, fmt.Sprintf("%s (at %s)", ck.Constraint, at))
 			}

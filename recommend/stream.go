@@ -120,8 +120,8 @@ func RecommendDirs(ctx context.Context, dirs []string, o Options) (*Result, erro
 
 // prepare checks that o has a constraint and sets the defaults.
 func (o *Options) prepare() error {
-	if o.MaxFalseCut == nil && o.MaxMissed == nil && o.MinCaught == nil && o.MaxClientCut == nil {
-		return fmt.Errorf("no constraint: give --max-false-cut and/or --max-missed, --min-caught, --max-client-cut")
+	if o.MaxFalseCut == nil && o.MaxMissed == nil && o.MinCaught == nil && o.MaxClientCut == nil && o.MaxFalseCutCost == nil {
+		return fmt.Errorf("no constraint: give --max-false-cut and/or --max-missed, --min-caught, --max-client-cut, --max-false-cut-cost")
 	}
 	if err := o.checkReactionBounds(); err != nil {
 		return err
@@ -513,6 +513,11 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 	if react {
 		cols = append(cols, reactionColumns...)
 	}
+	costAt := len(cols)
+	costed := len(files) > 0 && sweep.HasCosts(files[0])
+	if costed {
+		cols = append(cols, costColumns...)
+	}
 	var a repAcc
 	a.id = -1
 	countIf := run.CountIfOf()
@@ -583,6 +588,11 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 					m.Reactions.Measured = true
 					m.Reactions.AmplificationLegit, _ = sweep.Float(rc[0], i)
 					m.Reactions.LegitDelayP99S, _ = sweep.Float(rc[1], i)
+				}
+				if costed {
+					m.Cost.Measured = true
+					m.Cost.FalseCut, _ = sweep.Int(c[costAt], i)
+					m.Cost.OfferedLegit, _ = sweep.Int(c[costAt+1], i)
 				}
 				a.add(&m)
 			}

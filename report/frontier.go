@@ -43,6 +43,7 @@ func (p *Point) add(m *model.Metrics) {
 	p.MissedPct = pct(p.Missed, p.OfferedAbusive)
 	p.OnlyHerePct = pct(p.CutNone, p.Caught)
 	p.addReactions(m)
+	p.addCost(m)
 	// Delays: the mean over every admitted request of every replicate, and
 	// the largest replicate's p99 (percentiles do not pool).
 	p.delaySum += m.MeanDelayS * float64(m.OfferedLegit-m.FalseCut+m.Missed)

@@ -648,6 +648,11 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 	if react {
 		cols = append(cols, reactionColumns...)
 	}
+	costAt := len(cols)
+	costed := len(files) > 0 && sweep.HasCosts(files[0])
+	if costed {
+		cols = append(cols, costColumns...)
+	}
 	np := len(model.Params)
 	total := r.Spec.Points() * int64(max(1, r.Spec.Replicates))
 	var cur Point
@@ -701,6 +706,13 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 					b, _ := sweep.Int(c[repCol+2], i)
 					p99, _ := sweep.Float(c[repCol+3], i)
 					readReactions(&m, []int64{a, b}, p99)
+				}
+				if costed {
+					var cc [5]int64
+					for j := range cc {
+						cc[j], _ = sweep.Int(c[costAt+j], i)
+					}
+					readCost(&m, cc[:])
 				}
 				for _, dst := range []*float64{&m.MeanDelayS, &m.P99DelayS} {
 					v, ok := sweep.Float(c[k], i)

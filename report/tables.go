@@ -86,6 +86,10 @@ func (r *Run) FrontierTable() *Table {
 		t.Headers = append(t.Headers, reactionHeaders...)
 		t.Right = append(t.Right, true, true, true)
 	}
+	costed := r.costed()
+	if costed {
+		t.addCostColumns()
+	}
 	for _, i := range rows {
 		q := pts[i].Shown()
 		cells := []any{q.Policy.Algorithm.String(), paramsCell(q.Policy), q.Caught, q.Missed, q.FalseCut,
@@ -97,10 +101,16 @@ func (r *Run) FrontierTable() *Table {
 			cells = append(cells, reactionCells(&q.Point)...)
 		}
 		t.AddRow(cells...)
+		if costed {
+			t.appendCostCells(&q.Point)
+		}
 	}
 	t.Note = "Sorted by legitimate cut. \"same outcome\": further settings with exactly these numbers (the one shown adds the least delay, then is the simplest, then lies inside its swept ranges, then comes first by point_id; frontier.csv keeps the first by point_id)."
 	if delays {
 		t.Note += " " + delayNoteText
+	}
+	if costed {
+		t.Note += " " + costNote
 	}
 	if react {
 		t.Note += " The clients react to rejections: a cut is a request never served; amplification is the requests sent, retries included, per request intended; legit added p99 is the 99th percentile of the latency retries added to legitimate requests eventually served, s."
@@ -147,6 +157,10 @@ func (r *Run) TargetsTable() *Table {
 	if delays {
 		t.addDelayColumn()
 	}
+	costed := r.costed()
+	if costed {
+		t.addCostColumns()
+	}
 	edges := false
 	for _, tg := range r.Targets() {
 		target, tl := tg.MissedPct, tg.label()
@@ -164,6 +178,9 @@ func (r *Run) TargetsTable() *Table {
 				t.AddRow(tl, who, paramsCell(b.Policy), b.FalseCut, pct2(b.X()), pct2(b.Y()), strings.Join(flags, "; "))
 				if delays {
 					t.appendCell(delayCell(&b.Point))
+				}
+				if costed {
+					t.appendCostCells(&b.Point)
 				}
 				return
 			}
@@ -183,6 +200,9 @@ func (r *Run) TargetsTable() *Table {
 			if delays {
 				t.appendCell("")
 			}
+			if costed {
+				t.appendCostCells(nil)
+			}
 		}
 		row(true, "", &r.Frontier)
 		for _, a := range r.Algos {
@@ -196,6 +216,9 @@ func (r *Run) TargetsTable() *Table {
 	}
 	if delays {
 		t.Note += " " + delayNoteText
+	}
+	if costed {
+		t.Note += " " + costNote
 	}
 	if edges {
 		t.Note += " ⚠ marks a parameter at the smallest or largest value its sweep tried: the optimum may lie beyond, so extend the sweep that way before trusting it."
@@ -218,7 +241,7 @@ func (r *Run) PickSummary() []string {
 			continue
 		}
 		s := fmt.Sprintf("missing at most %s of the abusive requests: %s %s, which cuts %.2f%% of the legitimate requests and misses %.2f%%",
-			tg.label(), b.Policy.Algorithm, paramsCell(b.Policy), b.X(), b.Y()) + delayNote(&b.Point)
+			tg.label(), b.Policy.Algorithm, paramsCell(b.Policy), b.X(), b.Y()) + costPick(&b.Point) + delayNote(&b.Point)
 		if e := EdgesOfRange(r.Spec, b.ID); len(e) > 0 {
 			var es []string
 			for _, x := range e {
@@ -245,13 +268,23 @@ func (r *Run) SelectedTable() *Table {
 	if delays {
 		t.addDelayColumn()
 	}
+	costed := r.costed()
+	if costed {
+		t.addCostColumns()
+	}
 	for i, s := range r.Selected {
 		t.AddRow(i+1, s.Why, s.Policy.Algorithm.String(), paramsCell(s.Policy), s.Caught, s.Missed, s.FalseCut, pct2(s.X()), pct2(s.Y()))
 		if delays {
 			t.appendCell(delayCell(&s.Point))
 		}
+		if costed {
+			t.appendCostCells(&s.Point)
+		}
 	}
 	t.Note = "A knee is a frontier point where the frontier bends most (farthest below the straight line between its neighbouring picks)."
+	if costed {
+		t.Note += " " + costNote
+	}
 	return t
 }
 

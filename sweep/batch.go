@@ -174,6 +174,7 @@ func (r *partResult) pointsBatch(schema *arrow.Schema, lo, hi int) arrow.RecordB
 	cols = r.metricArrays(cols, lo, n)
 	cols = append(cols, r.policyArray(lo, n))
 	cols = r.react.pointArrays(cols, lo, n)
+	cols = r.cost.pointArrays(cols, lo, n)
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
 
@@ -729,6 +730,7 @@ func (r *partResult) clientsBatch(schema *arrow.Schema, lo, hi int) arrow.Record
 		r.blockedArray(lo, n),
 	}
 	cols = r.react.clientArrays(cols, lo, n)
+	cols = r.cost.clientArrays(cols, lo, n)
 	return releaseAfter(array.NewRecordBatch(schema, cols, int64(n)), cols)
 }
 

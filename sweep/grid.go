@@ -74,7 +74,7 @@ func (g *Grid) Policies(dst []model.Policy, from int64, changed []int8) {
 	var idx []int // per axis of entry e, the value index of dst[i-1]
 	var prm []int // per axis of entry e, its parameter's index in model.Params
 	e, end := -1, int64(0)
-	for i := range dst {
+	for i := 0; i < len(dst); i++ {
 		id := from + int64(i)
 		if changed != nil {
 			changed[i] = -1
@@ -105,9 +105,13 @@ func (g *Grid) Policies(dst []model.Policy, from int64, changed []int8) {
 			}
 			continue
 		}
+		axes := g.spec.Entries[e].Axes
+		if n := stepLast(dst[i-1:], axes, idx, prm, changed[min(i, len(changed)):], int(end-id)); n > 0 {
+			i += n - 1
+			continue
+		}
 		dst[i] = dst[i-1]
 		p := &dst[i]
-		axes := g.spec.Entries[e].Axes
 		for a := len(axes) - 1; a >= 0; a-- {
 			ax := &axes[a]
 			if idx[a]++; idx[a] < len(ax.Values) {
@@ -121,6 +125,36 @@ func (g *Grid) Policies(dst []model.Policy, from int64, changed []int8) {
 			p.SetParam(prm[a], ax.Values[0])
 		}
 	}
+}
+
+// stepLast fills dst[1:] from dst[0] while only the entry's last axis
+// steps (the common case: the innermost axis runs through its values, one
+// SetParam each), at most max points, and returns how many it filled; idx
+// and prm are Policies' axis state, changed (nil, or from dst[1] on) its
+// hints.
+func stepLast(dst []model.Policy, axes []Axis, idx, prm []int, changed []int8, max int) int {
+	last := len(axes) - 1
+	if last < 0 {
+		return 0
+	}
+	vals := axes[last].Values
+	n := min(len(vals)-1-idx[last], len(dst)-1, max)
+	if n <= 0 {
+		return 0
+	}
+	j := prm[last]
+	vals = vals[idx[last]+1:][:n]
+	for k, v := range vals {
+		dst[k+1] = dst[k]
+		dst[k+1].SetParam(j, v)
+	}
+	idx[last] += n
+	if changed != nil {
+		for k := range n {
+			changed[k] = int8(j)
+		}
+	}
+	return n
 }
 
 // Shard is one of N disjoint slices of a grid, for clusters (Slurm array

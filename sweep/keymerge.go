@@ -36,7 +36,7 @@ var (
 
 // keyMergeColumns are the clients columns the merge reads; the others are
 // keys (point_id, replicate), the rows' names, or derived (cut).
-var keyMergeClients = []string{"point_id", "replicate", "client", "class", "stage", "offered", "admitted", "cut", BlockedColumn}
+var keyMergeClients = append([]string{"point_id", "replicate", "client", "class", "stage", "offered", "admitted", "cut", BlockedColumn}, costClientColumns...)
 
 // keyShardIn is one key shard of a run being merged.
 type keyShardIn struct {
@@ -131,6 +131,7 @@ func mergeKeyShards(ctx context.Context, dir string, opts MergeOptions) (*MergeR
 		meta[MetaLog] = string(js)
 	}
 	pointsSchema, clientsSchema := schemas(meta)
+	pointsSchema, clientsSchema = withCosts(pointsSchema, clientsSchema, spec.Costed())
 	m := &Manifest{
 		Version: Version, Spec: spec.Name, SpecSHA256: sha256Hex(specData),
 		ScenarioSHA256: ins[0].m.ScenarioSHA256, Shard: Shard{0, 1}.String(),
@@ -149,6 +150,7 @@ func mergeKeyShards(ctx context.Context, dir string, opts MergeOptions) (*MergeR
 			defer recoverPanic(&err)
 			r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator, prepare: true}
 			r.names, r.classes, r.stages = rows.names, rows.classes, rows.stages
+			r.cost.on = spec.Costed()
 			if err := mergeKeyPart(gctx, grid, p, ins, r); err != nil {
 				return err
 			}
@@ -428,8 +430,15 @@ func mergeKeyPart(ctx context.Context, grid *Grid, p Part, ins []*keyShardIn, r 
 	nrows, nc := n*r.reps, len(r.names)
 	ms := make([]model.Metrics, nrows)
 	cl := make([]model.ClientResult, nrows*nc)
+	var cc []model.ClientResult // cost units per clients row (costcols.go)
+	if r.cost.on {
+		cc = make([]model.ClientResult, nrows*nc)
+	}
 	for _, in := range ins {
 		if err := addKeyShardPart(ctx, in, p, r.reps, ms, cl, nc); err != nil {
+			return err
+		}
+		if err := addKeyShardCosts(ctx, in, p, ms, cc, nc); err != nil {
 			return err
 		}
 	}
@@ -437,6 +446,9 @@ func mergeKeyPart(ctx context.Context, grid *Grid, p Part, ins []*keyShardIn, r 
 		ms[row].LegitBlockedS /= 1e9 // added up in ns (addKeyShardPart)
 		ms[row].Finish()
 		r.setRow(row, cl[row*nc:(row+1)*nc], &ms[row])
+		if r.cost.on {
+			r.cost.set(row, &ms[row], cc[row*nc:(row+1)*nc])
+		}
 	}
 	return nil
 }

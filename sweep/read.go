@@ -463,6 +463,9 @@ func ReadRunPoints(ctx context.Context, run *RunDir) ([]PointRow, error) {
 		if err == nil {
 			err = readReactions(ctx, f, rows[start:])
 		}
+		if err == nil {
+			err = readCosts(ctx, f, rows[start:])
+		}
 		if err != nil {
 			return nil, err
 		}

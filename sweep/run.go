@@ -234,6 +234,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 
 	pointsSchema, clientsSchema := schemas(meta)
 	pointsSchema, clientsSchema = withReactions(pointsSchema, clientsSchema, specReacts(spec))
+	pointsSchema, clientsSchema = withCosts(pointsSchema, clientsSchema, spec.Costed())
 	todo := make(chan int)
 	var done atomic.Int64
 	for i := range states {
@@ -265,6 +266,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			sim := src.newSim()
 			r := &partResult{reps: spec.Replicates, mem: memory.DefaultAllocator, prepare: !opts.NoOutput}
 			r.react.on = specReacts(spec)
+			r.cost.on = spec.Costed()
 			r.names, r.classes, r.stages = src.rows()
 			for i := range todo {
 				st := &states[i]
@@ -396,6 +398,7 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 					d := &r.fastRun
 					nc := len(r.names)
 					d.Admitted, d.Stride = r.admitted[(i*r.reps+rep)*nc:], r.reps*nc
+					d.Changed = changed[i-lo:]
 					if k := fast.runFast(pol[i-lo:min(hi, reported+every)-lo], d); k > 0 {
 						r.setFastRun(i, rep, k, d)
 						i += k
@@ -411,6 +414,7 @@ func simulatePart(ctx context.Context, grid *Grid, sim pointSim, seed uint64, pa
 				m := sim.run(pol[i-lo], r.scratchClients)
 				r.setRow(i*r.reps+rep, r.scratchClients, &m)
 				r.setReactions(i*r.reps+rep, &m, sim)
+				r.setCosts(i*r.reps+rep, &m, r.scratchClients, sim)
 				i++
 			}
 			if rep == 0 && r.prepare {

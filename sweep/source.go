@@ -119,10 +119,11 @@ func (s scenarioSource) rows() ([]string, []model.Class, []model.Stage) {
 	return names, classes, stages
 }
 
-func (s scenarioSource) newSim() pointSim { return &scenarioSim{sim: s.wl.NewSimulator()} }
+func (s scenarioSource) newSim() pointSim { return &scenarioSim{sim: s.wl.NewSimulator(), wl: s.wl} }
 
 type scenarioSim struct {
 	sim  *model.Simulator
+	wl   *model.Workload // its clients cost (costcols.go)
 	out  model.Outcome
 	outs []model.Outcome // runBatch
 }

@@ -214,15 +214,7 @@ sweep:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hashes [2]map[string]string
-	for i, off := range []bool{true, false} {
-		noBatch = off
-		dir := t.TempDir()
-		mustRun(t, s, Options{OutDir: dir, Workers: 2})
-		hashes[i] = fileHashes(readManifest(t, filepath.Join(dir, "manifest.json")))
-	}
-	noBatch = false
-	if !reflect.DeepEqual(hashes[0], hashes[1]) {
+	if !batchesLikePoints(t, s) {
 		t.Error("the one-pass event simulation differs from the per-point one")
 	}
 }

@@ -111,6 +111,7 @@ type partResult struct {
 
 	scratchClients []model.ClientResult // one point's, for pointSim.run
 	react          reactColumns         // clients that react (reactions.go)
+	cost           costColumns          // requests that carry costs (costcols.go)
 	fastRun        model.FastRun        // fastSim.runFast's columns
 
 	// Columns kept as one value (setRow): seen says a row was stored,
@@ -162,6 +163,7 @@ func (r *partResult) reset(n int) {
 	r.offeredFirst = grow(r.offeredFirst, len(r.names))
 	r.blocked = r.blocked[:0]
 	r.react.reset(r.nrows, len(r.names))
+	r.cost.reset(r.nrows, len(r.names))
 }
 
 // setRow stores row's results: its clients' and its metrics. A metric

@@ -23,6 +23,7 @@ func cmdRecommend(e *env, args []string) error {
 	maxMissed := fs.String("max-missed", "", "most abusive requests admitted: a percentage or a count")
 	minCaught := fs.String("min-caught", "", "fewest abusive requests cut: a percentage or a count")
 	maxClient := fs.String("max-client-cut", "", "most requests cut from any one legitimate client: a percentage of its own or a count")
+	maxCost := fs.String("max-false-cut-cost", "", "most cost units of legitimate requests cut (runs whose requests carry costs): a percentage of the legitimate cost or a count")
 	maxBlocked := fs.String("max-legit-blocked-s", "", "most seconds legitimate clients spend blocked by a penalty box (block_s), summed over them")
 	maxAmp := fs.Float64("max-amplification", 0, "most legitimate attempts per intended request, retries included (runs whose clients react; 0: no bound)")
 	maxDelay := fs.String("max-legit-delay-p99", "", "most added latency, seconds, of the 99th percentile of legitimate requests eventually served (runs whose clients react)")
@@ -50,7 +51,8 @@ func cmdRecommend(e *env, args []string) error {
 		flag, v string
 		dst     **recommend.Bound
 	}{{"max-false-cut", *maxFalseCut, &o.MaxFalseCut}, {"max-missed", *maxMissed, &o.MaxMissed},
-		{"min-caught", *minCaught, &o.MinCaught}, {"max-client-cut", *maxClient, &o.MaxClientCut}} {
+		{"min-caught", *minCaught, &o.MinCaught}, {"max-client-cut", *maxClient, &o.MaxClientCut},
+		{"max-false-cut-cost", *maxCost, &o.MaxFalseCutCost}} {
 		if b.v == "" {
 			continue
 		}
@@ -80,8 +82,8 @@ func cmdRecommend(e *env, args []string) error {
 		}
 		o.MaxLegitDelayP99S = &v
 	}
-	if o.MaxFalseCut == nil && o.MaxClientCut == nil {
-		return usagef("recommend: --max-false-cut (or --max-client-cut) is required")
+	if o.MaxFalseCut == nil && o.MaxClientCut == nil && o.MaxFalseCutCost == nil {
+		return usagef("recommend: --max-false-cut (or --max-client-cut, --max-false-cut-cost) is required")
 	}
 	res, err := recommend.RecommendDirs(e.ctx, rest, o)
 	if err != nil {

@@ -4,11 +4,15 @@
 // With BASE_DIR (the committed baseline of configs/baseline-lesson.yaml, a
 // larger grid over the same scenario), the two runs join on the `policy`
 // column and agree on every metric of every point they share.
-// Usage: node check.mjs RUN_DIR [BASE_DIR]     Exit 0 on success, 1 on a mismatch.
+// With COST_DIR (a run of cost-sweep.yaml, whose requests carry costs), the
+// cost columns read back and agree with the requests times each client's
+// cost, and the lesson run has none of them.
+// Usage: node check.mjs RUN_DIR [BASE_DIR [COST_DIR]]   Exit 0 on success, 1 on a mismatch.
 import { DuckDBInstance } from '@duckdb/node-api';
 
 const dir = process.argv[2];
 const baseDir = process.argv[3];
+const costDir = process.argv[4];
 if (!dir) { console.error('usage: node check.mjs RUN_DIR'); process.exit(2); }
 const db = await DuckDBInstance.create(':memory:');
 const con = await db.connect();
@@ -84,6 +88,31 @@ if (baseDir) {
     FROM ${points} a JOIN ${base} b USING (policy)`);
   const total = await rows(`SELECT count(*)::BIGINT n FROM ${points}`);
   expect('points joined to the baseline on policy, and those that differ', [Number(joined[0].n), Number(joined[0].differ)], [Number(total[0].n), 0]);
+}
+if (costDir) {
+  const costCols = async (rel) => (await rows(`SELECT column_name c FROM (DESCRIBE SELECT * FROM ${rel}) WHERE column_name LIKE '%_cost' ORDER BY c`)).map((r) => r.c);
+  expect('cost columns of the lesson run', [...await costCols(points), ...await costCols(clients)], []);
+  const cp = `read_parquet(${q(costDir + '/points/*.parquet')})`;
+  const cc = `read_parquet(${q(costDir + '/clients/*.parquet')})`;
+  expect('points cost columns', await costCols(cp), ['caught_cost', 'false_cut_cost', 'missed_cost', 'offered_abusive_cost', 'offered_legit_cost']);
+  expect('clients cost columns', await costCols(cc), ['cut_cost', 'offered_cost']);
+  // Each client's cost columns are its requests times its cost (cost-sweep.yaml).
+  const perClient = await rows(`
+    WITH cost(client, units) AS (VALUES ('storefront', 1), ('reports', 8), ('bulk exporter', 50), ('scraper', 2))
+    SELECT count(*)::BIGINT n, count(*) FILTER (WHERE c.offered_cost <> c.offered * cost.units OR c.cut_cost <> c.cut * cost.units)::BIGINT differ
+    FROM ${cc} c JOIN cost USING (client)`);
+  expect('clients rows, and those whose cost is not requests × cost', [Number(perClient[0].n) > 0, Number(perClient[0].differ)], [true, 0]);
+  // The points totals are the clients' sums by class.
+  const totals = await rows(`
+    SELECT count(*)::BIGINT n, count(*) FILTER (WHERE p.offered_legit_cost <> c.ol OR p.false_cut_cost <> c.fc
+                                  OR p.offered_abusive_cost <> c.oa OR p.caught_cost <> c.ca OR p.missed_cost <> c.oa - c.ca)::BIGINT differ,
+           count(*) FILTER (WHERE p.false_cut_cost > 0 AND p.caught_cost > 0 AND p.false_cut_cost <> p.false_cut)::BIGINT costed
+    FROM ${cp} p JOIN (
+      SELECT point_id, replicate,
+             sum(offered_cost) FILTER (WHERE class = 'legit') ol, sum(cut_cost) FILTER (WHERE class = 'legit') fc,
+             sum(offered_cost) FILTER (WHERE class = 'abusive') oa, sum(cut_cost) FILTER (WHERE class = 'abusive') ca
+      FROM ${cc} GROUP BY ALL) c USING (point_id, replicate)`);
+  expect('points rows, those whose cost totals differ from the clients sums, and those cutting costed requests', [Number(totals[0].n), Number(totals[0].differ), Number(totals[0].costed) > 0], [16, 0, true]);
 }
 
 console.log(`duckdb: ${checks - failed} passed, ${failed} failed`);
