@@ -159,7 +159,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if err := est.CheckLimits(spec, opts.MaxPoints, opts.MaxOutput, opts.MaxMemory, opts.NoOutput); err != nil {
 		return nil, err
 	}
-	src, err := newSource(ctx, spec, est.Streamed)
+	src, err := newSource(ctx, keyShardSpec(spec, opts.keyShard), est.Streamed)
 	if err != nil {
 		return nil, err
 	}
@@ -227,6 +227,11 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		defer lock.Release()
 		if ts, ok := src.(*trafficSource); ok && opts.keyShard.Count > 0 {
 			if err := writeKeyRows(opts.OutDir, keyRowsOf(ts, opts.keyShard)); err != nil {
+				return nil, err
+			}
+		}
+		if spec.Traffic == nil && opts.keyShard.Count > 0 {
+			if err := writeKeyRows(opts.OutDir, scenarioKeyRows(spec.Scenario, opts.keyShard)); err != nil {
 				return nil, err
 			}
 		}
