@@ -25,9 +25,9 @@ import (
 //	uvarint  id<<1 | new      the key's number in the file; new: first use
 //	[uvarint len, bytes]      the key's bytes, on its first use
 //	varint   t - previous     time since 1970, zigzag delta in the file: s,
-//	                          or ns with flag 16
+//	                          ms with flag 16, ns with flag 32
 //	byte     flags            1 rp st, 2 kp, 4 rate bits, 8 cost and status,
-//	                          16 the time delta is in ns
+//	                          16 the time delta is in ms, 32 in ns
 //	[byte rp, byte st]        the first request-scope rule (0: label column)
 //	[byte kp]                 1 + the first key-scope rule that matched
 //	[uvarint rate bits]       rate rules whose other conditions hold
@@ -178,7 +178,11 @@ func (s *Spill) read(ctx context.Context, b *builder, i int) error {
 		if err != nil {
 			return noEOF(err)
 		}
-		if flags&16 == 0 {
+		switch {
+		case flags&32 != 0:
+		case flags&16 != 0:
+			d *= 1e6
+		default:
 			d *= secondNs
 		}
 		prev += d
@@ -264,10 +268,13 @@ func (w *spillWriter) add(b *builder, rec *Record, ns int64, rp uint8, st model.
 	delta := ns - w.prev[part]
 	w.prev[part] = ns
 	var flags byte
-	if delta%secondNs != 0 {
-		flags |= 16
-	} else {
+	switch {
+	case delta%secondNs == 0:
 		delta /= secondNs
+	case delta%1e6 == 0:
+		flags, delta = 16, delta/1e6
+	default:
+		flags = 32
 	}
 	row = binary.AppendVarint(row, delta)
 	if rp != noPrec {

@@ -95,3 +95,47 @@ func withPartition(opt Options, i, n int) Options {
 	opt.Partition = KeyPartition{i, n}
 	return opt
 }
+
+// Sub-second times (ms and ns steps) spill and load back exactly.
+func TestSpillSubSecond(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("t,key\n")
+	rng := rand.New(rand.NewPCG(7, 8))
+	ns := int64(1767225600) * 1e9
+	for range 20000 {
+		switch rng.IntN(3) {
+		case 0:
+			ns += 1e9
+		case 1:
+			ns += int64(rng.IntN(5000)) * 1e6
+		default:
+			ns += int64(rng.IntN(5e9))
+		}
+		fmt.Fprintf(&b, "%d,k%d\n", ns, rng.IntN(300))
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "a.csv")
+	os.WriteFile(log, []byte(b.String()), 0o644)
+	cfg, err := parseTraffic([]byte("log: a.csv\nformat: csv\ncsv: {time_format: unix_ns, columns: {time: t, ip: key}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := SpillLog(context.Background(), log, cfg.Options, dir, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Remove()
+	for i := range 4 {
+		want, err := Load(context.Background(), log, withPartition(cfg.Options, i, 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := sp.Load(context.Background(), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !want.SubSecond || !reflect.DeepEqual(got, want) {
+			t.Errorf("partition %d: the spilled load differs from the partitioned load (sub-second %v)", i, want.SubSecond)
+		}
+	}
+}
