@@ -269,10 +269,11 @@ func keyShareOf(reqs float64, how string, n int) (float64, string) {
 }
 
 // EstimateShard is EstimateRun of shard when shards split by: for key
-// shards, the whole grid over about 1/shard.Count of the log's keys.
+// shards, the whole grid over about 1/shard.Count of the log's keys, or
+// over the scenario's clients of the shard.
 func EstimateShard(spec *Spec, shard Shard, by ShardBy, workers int, maxMemory int64) Estimate {
 	if by == ShardByKey {
-		return estimateRun(spec, Shard{0, 1}, max(1, shard.Count), workers, maxMemory)
+		return estimateRun(keyShardSpec(spec, shard), Shard{0, 1}, max(1, shard.Count), workers, maxMemory)
 	}
 	return EstimateRun(spec, shard, workers, maxMemory)
 }

@@ -155,7 +155,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			return runSpilled(ctx, spec, opts, p)
 		}
 	}
-	est := estimateRun(spec, opts.Shard, max(1, opts.keyShard.Count), opts.Workers, opts.MaxMemory)
+	est := estimateRun(keyShardSpec(spec, opts.keyShard), opts.Shard, max(1, opts.keyShard.Count), opts.Workers, opts.MaxMemory)
 	if err := est.CheckLimits(spec, opts.MaxPoints, opts.MaxOutput, opts.MaxMemory, opts.NoOutput); err != nil {
 		return nil, err
 	}
