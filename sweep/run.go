@@ -51,6 +51,9 @@ type Options struct {
 	beforePart func(Part) error        // test hook: fail or pause before writing a part
 	afterBatch func(path string) error // test hook: fail part-way through writing a file
 	keyShard   Shard                   // set by runKeyShard: the key shard this run computes
+	// workloadSHA, when set, is spec.WorkloadSHA256(), computed once for
+	// every pass of a spilled run (hashing the log reads all of it).
+	workloadSHA string
 }
 
 // Result summarises a run.
@@ -186,9 +189,11 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			}
 		}
 	}
-	workloadSHA, err := spec.WorkloadSHA256()
-	if err != nil {
-		return nil, err
+	workloadSHA := opts.workloadSHA
+	if workloadSHA == "" {
+		if workloadSHA, err = spec.WorkloadSHA256(); err != nil {
+			return nil, err
+		}
 	}
 	grid := NewGrid(spec)
 	parts := ShardParts(grid, opts.Shard)

@@ -62,11 +62,15 @@ func runSpilled(ctx context.Context, spec *Spec, opts Options, passes int) (*Res
 	if err != nil {
 		return nil, err
 	}
+	sha, err := spec.WorkloadSHA256()
+	if err != nil {
+		return nil, err
+	}
 	total := NewGrid(spec).Points() * int64(spec.Replicates)
 	res := &Result{Dir: dir, Passes: passes}
 	for i := range passes {
 		o := opts
-		o.ShardBy, o.Shard = ShardByKey, Shard{i, passes}
+		o.ShardBy, o.Shard, o.workloadSHA = ShardByKey, Shard{i, passes}, sha
 		if opts.Progress != nil {
 			o.Progress = func(done int64) { opts.Progress((int64(i)*total + done) / int64(passes)) }
 		}
