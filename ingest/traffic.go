@@ -173,7 +173,7 @@ func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
 	}
 	defer f.Close()
 	var lines int64
-	if st, err := f.Stat(); err == nil && st.Size() > countLinesAbove {
+	if st, err := f.Stat(); err == nil && st.Size() > countLinesAbove && opt.spill == nil {
 		// A large log: count its lines first, so the columns are allocated
 		// once at their final size (no growth copies: MemoryPerRequest).
 		if lines, err = countLines(f); err != nil {
@@ -295,9 +295,6 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 	}
 	if p := opt.Partition; !p.All() && lines > 0 {
 		lines = lines/int64(p.Count) + lines/int64(4*p.Count) + 4096 // its share, and room for unevenness (append grows beyond)
-	}
-	if opt.spill != nil {
-		lines = 0 // the requests go to the spill files
 	}
 	b, err := newBuilder(opt, lines)
 	if err != nil {
