@@ -91,6 +91,9 @@ func TestKeyShardsMergeEqualsWholeScenario(t *testing.T) {
 				if rep.Manifest.FalseCutSum != res.FalseCutSum || rep.Manifest.KeyShards != n {
 					t.Errorf("%d key shards: Σ false cut %d, whole %d; key_shards %d", n, rep.Manifest.FalseCutSum, res.FalseCutSum, rep.Manifest.KeyShards)
 				}
+				if _, err := OpenRun(out, OpenOptions{}); err != nil {
+					t.Errorf("%d key shards: the merged run does not open: %v", n, err)
+				}
 			}
 		})
 	}
