@@ -77,24 +77,14 @@ func TestKeyShardsMergeEqualsWholeScenario(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			whole := filepath.Join(t.TempDir(), "whole")
-			res := mustRun(t, spec, Options{OutDir: whole})
-			for _, n := range []int{1, 2, 3, 8} {
-				out := filepath.Join(t.TempDir(), fmt.Sprint(n))
-				rep := runKeySharded(t, spec, out, n)
-				if c.name == "plain" {
-					sameRunFiles(t, whole, out)
-				} else {
-					sameTable(t, whole, out, "clients")
-					samePointsButPeaks(t, whole, out)
-				}
-				if rep.Manifest.FalseCutSum != res.FalseCutSum || rep.Manifest.KeyShards != n {
-					t.Errorf("%d key shards: Σ false cut %d, whole %d; key_shards %d", n, rep.Manifest.FalseCutSum, res.FalseCutSum, rep.Manifest.KeyShards)
-				}
-				if _, err := OpenRun(out, OpenOptions{}); err != nil {
-					t.Errorf("%d key shards: the merged run does not open: %v", n, err)
+			same := sameRunFiles
+			if c.name != "plain" {
+				same = func(t *testing.T, want, got string) {
+					sameTable(t, want, got, "clients")
+					samePointsButPeaks(t, want, got)
 				}
 			}
+			checkKeyShards(t, spec, same)
 		})
 	}
 }

@@ -160,20 +160,28 @@ func TestKeyShardsMergeEqualsWholeLog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			whole := filepath.Join(t.TempDir(), "whole")
-			res := mustRun(t, spec, Options{OutDir: whole})
-			for _, n := range []int{1, 2, 3, 8} {
-				out := filepath.Join(t.TempDir(), fmt.Sprint(n))
-				rep := runKeySharded(t, spec, out, n)
-				sameRunFiles(t, whole, out)
-				if rep.Manifest.FalseCutSum != res.FalseCutSum || rep.Manifest.KeyShards != n {
-					t.Errorf("%d key shards: Σ false cut %d, whole %d; key_shards %d", n, rep.Manifest.FalseCutSum, res.FalseCutSum, rep.Manifest.KeyShards)
-				}
-				if _, err := OpenRun(out, OpenOptions{}); err != nil {
-					t.Errorf("%d key shards: the merged run does not open: %v", n, err)
-				}
-			}
+			checkKeyShards(t, spec, sameRunFiles)
 		})
+	}
+}
+
+// checkKeyShards runs spec whole and as 1, 2, 3 and 8 key shards merged,
+// compares them with same and checks the merged manifest and that the
+// merged run opens.
+func checkKeyShards(t *testing.T, spec *Spec, same func(t *testing.T, want, got string)) {
+	t.Helper()
+	whole := filepath.Join(t.TempDir(), "whole")
+	res := mustRun(t, spec, Options{OutDir: whole})
+	for _, n := range []int{1, 2, 3, 8} {
+		out := filepath.Join(t.TempDir(), fmt.Sprint(n))
+		rep := runKeySharded(t, spec, out, n)
+		same(t, whole, out)
+		if rep.Manifest.FalseCutSum != res.FalseCutSum || rep.Manifest.KeyShards != n {
+			t.Errorf("%d key shards: Σ false cut %d, whole %d; key_shards %d", n, rep.Manifest.FalseCutSum, res.FalseCutSum, rep.Manifest.KeyShards)
+		}
+		if _, err := OpenRun(out, OpenOptions{}); err != nil {
+			t.Errorf("%d key shards: the merged run does not open: %v", n, err)
+		}
 	}
 }
 
