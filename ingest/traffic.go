@@ -46,6 +46,12 @@ type Options struct {
 	// Partition keeps only the keys of one key shard (partition.go); the
 	// others' requests count in the accounting and the time span only.
 	Partition KeyPartition
+	// Spills are logs already split into key partitions on disk, by path
+	// (SpillLog): Load of such a log with a Partition of the spill's count
+	// reads only that partition's file.
+	Spills map[string]*Spill
+
+	spill *spillWriter // set by SpillLog
 }
 
 // DefaultMaxBackS is the default tolerance for times going backwards, s.
@@ -152,6 +158,9 @@ const Stdin = "-"
 // Load reads and compiles the log at path ("-": standard input). Errors
 // are *yamlx.Error naming the file (and line where there is one).
 func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
+	if sp := opt.Spills[path]; sp != nil && opt.spill == nil && opt.Partition.Count == sp.parts {
+		return sp.Load(ctx, opt.Partition.Index)
+	}
 	if path == Stdin {
 		return LoadStdin(ctx, os.Stdin, opt)
 	}
@@ -164,7 +173,7 @@ func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
 	}
 	defer f.Close()
 	var lines int64
-	if st, err := f.Stat(); err == nil && st.Size() > countLinesAbove {
+	if st, err := f.Stat(); err == nil && st.Size() > countLinesAbove && opt.spill == nil {
 		// A large log: count its lines first, so the columns are allocated
 		// once at their final size (no growth copies: MemoryPerRequest).
 		if lines, err = countLines(f); err != nil {
@@ -218,6 +227,8 @@ type builder struct {
 	// Requests of other key shards (Options.Partition) and their times.
 	others             int64
 	otherMin, otherMax int64
+	// spill, when set, takes every accepted request instead (spill.go).
+	spill *spillWriter
 }
 
 const noPrec = 255
@@ -285,26 +296,14 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 	if len(opt.Rules) > MaxRules {
 		return nil, fmt.Errorf("at most %d rules, got %d", MaxRules, len(opt.Rules))
 	}
-	b := &builder{opt: opt, index: map[string]int32{}, maxT: -1 << 63, otherMin: 1<<63 - 1, otherMax: -1 << 63}
 	if p := opt.Partition; !p.All() && lines > 0 {
 		lines = lines/int64(p.Count) + lines/int64(4*p.Count) + 4096 // its share, and room for unevenness (append grows beyond)
 	}
-	if lines > 0 && lines < 1<<31 {
-		b.times = make([]int64, 0, lines)
-		b.keys = make([]int32, 0, lines)
+	b, err := newBuilder(opt, lines)
+	if err != nil {
+		return nil, err
 	}
-	for i := range opt.Rules {
-		if err := opt.Rules[i].Validate(); err != nil {
-			return nil, err
-		}
-		if opt.Rules[i].Rate != nil {
-			b.rateRule = append(b.rateRule, i)
-		}
-		b.match = append(b.match, newMatcher(&opt.Rules[i]))
-	}
-	if len(b.rateRule) > MaxRateRules {
-		return nil, fmt.Errorf("at most %d rules with a rate condition, got %d", MaxRateRules, len(b.rateRule))
-	}
+	b.spill = opt.spill
 	opt.Reader.key = opt.Key
 	rd, err := newSource(r, opt.Reader)
 	if err != nil {
@@ -319,7 +318,7 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 				break
 			}
 		}
-		if len(b.times)&0xffff == 0 && ctx.Err() != nil {
+		if b.accepted()&0xffff == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 	}
@@ -333,6 +332,12 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 	}
 	if err := checkPaths(&b.stats, int64(len(b.times))+b.others+refused, rd.Format(), opt.Key); err != nil {
 		return nil, err
+	}
+	if b.spill != nil && b.spill.total > 0 {
+		if err := b.spill.finish(b, rd.Format()); err != nil {
+			return nil, err
+		}
+		return &Traffic{}, nil // Spill.Load compiles each partition
 	}
 	if len(b.times) == 0 && b.others > 0 { // a key shard without keys
 		t := b.emptyTraffic()
@@ -350,6 +355,37 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 	t := b.finish()
 	t.Format = rd.Format()
 	return t, nil
+}
+
+// newBuilder returns a builder for opt (defaults set) whose columns have
+// room for lines requests.
+func newBuilder(opt Options, lines int64) (*builder, error) {
+	b := &builder{opt: opt, index: map[string]int32{}, maxT: -1 << 63, otherMin: 1<<63 - 1, otherMax: -1 << 63}
+	if lines > 0 && lines < 1<<31 {
+		b.times = make([]int64, 0, lines)
+		b.keys = make([]int32, 0, lines)
+	}
+	for i := range opt.Rules {
+		if err := opt.Rules[i].Validate(); err != nil {
+			return nil, err
+		}
+		if opt.Rules[i].Rate != nil {
+			b.rateRule = append(b.rateRule, i)
+		}
+		b.match = append(b.match, newMatcher(&opt.Rules[i]))
+	}
+	if len(b.rateRule) > MaxRateRules {
+		return nil, fmt.Errorf("at most %d rules with a rate condition, got %d", MaxRateRules, len(b.rateRule))
+	}
+	return b, nil
+}
+
+// accepted is the number of requests accepted so far (kept or spilled).
+func (b *builder) accepted() int64 {
+	if b.spill != nil {
+		return b.spill.total
+	}
+	return int64(len(b.times))
 }
 
 // fieldColumn is the record field (column or path name) a key field reads.
@@ -429,20 +465,34 @@ func (b *builder) add(rec *Record) error {
 	} else {
 		b.maxT = ns
 	}
+	if b.spill != nil {
+		return b.spill.add(b, rec, ns, rp, st, resp)
+	}
 	if b.partitioned(rec, ns) {
 		return nil
 	}
 	k := b.key(rec)
+	rateBits, kp := b.matchRules(rec, b.keyBits[k], b.names[k], &rp, &st)
+	b.keyRule(k, kp)
+	b.appendRequest(k, ns, rp, st, rateBits, resp)
+	return nil
+}
+
+// matchRules applies the rules to rec, whose key (named name) rules
+// 0..31 list as keyBits says: the first request-scope rule that matches
+// sets rp and st unless they are set; it returns the rate rules whose other
+// conditions hold (bit j: rate rule j) and 1 + the first key-scope rule
+// that matches (0: none).
+func (b *builder) matchRules(rec *Record, keyBits uint32, name string, rp *uint8, st *model.Stage) (rateBits uint16, kp uint8) {
 	rules := b.opt.Rules
-	var rateBits uint16
 	for i := range rules {
 		r := &rules[i]
 		if r.Keys != nil {
 			listed := false
 			if i < 32 {
-				listed = b.keyBits[k]&(1<<i) != 0
+				listed = keyBits&(1<<i) != 0
 			} else {
-				listed = r.Keys[b.names[k]]
+				listed = r.Keys[name]
 			}
 			if !listed {
 				continue
@@ -459,15 +509,28 @@ func (b *builder) add(rec *Record) error {
 				}
 			}
 		case r.Scope == ScopeRequest:
-			if rp == noPrec {
-				rp, st = uint8(i+1), r.Stage
+			if *rp == noPrec {
+				*rp, *st = uint8(i+1), r.Stage
 			}
 		default:
-			if p := uint8(i + 1); b.keyPrec[k] == 0 || p < b.keyPrec[k] {
-				b.keyPrec[k] = p
+			if p := uint8(i + 1); kp == 0 || p < kp {
+				kp = p
 			}
 		}
 	}
+	return rateBits, kp
+}
+
+// keyRule records that a request of key k matched key-scope rule kp-1
+// (kp 0: none): the key takes the first such rule.
+func (b *builder) keyRule(k int32, kp uint8) {
+	if kp != 0 && (b.keyPrec[k] == 0 || kp < b.keyPrec[k]) {
+		b.keyPrec[k] = kp
+	}
+}
+
+// appendRequest appends an accepted request of key k to the columns.
+func (b *builder) appendRequest(k int32, ns int64, rp uint8, st model.Stage, rateBits uint16, resp uint32) {
 	b.times = append(b.times, ns)
 	b.keys = append(b.keys, k)
 	if b.opt.weighs() {
@@ -493,7 +556,6 @@ func (b *builder) add(rec *Record) error {
 		}
 		b.rateBits = append(b.rateBits, rateBits)
 	}
-	return nil
 }
 
 func excerptString(b []byte) string {
@@ -529,6 +591,11 @@ func (b *builder) checkKey(rec *Record) error {
 func (b *builder) key(rec *Record) int32 {
 	buf := b.keyBytes(b.scratch[:0], rec)
 	b.scratch = buf
+	return b.intern(buf)
+}
+
+// intern returns the index of the key with bytes buf, interning it first.
+func (b *builder) intern(buf []byte) int32 {
 	if b.hasLast && bytes.Equal(buf, b.lastKey) {
 		return b.lastK // the previous line's key (a client's page and its assets)
 	}
@@ -544,19 +611,40 @@ func (b *builder) key(rec *Record) int32 {
 func (b *builder) newKey(name string) int32 {
 	k := int32(len(b.names))
 	b.index[name] = k
-	if !utf8.ValidString(name) {
-		name = strings.ToValidUTF8(name, "\uFFFD")
-	}
+	name = keyName(name)
 	b.names = append(b.names, name)
+	b.keyBits = append(b.keyBits, b.listedBits(name))
+	b.keyPrec = append(b.keyPrec, 0)
+	return k
+}
+
+// keyName is a key's name: its bytes, invalid UTF-8 replaced.
+func keyName(raw string) string {
+	if !utf8.ValidString(raw) {
+		return strings.ToValidUTF8(raw, "\uFFFD")
+	}
+	return raw
+}
+
+// keyLists reports whether a rule lists keys.
+func (b *builder) keyLists() bool {
+	for i := range b.opt.Rules {
+		if b.opt.Rules[i].Keys != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// listedBits are the rules 0..31 whose keys list names the key name.
+func (b *builder) listedBits(name string) uint32 {
 	var bits uint32
 	for i := range b.opt.Rules {
 		if r := &b.opt.Rules[i]; r.Keys != nil && i < 32 && r.Keys[name] {
 			bits |= 1 << i
 		}
 	}
-	b.keyBits = append(b.keyBits, bits)
-	b.keyPrec = append(b.keyPrec, 0)
-	return k
+	return bits
 }
 
 func appendField(buf []byte, rec *Record, f Field, depth int) []byte {

@@ -97,7 +97,7 @@ func (w *Workload) Realise(seed uint64, replicate int, dst [][]int64) [][]int64 
 	pcg := rand.NewPCG(0, 0)
 	rng := rand.New(pcg)
 	for i := range sc.Clients {
-		pcg.Seed(seed, streamSeed(replicate, i))
+		pcg.Seed(seed, streamSeed(replicate, sc.stream(i)))
 		dst[i] = sc.Arrivals.appendTimes(dst[i][:0], &sc.Clients[i], rng)
 	}
 	return dst

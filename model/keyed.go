@@ -125,10 +125,10 @@ func (k *keyedSim) prepare(s *Simulator) {
 	fpcg := rand.NewPCG(0, 0)
 	frng := rand.New(fpcg)
 	for i := range sc.Clients {
-		seedFails(fpcg, k.seed, k.rep, i)
+		seedFails(fpcg, k.seed, k.rep, sc.stream(i))
 		ck := sc.Clients[i].Keys
 		na, nc := ck.addresses(), ck.accounts()
-		pcg.Seed(k.seed, streamSeed(k.rep, i)^0x6b657973) // "keys"
+		pcg.Seed(k.seed, streamSeed(k.rep, sc.stream(i))^0x6b657973) // "keys"
 		for j, t := range times[i] {
 			a, c := j%na, j%nc
 			if ck.Spread == SpreadRandom {

@@ -211,6 +211,9 @@ func (w *Workload) StateSlots(p Policy) int64 {
 
 // Keyed reports whether any client has keys other than the lesson's.
 func (s *Scenario) Keyed() bool {
+	if s.keyed {
+		return true
+	}
 	for i := range s.Clients {
 		if !s.Clients[i].Keys.isDefault() {
 			return true

@@ -318,7 +318,7 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 		} else {
 			times = s.events[i]
 		}
-		rs.rs[i].start(&sc.Clients[i].React, times, s.keySeed, s.keyRep, i)
+		rs.rs[i].start(&sc.Clients[i].React, times, s.keySeed, s.keyRep, sc.stream(i))
 	}
 	if p.Key == KeyGlobal {
 		rs.runShared(d, nc, endNs, shaped)

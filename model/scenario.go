@@ -82,6 +82,14 @@ type Scenario struct {
 	DurationS int
 	Clients   []Client
 	Arrivals  Arrivals // how requests are placed inside each second (default fluid)
+
+	// streams is each client's index in the scenario a key shard was cut
+	// from (KeepClients): the client draws that index's random streams.
+	// Nil means the clients' own indices.
+	streams []int
+	// keyed says the scenario a key shard was cut from is Keyed: the shard
+	// takes the same simulation path.
+	keyed bool
 }
 
 // FieldError is a validation error at a field path such as
@@ -126,7 +134,7 @@ func (s *Scenario) Validate() error {
 	if err := s.Arrivals.validate(); err != nil {
 		return err
 	}
-	if len(s.Clients) == 0 {
+	if len(s.Clients) == 0 && s.streams == nil { // a key shard may hold none
 		return fieldErr("clients", "at least one client is needed")
 	}
 	seen := make(map[string]int, len(s.Clients))

@@ -158,7 +158,7 @@ func (s *Simulator) runWeighed(p Policy, out *Outcome) {
 	var blocks int64
 	for i := range w.Scenario.Clients {
 		var adm int64
-		weighClient(d, &w.Scenario.Clients[i], i, times[i], s.keySeed, s.keyRep, func(_ int64, ok bool) {
+		weighClient(d, &w.Scenario.Clients[i], w.Scenario.stream(i), times[i], s.keySeed, s.keyRep, func(_ int64, ok bool) {
 			if ok {
 				adm++
 			}
@@ -216,7 +216,7 @@ func (w *Workload) weighedTimeline(p Policy, seed uint64, replicate int, offered
 	for i := range w.Scenario.Clients {
 		offered[i] = make([]int32, w.Scenario.DurationS)
 		admitted[i] = make([]int32, w.Scenario.DurationS)
-		weighClient(d, &w.Scenario.Clients[i], i, times[i], seed, replicate, func(t int64, ok bool) {
+		weighClient(d, &w.Scenario.Clients[i], w.Scenario.stream(i), times[i], seed, replicate, func(t int64, ok bool) {
 			offered[i][t/secondNs]++
 			if ok {
 				admitted[i][t/secondNs]++

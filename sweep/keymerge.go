@@ -69,9 +69,6 @@ func mergeKeyShards(ctx context.Context, dir string, opts MergeOptions) (*MergeR
 	if err != nil {
 		return rep, err
 	}
-	if spec.Traffic == nil {
-		return rep, inputErrorf("%s: the key shards hold no log replay", dir)
-	}
 	grid := NewGrid(spec)
 	parts := ShardParts(grid, Shard{0, 1})
 	for _, in := range ins {
@@ -81,7 +78,14 @@ func mergeKeyShards(ctx context.Context, dir string, opts MergeOptions) (*MergeR
 	if len(rep.Problems) > 0 {
 		return rep, ErrIncomplete
 	}
-	rows := placeKeyRows(ins, spec.Traffic.TopKeys)
+	var rows *mergedRows
+	if spec.Traffic != nil {
+		rows = placeKeyRows(ins, spec.Traffic.TopKeys)
+	} else if r, ok := placeScenarioRows(ins); ok {
+		rows = r
+	} else {
+		return rep, inputErrorf("%s: the key shards do not hold each of the scenario's clients once (rerun them with --force using one version)", dir)
+	}
 
 	// The run directory: spec.yaml as the shards', the lock, the part
 	// directories; a merged manifest goes first (it says "complete").
@@ -269,7 +273,7 @@ func checkKeyShard(in, first *keyShardIn, spec *Spec, specYAML string, parts []P
 	case in.m.Version != first.m.Version:
 		bad("written by ratesweep %s, key shard %s by %s (rerun it with --force using one version)", in.m.Version, first.shard, first.m.Version)
 		return
-	case !slices.Equal(in.kr.StartUnix, first.kr.StartUnix) || !slices.Equal(in.kr.DurationS, first.kr.DurationS) || in.kr.Labels != first.kr.Labels:
+	case !slices.Equal(in.kr.StartUnix, first.kr.StartUnix) || !slices.Equal(in.kr.DurationS, first.kr.DurationS) || in.kr.Labels != first.kr.Labels || in.kr.Scenario != first.kr.Scenario:
 		bad("its log's time span differs from key shard %s's", first.shard)
 		return
 	}
@@ -434,8 +438,9 @@ func mergeKeyPart(ctx context.Context, grid *Grid, p Part, ins []*keyShardIn, r 
 	if r.cost.on {
 		cc = make([]model.ClientResult, nrows*nc)
 	}
+	blockedNs := make([]int64, nrows) // legit_blocked_s of a scenario's shards, ns
 	for _, in := range ins {
-		if err := addKeyShardPart(ctx, in, p, r.reps, ms, cl, nc); err != nil {
+		if err := addKeyShardPart(ctx, in, p, r.reps, ms, cl, nc, blockedNs); err != nil {
 			return err
 		}
 		if err := addKeyShardCosts(ctx, in, p, ms, cc, nc); err != nil {
@@ -443,7 +448,7 @@ func mergeKeyPart(ctx context.Context, grid *Grid, p Part, ins []*keyShardIn, r 
 		}
 	}
 	for row := range ms {
-		ms[row].LegitBlockedS /= 1e9 // added up in ns (addKeyShardPart)
+		ms[row].LegitBlockedS = float64(blockedNs[row]) / 1e9
 		ms[row].Finish()
 		r.setRow(row, cl[row*nc:(row+1)*nc], &ms[row])
 		if r.cost.on {
@@ -454,8 +459,12 @@ func mergeKeyPart(ctx context.Context, grid *Grid, p Part, ins []*keyShardIn, r 
 }
 
 // addKeyShardPart adds key shard in's part p to ms (per points row) and cl
-// (per points row × merged clients row).
-func addKeyShardPart(ctx context.Context, in *keyShardIn, p Part, reps int, ms []model.Metrics, cl []model.ClientResult, nc int) error {
+// (per points row × merged clients row), and a scenario's legit_blocked_s
+// to blockedNs (per points row, ns: the sum of the legitimate clients'
+// blocked_s, exactly). A scenario's state peaks are left unmeasured: a
+// peak over every key at once is no sum of the shards' peaks.
+func addKeyShardPart(ctx context.Context, in *keyShardIn, p Part, reps int, ms []model.Metrics, cl []model.ClientResult, nc int, blockedNs []int64) error {
+	scenario := in.kr.Scenario
 	path := filepath.Join(in.dir, "points", p.Name())
 	mc := metricColumns()
 	cols := []string{"point_id", "replicate"}
@@ -476,12 +485,13 @@ func addKeyShardPart(ctx context.Context, in *keyShardIn, p Part, reps int, ms [
 				a := rec.Column(2 + c)
 				switch {
 				case slices.Contains(derivedMetrics, col.name):
+				case scenario && slices.Contains(peakMetrics, col.name):
 				case col.name == legitBlockedMetric:
 					// Seconds summed over the legitimate keys: added up
 					// as whole ns (exact below 2^53 ns, 104 days), then
 					// turned back into seconds as a single run does.
 					v, _ := Float(a, i)
-					m.LegitBlockedS += math.Round(v * 1e9)
+					blockedNs[row] += int64(math.Round(v * 1e9))
 				case slices.Contains(peakMetrics, col.name):
 					if a.IsValid(i) {
 						return inputErrorf("%s: %s is measured: a peak over every key at once, which key shards cannot add up; run without --shard-by key", path, col.name)

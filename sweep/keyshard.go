@@ -64,21 +64,24 @@ func KeyShardDir(dir string, s Shard) string {
 }
 
 // CheckKeySharding refuses a spec whose results do not add up over key
-// shards: a scenario (its clients are not keys of a log), policies that see
-// every key at once (key other than the client, several nodes, shared
-// state), an overlay (its keys are placed by rank over the whole log) and
-// spread: random (one random stream visits every key in turn).
+// shards: policies that see every key at once (a log: key other than the
+// client, several nodes, shared state; a scenario: a global key, several
+// nodes, shared state), a scenario whose clients react, an overlay (its
+// keys are placed by rank over the whole log) and spread: random (one
+// random stream visits every key in turn).
 func CheckKeySharding(spec *Spec) error {
 	const how = "run it without --shard-by key (shard the grid instead: --shard I/N)"
-	if spec.Traffic == nil {
-		return inputErrorf("shard_by key: spec %q simulates a scenario; key shards split a log's keys (a traffic section): %s", spec.Name, how)
+	if spec.Traffic == nil && spec.Scenario != nil && spec.Scenario.Reacts() {
+		return inputErrorf("shard_by key: scenario %q has clients that react (retries, throttling), whose delays are means and percentiles over every request, which key shards cannot add up: %s", spec.Scenario.Name, how)
 	}
 	for i, en := range spec.Entries {
 		for _, ax := range en.Axes {
 			for _, v := range ax.Values {
 				p := model.Policy{Algorithm: en.Algorithm}
 				p.Set(ax.Param, v)
-				if p.Distributed() {
+				// A scenario's clients that share keys stay together
+				// (model.Scenario.ShardKeys); a log's keys are its clients.
+				if (spec.Traffic == nil && p.NeedsEveryClient()) || (spec.Traffic != nil && p.Distributed()) {
 					prm, _ := model.LookupParam(ax.Param)
 					val := prm.ParamName(v)
 					if val == "" {
@@ -88,6 +91,9 @@ func CheckKeySharding(spec *Spec) error {
 				}
 			}
 		}
+	}
+	if spec.Traffic == nil {
+		return nil
 	}
 	if spec.Traffic.Overlay != nil {
 		return inputErrorf("shard_by key: the overlay places its keys by rank over the whole log, which a key shard does not see: %s", how)
@@ -109,9 +115,11 @@ func runKeyShard(ctx context.Context, spec *Spec, opts Options) (*Result, error)
 		ks = Shard{0, 1}
 	}
 	sub := *spec
-	tr := *spec.Traffic
-	tr.Options.Partition = ingest.KeyPartition{Index: ks.Index, Count: ks.Count}
-	sub.Traffic = &tr
+	if spec.Traffic != nil {
+		tr := *spec.Traffic
+		tr.Options.Partition = ingest.KeyPartition{Index: ks.Index, Count: ks.Count}
+		sub.Traffic = &tr
+	}
 	o := opts
 	o.ShardBy, o.Shard, o.keyShard = ShardByGrid, Shard{0, 1}, ks
 	if !opts.NoOutput {
@@ -151,6 +159,10 @@ type keyRows struct {
 	StartUnix []int64  `json:"start_unix"`
 	DurationS []int    `json:"duration_s"`
 	Rows      []keyRow `json:"rows"`
+	// Scenario says the rows are a scenario's clients, Clients their
+	// indices in the scenario (scenarioKeyRows).
+	Scenario bool  `json:"scenario,omitempty"`
+	Clients  []int `json:"clients,omitempty"`
 }
 
 // keyRow is one clients row of a key shard.
@@ -257,10 +269,11 @@ func keyShareOf(reqs float64, how string, n int) (float64, string) {
 }
 
 // EstimateShard is EstimateRun of shard when shards split by: for key
-// shards, the whole grid over about 1/shard.Count of the log's keys.
+// shards, the whole grid over about 1/shard.Count of the log's keys, or
+// over the scenario's clients of the shard.
 func EstimateShard(spec *Spec, shard Shard, by ShardBy, workers int, maxMemory int64) Estimate {
 	if by == ShardByKey {
-		return estimateRun(spec, Shard{0, 1}, max(1, shard.Count), workers, maxMemory)
+		return estimateRun(keyShardSpec(spec, shard), Shard{0, 1}, max(1, shard.Count), workers, maxMemory)
 	}
 	return EstimateRun(spec, shard, workers, maxMemory)
 }

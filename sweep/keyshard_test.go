@@ -31,6 +31,13 @@ var keyShardValues = map[string]string{
 // algorithm, its parameters and optional ones at two values each.
 func everyAlgorithmSweep(t *testing.T) string {
 	t.Helper()
+	return everyAlgorithmSweepWith(t, nil)
+}
+
+// everyAlgorithmSweepWith is everyAlgorithmSweep with the values of over
+// (keyed as keyShardValues) in place of keyShardValues'.
+func everyAlgorithmSweepWith(t *testing.T, over map[string]string) string {
+	t.Helper()
 	var entries []string
 	for _, a := range model.Algorithms {
 		if a == model.AllOf {
@@ -41,7 +48,10 @@ func everyAlgorithmSweep(t *testing.T) string {
 			if prm, _ := model.LookupParam(p); prm.Role == model.Deployment || p == "sync_ms" {
 				continue // one key per client, one node: the run's default
 			}
-			v, ok := keyShardValues[a.String()+"."+p]
+			v, ok := over[a.String()+"."+p]
+			if !ok {
+				v, ok = keyShardValues[a.String()+"."+p]
+			}
 			if !ok {
 				v, ok = keyShardValues[p]
 			}
@@ -150,20 +160,28 @@ func TestKeyShardsMergeEqualsWholeLog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			whole := filepath.Join(t.TempDir(), "whole")
-			res := mustRun(t, spec, Options{OutDir: whole})
-			for _, n := range []int{1, 2, 3, 8} {
-				out := filepath.Join(t.TempDir(), fmt.Sprint(n))
-				rep := runKeySharded(t, spec, out, n)
-				sameRunFiles(t, whole, out)
-				if rep.Manifest.FalseCutSum != res.FalseCutSum || rep.Manifest.KeyShards != n {
-					t.Errorf("%d key shards: Σ false cut %d, whole %d; key_shards %d", n, rep.Manifest.FalseCutSum, res.FalseCutSum, rep.Manifest.KeyShards)
-				}
-				if _, err := OpenRun(out, OpenOptions{}); err != nil {
-					t.Errorf("%d key shards: the merged run does not open: %v", n, err)
-				}
-			}
+			checkKeyShards(t, spec, sameRunFiles)
 		})
+	}
+}
+
+// checkKeyShards runs spec whole and as 1, 2, 3 and 8 key shards merged,
+// compares them with same and checks the merged manifest and that the
+// merged run opens.
+func checkKeyShards(t *testing.T, spec *Spec, same func(t *testing.T, want, got string)) {
+	t.Helper()
+	whole := filepath.Join(t.TempDir(), "whole")
+	res := mustRun(t, spec, Options{OutDir: whole})
+	for _, n := range []int{1, 2, 3, 8} {
+		out := filepath.Join(t.TempDir(), fmt.Sprint(n))
+		rep := runKeySharded(t, spec, out, n)
+		same(t, whole, out)
+		if rep.Manifest.FalseCutSum != res.FalseCutSum || rep.Manifest.KeyShards != n {
+			t.Errorf("%d key shards: Σ false cut %d, whole %d; key_shards %d", n, rep.Manifest.FalseCutSum, res.FalseCutSum, rep.Manifest.KeyShards)
+		}
+		if _, err := OpenRun(out, OpenOptions{}); err != nil {
+			t.Errorf("%d key shards: the merged run does not open: %v", n, err)
+		}
 	}
 }
 
@@ -219,7 +237,7 @@ func fnv1a(s string) uint64 {
 	return h
 }
 
-// Policies that need every key at once, scenarios, overlays and random
+// Policies that need every key at once, reacting scenarios, overlays and random
 // spreads are refused under key sharding, naming what.
 func TestKeyShardRefuses(t *testing.T) {
 	dir := t.TempDir()
@@ -235,7 +253,8 @@ func TestKeyShardRefuses(t *testing.T) {
 		{"name: n\n" + tr + "sweep:\n  - {algorithm: token_bucket, rate: 1, capacity: 5, nodes: [1, 3]}\n", "sweep[0].nodes"},
 		{"name: s\n" + tr + "sweep:\n  - {algorithm: token_bucket, rate: 1, capacity: 5, state: shared}\n", "sweep[0].state: shared"},
 		{"name: r\ntraffic: {log: z.log, format: combined, spread: random}\nsweep:\n  - {algorithm: fixed_window, window_s: 60, limit: 10}\n", "spread random"},
-		{"name: sc\nscenario: {name: x, duration_s: 10, clients: [{name: a, class: legit, segments: [[0, 10, 1]]}]}\nsweep:\n  - {algorithm: fixed_window, window_s: 60, limit: 10}\n", "simulates a scenario"},
+		{"name: sc\nscenario: {name: x, duration_s: 10, clients: [{name: a, class: legit, segments: [[0, 10, 1]], on_reject: {retry: immediate, max_retries: 2}}]}\nsweep:\n  - {algorithm: fixed_window, window_s: 60, limit: 10}\n", "clients that react"},
+		{"name: sg\nscenario: {name: x, duration_s: 10, clients: [{name: a, class: legit, segments: [[0, 10, 1]]}]}\nsweep:\n  - {algorithm: fixed_window, window_s: 60, limit: 10, key: [client, global]}\n", "sweep[0].key: global needs every key at once"},
 	} {
 		spec, err := LoadSpec(write(c.spec))
 		if err != nil {

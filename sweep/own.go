@@ -20,6 +20,8 @@ var ReportGlobs = []string{"tradeoff.*", "tradeoff-all.*", "heatmap-*", "clients
 var (
 	ownTop  = regexp.MustCompile(`^(spec\.yaml|keyrows\.json|manifest\.json|manifest\.shard-[0-9]{5,}-of-[0-9]{5,}\.json)$`)
 	ownPart = regexp.MustCompile(`^(part|merged)-[0-9]{6,}\.parquet$`)
+	// ownSpill are ingest.SpillFile's names.
+	ownSpill = regexp.MustCompile(`^log-[0-9]{3,}-part-[0-9]{5,}\.bin$`)
 )
 
 // ownName reports whether name, in the run directory's sub ("" for the top,
@@ -40,6 +42,8 @@ func ownName(sub, name string) bool {
 		return ownTop.MatchString(name) || name == runfs.LockName
 	case "points", "clients":
 		return ownPart.MatchString(name)
+	case SpillDir:
+		return ownSpill.MatchString(name)
 	case "report":
 		for _, g := range ReportGlobs {
 			if ok, _ := filepath.Match(g, name); ok {
@@ -74,6 +78,8 @@ func runFiles(dir string) (own, foreign []string, err error) {
 			return nil
 		case d.IsDir() && sub == "" && name == KeyShardsDir:
 			return fs.SkipDir // the key shards' run directories: each its own run
+		case d.IsDir() && sub == "" && name == SpillDir:
+			return nil // a spilled run's partition files (spill.go)
 		case d.IsDir():
 			foreign = append(foreign, rel+string(filepath.Separator))
 			return fs.SkipDir
@@ -125,6 +131,7 @@ func clearRun(dir string, proof bool) error {
 		}
 	}
 	os.Remove(filepath.Join(dir, "report")) // only when empty
+	os.Remove(filepath.Join(dir, SpillDir))
 	return nil
 }
 

@@ -51,6 +51,9 @@ type Options struct {
 	beforePart func(Part) error        // test hook: fail or pause before writing a part
 	afterBatch func(path string) error // test hook: fail part-way through writing a file
 	keyShard   Shard                   // set by runKeyShard: the key shard this run computes
+	// workloadSHA, when set, is spec.WorkloadSHA256(), computed once for
+	// every pass of a spilled run (hashing the log reads all of it).
+	workloadSHA string
 }
 
 // Result summarises a run.
@@ -155,11 +158,11 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			return runSpilled(ctx, spec, opts, p)
 		}
 	}
-	est := estimateRun(spec, opts.Shard, max(1, opts.keyShard.Count), opts.Workers, opts.MaxMemory)
+	est := estimateRun(keyShardSpec(spec, opts.keyShard), opts.Shard, max(1, opts.keyShard.Count), opts.Workers, opts.MaxMemory)
 	if err := est.CheckLimits(spec, opts.MaxPoints, opts.MaxOutput, opts.MaxMemory, opts.NoOutput); err != nil {
 		return nil, err
 	}
-	src, err := newSource(ctx, spec, est.Streamed)
+	src, err := newSource(ctx, keyShardSpec(spec, opts.keyShard), est.Streamed)
 	if err != nil {
 		return nil, err
 	}
@@ -186,9 +189,11 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			}
 		}
 	}
-	workloadSHA, err := spec.WorkloadSHA256()
-	if err != nil {
-		return nil, err
+	workloadSHA := opts.workloadSHA
+	if workloadSHA == "" {
+		if workloadSHA, err = spec.WorkloadSHA256(); err != nil {
+			return nil, err
+		}
 	}
 	grid := NewGrid(spec)
 	parts := ShardParts(grid, opts.Shard)
@@ -227,6 +232,11 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		defer lock.Release()
 		if ts, ok := src.(*trafficSource); ok && opts.keyShard.Count > 0 {
 			if err := writeKeyRows(opts.OutDir, keyRowsOf(ts, opts.keyShard)); err != nil {
+				return nil, err
+			}
+		}
+		if spec.Traffic == nil && opts.keyShard.Count > 0 {
+			if err := writeKeyRows(opts.OutDir, scenarioKeyRows(spec.Scenario, opts.keyShard)); err != nil {
 				return nil, err
 			}
 		}

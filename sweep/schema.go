@@ -85,7 +85,7 @@ func specDefs() map[string]any {
 				"seed":       map[string]any{"type": "integer", "minimum": 0, "default": 0, "description": "seeds stochastic workloads"},
 				"replicates": map[string]any{"type": "integer", "minimum": 1, "maximum": 1_000_000, "default": 1, "description": "realisations of the workload per grid point"},
 				"sweep":      map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"oneOf": []any{map[string]any{"$ref": "#/$defs/entry"}, map[string]any{"$ref": "#/$defs/stack_entry"}}}},
-				"shard_by":   map[string]any{"enum": shardByNames, "default": "grid", "description": "what --shard I/N splits: grid (parts of the grid) or key (a log's keys by FNV-1a 64 hash mod N, the whole grid each; merge adds them up)"},
+				"shard_by":   map[string]any{"enum": shardByNames, "default": "grid", "description": "what --shard I/N splits: grid (parts of the grid) or key (a log's keys or a scenario's clients by FNV-1a 64 hash mod N, the whole grid each; merge adds them up)"},
 			},
 			"oneOf": []any{map[string]any{"required": []string{"scenario"}}, map[string]any{"required": []string{"traffic"}}},
 		},

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/ratesweep/ratesweep/ingest"
 )
 
 // maxSpillPasses bounds the key passes of a log replay larger than memory.
@@ -33,10 +35,12 @@ func SpillPasses(spec *Spec, shard Shard, workers int, maxMemory int64) int {
 	return 0
 }
 
-// runSpilled replays the log in passes key shards: pass i is key shard i
-// of passes (RUN_DIR/keyshards/, resumable like any key shard), then the
-// passes are merged into RUN_DIR as one run over the whole log and
-// removed.
+// runSpilled replays the log in passes key shards: one streaming read of
+// each log writes its requests into a file per key partition
+// (RUN_DIR/spill/, compact binary rows: ingest.SpillLog), then pass i is
+// key shard i of passes (RUN_DIR/keyshards/, resumable like any key shard)
+// over partition i's file alone; the passes are merged into RUN_DIR as
+// one run over the whole log, and the passes and spill files removed.
 func runSpilled(ctx context.Context, spec *Spec, opts Options, passes int) (*Result, error) {
 	dir := opts.OutDir
 	if m, err := loadManifest(filepath.Join(dir, "manifest.json")); err == nil && opts.Resume &&
@@ -53,15 +57,24 @@ func runSpilled(ctx context.Context, spec *Spec, opts Options, passes int) (*Res
 			return nil, err
 		}
 	}
+	sub, done, err := spillLogs(ctx, spec, dir, passes)
+	defer done()
+	if err != nil {
+		return nil, err
+	}
+	sha, err := spec.WorkloadSHA256()
+	if err != nil {
+		return nil, err
+	}
 	total := NewGrid(spec).Points() * int64(spec.Replicates)
 	res := &Result{Dir: dir, Passes: passes}
 	for i := range passes {
 		o := opts
-		o.ShardBy, o.Shard = ShardByKey, Shard{i, passes}
+		o.ShardBy, o.Shard, o.workloadSHA = ShardByKey, Shard{i, passes}, sha
 		if opts.Progress != nil {
 			o.Progress = func(done int64) { opts.Progress((int64(i)*total + done) / int64(passes)) }
 		}
-		r, err := Run(ctx, spec, o)
+		r, err := Run(ctx, sub, o)
 		if r != nil && res.Log == nil {
 			res.Log = r.Log
 		}
@@ -84,4 +97,44 @@ func runSpilled(ctx context.Context, spec *Spec, opts Options, passes int) (*Res
 	res.FalseCutSum = rep.Manifest.FalseCutSum
 	res.Manifest = filepath.Join(dir, "manifest.json")
 	return res, os.RemoveAll(filepath.Join(dir, KeyShardsDir))
+}
+
+// SpillDir is the directory of a run directory that holds a spilled run's
+// partition files while it runs (ingest.SpillFile names them).
+const SpillDir = "spill"
+
+// spillLogs splits spec's logs into passes key partitions under
+// dir/SpillDir (removing what a killed run left there first) and returns
+// spec reading them; done removes the files.
+func spillLogs(ctx context.Context, spec *Spec, dir string, passes int) (*Spec, func(), error) {
+	sd := filepath.Join(dir, SpillDir)
+	done := func() { os.RemoveAll(sd) }
+	if err := refuseForeign(dir); err != nil {
+		return nil, func() {}, err
+	}
+	os.RemoveAll(sd)
+	if err := os.MkdirAll(sd, 0o755); err != nil {
+		return nil, done, fmt.Errorf("cannot create the spill directory: %w", err)
+	}
+	opt, err := spec.weighedOptions()
+	if err != nil {
+		return nil, done, inputErrorf("%v", err)
+	}
+	logs := spec.Traffic.Logs
+	if len(logs) == 0 {
+		logs = []string{spec.Traffic.Log}
+	}
+	spills := map[string]*ingest.Spill{}
+	for i, log := range logs {
+		sp, err := ingest.SpillLog(ctx, log, opt, sd, i, passes)
+		if err != nil {
+			return nil, done, err
+		}
+		spills[log] = sp
+	}
+	sub := *spec
+	tr := *spec.Traffic
+	tr.Options.Spills = spills
+	sub.Traffic = &tr
+	return &sub, done, nil
 }

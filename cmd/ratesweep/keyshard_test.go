@@ -31,7 +31,8 @@ func TestRunShardByKeyCLI(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--shard-by", "keys", spec}, "--shard-by: unknown shard_by \"keys\""},
-		{[]string{"run", "embedded:lesson-sweep.yaml", "--shard-by", "key", "--shard", "0/2", "--out", filepath.Join(dir, "x")}, "simulates a scenario"},
+		{[]string{"run", "embedded:lesson-sweep.yaml", "--shard-by", "key", "--shard", "0/2", "--out", filepath.Join(dir, "x"),
+			"--set", "sweep=[{algorithm: fixed_window, window_s: 60, limit: 10, key: [client, global]}]"}, "sweep[0].key: global needs every key at once"},
 	} {
 		code, _, stderr := runCLI(t, c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "goroutine") {
@@ -60,6 +61,37 @@ func checkKeyShards(t *testing.T, spec, single, keys string) {
 		b, err := os.ReadFile(filepath.Join(keys, f))
 		if err != nil || len(a) == 0 || !bytes.Equal(a, b) {
 			t.Errorf("%s: merged key shards differ from the single run (%v)", f, err)
+		}
+	}
+}
+
+// A scenario sweep's key shards, run and merged through the command line,
+// are byte for byte the single run.
+func TestRunShardByKeyScenarioCLI(t *testing.T) {
+	dir := t.TempDir()
+	single := filepath.Join(dir, "single")
+	if code, _, stderr := runCLI(t, "run", "embedded:lesson-sweep.yaml", "--out", single, "-q"); code != 0 {
+		t.Fatalf("single run: exit %d: %s", code, stderr)
+	}
+	keys := filepath.Join(dir, "keys")
+	for i := range 3 {
+		if code, _, stderr := runCLI(t, "run", "embedded:lesson-sweep.yaml", "--shard-by", "key", "--shard", string(rune('0'+i))+"/3", "--out", keys, "-q"); code != 0 {
+			t.Fatalf("key shard %d: exit %d: %s", i, code, stderr)
+		}
+	}
+	if code, _, stderr := runCLI(t, "merge", keys); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(single, "*", "part-*.parquet"))
+	if len(files) == 0 {
+		t.Fatal("the single run wrote no parts")
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(single, f)
+		a, _ := os.ReadFile(f)
+		b, err := os.ReadFile(filepath.Join(keys, rel))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: merged key shards differ from the single run (%v)", rel, err)
 		}
 	}
 }

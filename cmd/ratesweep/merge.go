@@ -11,7 +11,7 @@ import (
 )
 
 func cmdMerge(e *env, args []string) error {
-	fs := newFlags(e, "merge", "RUN_DIR", "Check that every shard of a sharded run finished and write the combined manifest.json\n(key shards, run --shard-by key: add them up into the parts of one run over the whole log).\nExit 1 lists the missing shards (by index) and the missing or corrupt parts.")
+	fs := newFlags(e, "merge", "RUN_DIR", "Check that every shard of a sharded run finished and write the combined manifest.json\n(key shards, run --shard-by key: add them up into the parts of one run over the whole log or scenario).\nExit 1 lists the missing shards (by index) and the missing or corrupt parts.")
 	shards := fs.Int("shards", 0, "expected shard count (default: from the shard manifests or the parts' metadata)")
 	hash := fs.Bool("sha256", false, "also check every file's size and sha256 against its manifest (reads every byte)")
 	compact := fs.Bool("compact", false, "rewrite the parts into fewer files (merged-NNNNNN.parquet, sorted by point_id, same columns and metadata)")

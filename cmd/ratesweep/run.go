@@ -29,7 +29,7 @@ func cmdRun(e *env, args []string) error {
 	fs.Lookup("workers").DefValue = "0" // help says "all cores", the same on every machine
 	shardFlag := fs.String("shard", "", "run shard I/N of the grid (default from the batch engine: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX, BATCH_TASK_INDEX, CLOUD_RUN_TASK_INDEX or NOMAD_ALLOC_INDEX, see docs/clusters.md; else 0/1)")
 	shards := fs.Int("shards", 0, "shard count N where the engine gives none (Kubernetes, AWS Batch, Nomad; or RATESWEEP_SHARDS)")
-	shardBy := fs.String("shard-by", "", "what --shard splits: grid (parts of the grid) or key (a log's keys, the whole grid each; default: the spec's shard_by, else grid)")
+	shardBy := fs.String("shard-by", "", "what --shard splits: grid (parts of the grid) or key (a log's keys or a scenario's clients, the whole grid each; default: the spec's shard_by, else grid)")
 	resume := fs.Bool("resume", false, "keep the verified parts of an interrupted run and compute only what is missing")
 	force := fs.Bool("force", false, "replace an existing run in the output directory (a shard replaces only its own parts)")
 	dry := fs.Bool("dry-run", false, "print points, rows, estimated output bytes and memory, then exit")
