@@ -49,6 +49,12 @@ type reactor struct {
 	budgetIn, budgetOut secWindow // deposits and withdrawals (RetryBudget)
 	sent, accepted      secWindow // adaptive throttling's requests and accepts
 	delays              delayStats
+	// labels are the intended requests' labels (a replayed log's key), or
+	// nil; with them the counts go by label too and delays holds the
+	// legitimate requests' latencies alone, other the rest (reactlog.go).
+	labels               []Stage
+	attemptsBy, servedBy [4]int64
+	other                delayStats
 }
 
 // retry is a retry waiting in the queue.
@@ -90,9 +96,16 @@ func newReactor() *reactor {
 // sorted) with reaction rx; its random draws come from (seed, replicate,
 // client) alone.
 func (r *reactor) start(rx *Reaction, times []int64, seed uint64, replicate, client int) {
+	r.startStream(rx, times, seed^reactSeed, streamSeed(replicate, client))
+}
+
+// startStream is start with the random stream's two seeds given.
+func (r *reactor) startStream(rx *Reaction, times []int64, seed1, seed2 uint64) {
 	r.rx, r.times, r.next, r.retries, r.seq = rx, times, 0, r.retries[:0], 0
 	r.served, r.res = 0, ClientReaction{}
-	r.pcg.Seed(seed^reactSeed, streamSeed(replicate, client))
+	r.labels, r.attemptsBy, r.servedBy = nil, [4]int64{}, [4]int64{}
+	r.other.reset()
+	r.pcg.Seed(seed1, seed2)
 	r.budgetIn.reset(budgetTTLS)
 	r.budgetOut.reset(budgetTTLS)
 	r.sent.reset(throttleWindowS)
@@ -116,7 +129,7 @@ func (r *reactor) pending() (t int64, isRetry, ok bool) {
 // step sends the client's next request (pending must be ok) to d, the
 // decider of its key; retries at or after endNs are not made. When shaped
 // is not nil, d shapes and an admitted request's delay goes to shaped.
-func (r *reactor) step(d decider, endNs int64, shaped *delayStats) {
+func (r *reactor) step(d Decider, endNs int64, shaped *delayStats) {
 	rx := r.rx
 	var ev retry
 	if _, isRetry, _ := r.pending(); !isRetry {
@@ -134,6 +147,9 @@ func (r *reactor) step(d decider, endNs int64, shaped *delayStats) {
 		return
 	}
 	r.res.Attempts++
+	if r.labels != nil {
+		r.attemptsBy[r.labels[ev.req]]++
+	}
 	if d.Allow(ev.t) {
 		if rx.ThrottleK > 0 {
 			r.accepted.add(ev.t/secondNs, 1)
@@ -144,6 +160,14 @@ func (r *reactor) step(d decider, endNs int64, shaped *delayStats) {
 			if sh, ok := d.(Shaper); ok {
 				shaped.add(sh.DelayNs())
 				lat += sh.DelayNs()
+			}
+		}
+		if r.labels != nil {
+			l := r.labels[ev.req]
+			r.servedBy[l]++
+			if l != NoStage {
+				r.other.add(lat)
+				return
 			}
 		}
 		r.delays.add(lat)
@@ -173,7 +197,7 @@ func (r *reactor) throttles(t int64) bool {
 
 // retry schedules the retry of ev, rejected at ev.t, and reports whether
 // the client retries.
-func (r *reactor) retry(d decider, ev retry, endNs int64) bool {
+func (r *reactor) retry(d Decider, ev retry, endNs int64) bool {
 	rx := r.rx
 	if rx.Retry == RetryNone || int(ev.try) >= rx.MaxRetries {
 		return false
