@@ -90,3 +90,6 @@ func (k *KeyReplay) Delays(all, legit *Delays) {
 // keyStreamSalt sets a log key's reaction stream apart from a scenario
 // client's.
 const keyStreamSalt = 0x6c6f675f6b657973
+
+// SumNs is the latencies' sum, ns.
+func (x *Delays) SumNs() int64 { return x.d.sumNs }
