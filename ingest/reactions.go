@@ -230,3 +230,31 @@ func (c *Config) reactionsYAML() string {
 	}
 	return b.String()
 }
+
+// reactionsSchema is the JSON schema of traffic.reactions (strs: a string
+// or a list of them).
+func reactionsSchema(strs map[string]any) map[string]any {
+	onReject, throttle := model.ReactionSchemas()
+	match := map[string]any{"oneOf": []any{
+		map[string]any{"const": "all"},
+		map[string]any{
+			"type": "object", "additionalProperties": false, "minProperties": 1,
+			"propertyNames": map[string]any{"enum": keyMatchKeys},
+			"properties": map[string]any{
+				"keys":      strs,
+				"keys_file": map[string]any{"type": "string", "minLength": 1, "description": "a file of key names, one per line"},
+				"label":     map[string]any{"enum": matchLabels, "description": "the key's label: that of most of its requests"},
+				"rule":      map[string]any{"type": "string", "minLength": 1, "description": "the labelling rule that labelled the key"},
+			},
+		},
+	}}
+	return map[string]any{
+		"type": "array", "minItems": 1, "maxItems": MaxReactionRules,
+		"description": "how the clients behind the log's keys answer rejections (docs/retries.md); a key takes the first rule that matches",
+		"items": map[string]any{
+			"type": "object", "additionalProperties": false, "required": []string{"match"},
+			"propertyNames": map[string]any{"enum": reactionRuleKeys},
+			"properties":    map[string]any{"match": match, "on_reject": onReject, "throttle": throttle},
+		},
+	}
+}

@@ -182,3 +182,9 @@ func (r *Reaction) YAML(indent string) string {
 	}
 	return out
 }
+
+// ReactionSchemas are the JSON schemas of on_reject and throttle (for a
+// log's reaction rules).
+func ReactionSchemas() (onReject, throttle map[string]any) {
+	return onRejectSchema(), throttleSchema()
+}
