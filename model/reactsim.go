@@ -66,19 +66,51 @@ type retry struct {
 	sleep float64 // the sleep before it, s (decorrelated jitter)
 }
 
-// retryQueue is a min-heap of retries by (t, seq) (container/heap).
+// retryQueue is a min-heap of retries by (t, seq), typed so that a push
+// or pop does not box a retry (container/heap's any would allocate each).
+// (t, seq) is unique, so the order retries come out in is that of any heap.
 type retryQueue []retry
 
-func (q retryQueue) Len() int { return len(q) }
-func (q retryQueue) Less(i, j int) bool {
+func (q retryQueue) less(i, j int) bool {
 	return q[i].t < q[j].t || q[i].t == q[j].t && q[i].seq < q[j].seq
 }
-func (q retryQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *retryQueue) Push(x any)   { *q = append(*q, x.(retry)) }
-func (q *retryQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
+
+// push adds x.
+func (q *retryQueue) push(x retry) {
+	h := append(*q, x)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	*q = h
+}
+
+// pop removes and returns the earliest retry (q is not empty).
+func (q *retryQueue) pop() retry {
+	h := *q
+	x := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if r := j + 1; r < n && h.less(r, j) {
+			j = r
+		}
+		if !h.less(j, i) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+	*q = h
 	return x
 }
 
@@ -139,7 +171,7 @@ func (r *reactor) step(d Decider, endNs int64, shaped *delayStats) {
 			r.budgetIn.add(ev.t/secondNs, 1)
 		}
 	} else {
-		ev = heap.Pop(&r.retries).(retry)
+		ev = r.retries.pop()
 	}
 	if rx.ThrottleK > 0 && r.throttles(ev.t) {
 		r.res.Throttled++
@@ -227,7 +259,7 @@ func (r *reactor) retry(d Decider, ev retry, endNs int64) bool {
 		r.budgetOut.add(sec, 1)
 	}
 	r.seq++
-	heap.Push(&r.retries, retry{t: next, seq: r.seq, req: ev.req, try: ev.try + 1, sleep: sleepS})
+	r.retries.push(retry{t: next, seq: r.seq, req: ev.req, try: ev.try + 1, sleep: sleepS})
 	return true
 }
 
