@@ -219,7 +219,11 @@ func (r *Reaction) backoffS(k int, prevS float64, u func() float64) float64 {
 	if capS == 0 {
 		capS = math.Inf(1)
 	}
-	ceiling := min(capS, r.BaseS*math.Exp2(float64(k)))
+	pow := math.Exp2(float64(k))
+	if k < 63 {
+		pow = float64(uint64(1) << k) // the same power of two, without Exp2's cost
+	}
+	ceiling := min(capS, r.BaseS*pow)
 	switch r.Jitter {
 	case JitterFull:
 		return u() * ceiling

@@ -134,3 +134,20 @@ func algorithmOf(t *testing.T, dir string, id int64) string {
 	}
 	return ""
 }
+
+// A log whose clients react is not split into key shards: the refusal says
+// why and what to do.
+func TestLogReactionsRefuseKeyShards(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "access.log"), []byte("10.0.0.1 - - [01/Jan/2026:00:00:00 +0000] \"GET / HTTP/1.1\" 200 2 \"-\" \"curl/8\"\n"), 0o644)
+	f := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(f, []byte(strings.Replace(overlayReactSpec, "overlay:", "  reactions: [{match: all, on_reject: {retry: immediate, max_retries: 2}}]\noverlay:", 1)), 0o644)
+	s, err := LoadSpec(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Traffic.Overlay = nil
+	if err := CheckKeySharding(s); err == nil || !strings.Contains(err.Error(), "react") || !strings.Contains(err.Error(), "without --shard-by key") {
+		t.Errorf("error %v: want one refusing key shards of a log whose clients react", err)
+	}
+}
