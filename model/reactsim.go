@@ -55,6 +55,10 @@ type reactor struct {
 	labels               []Stage
 	attemptsBy, servedBy [4]int64
 	other                delayStats
+	// raOf is the decider ra was found for: the type assertion of
+	// RetryAfter once per decider, not once per retry.
+	raOf Decider
+	ra   RetryAfterer
 }
 
 // retry is a retry waiting in the queue.
@@ -224,7 +228,7 @@ func (r *reactor) throttles(t int64) bool {
 	req, acc := float64(r.sent.sum(sec)), float64(r.accepted.sum(sec))
 	p := max(0, (req-r.rx.ThrottleK*acc)/(req+1))
 	r.sent.add(sec, 1)
-	return p > 0 && r.rng.Float64() < p
+	return p > 0 && r.uniform() < p
 }
 
 // retry schedules the retry of ev, rejected at ev.t, and reports whether
@@ -236,11 +240,11 @@ func (r *reactor) retry(d Decider, ev retry, endNs int64) bool {
 	}
 	var sleepS float64
 	if rx.Retry == RetryBackoff {
-		sleepS = rx.backoffS(int(ev.try), ev.sleep, r.rng.Float64)
+		sleepS = rx.backoffS(int(ev.try), ev.sleep, r.uniform)
 	}
 	wait := durationNs(sleepS)
 	if rx.HonourRetryAfter {
-		ra := RetryAfter(d, ev.t)
+		ra := r.retryAfter(d, ev.t)
 		if ra < 0 {
 			return false
 		}
@@ -261,6 +265,24 @@ func (r *reactor) retry(d Decider, ev retry, endNs int64) bool {
 	r.seq++
 	r.retries.push(retry{t: next, seq: r.seq, req: ev.req, try: ev.try + 1, sleep: sleepS})
 	return true
+}
+
+// uniform is r.rng.Float64() (the same draw, as math/rand/v2 makes it)
+// without the call through rand.Source.
+func (r *reactor) uniform() float64 {
+	return float64(r.pcg.Uint64()<<11>>11) / (1 << 53)
+}
+
+// retryAfter is RetryAfter(d, t), asserting d's type once per decider.
+func (r *reactor) retryAfter(d Decider, t int64) int64 {
+	if d != r.raOf {
+		r.raOf = d
+		r.ra, _ = d.(RetryAfterer)
+	}
+	if r.ra != nil {
+		return r.ra.RetryAfter(t)
+	}
+	return RetryAfter(d, t)
 }
 
 // durationNs is s seconds in ns, saturating.
