@@ -1,7 +1,5 @@
 package model
 
-import "hash/fnv"
-
 // KeyReaction is what one key of a replayed log did under a policy, its
 // requests sent by a client that reacts to rejections (docs/retries.md):
 // its logged requests are the requests the client meant to send.
@@ -53,10 +51,8 @@ func NewKeyReplay() *KeyReplay { return &KeyReplay{r: newReactor()} }
 // draw from a stream of seed, the replicate and the key's name alone, so a
 // key gives the same numbers whichever goroutine or shard replays it.
 func (k *KeyReplay) Replay(d Decider, rx *Reaction, times []int64, labels []Stage, endNs int64, shapes bool, seed uint64, replicate int, name string, out *KeyReaction) {
-	h := fnv.New64a()
-	h.Write([]byte(name))
 	r := k.r
-	r.startStream(rx, times, seed^reactSeed^keyStreamSalt, streamSeed(replicate, 0)^h.Sum64())
+	r.startStream(rx, times, seed^reactSeed^keyStreamSalt, streamSeed(replicate, 0)^fnv1a(name))
 	r.labels = labels
 	r.delays.reset()
 	var shaped *delayStats
@@ -85,6 +81,17 @@ func (k *KeyReplay) Delays(all, legit *Delays) {
 		all.Merge(&Delays{r.delays})
 		all.Merge(&Delays{r.other})
 	}
+}
+
+// fnv1a is the 64-bit FNV-1a hash of s (hash/fnv's New64a, without its
+// allocation per key).
+func fnv1a(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // keyStreamSalt sets a log key's reaction stream apart from a scenario
