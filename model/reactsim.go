@@ -337,10 +337,12 @@ func (w *secWindow) sum(sec int64) int64 {
 
 // reactSim is a Simulator's scratch for clients that react.
 type reactSim struct {
-	rs    []*reactor  // by client
-	fluid [][]int64   // fluid clients' requests, by client
-	queue clientQueue // shared key: the clients by their next request
-	legit delayStats  // added latency of legitimate served requests
+	rs    []*reactor // by client
+	fluid [][]int64  // fluid clients' requests, by client
+	// fluidDone says fluid holds them (they depend on the workload alone).
+	fluidDone bool
+	queue     clientQueue // shared key: the clients by their next request
+	legit     delayStats  // added latency of legitimate served requests
 }
 
 // ReactionsSupport reports why policy p cannot run on a scenario whose
@@ -382,16 +384,23 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 	}
 	d := s.decider(p)
 	endNs := int64(sc.DurationS) * secondNs
-	rs.fluid = extend(rs.fluid, nc)
-	for i := range nc {
-		var times []int64
-		if sc.Arrivals.Process == Fluid {
+	if sc.Arrivals.Process == Fluid && !rs.fluidDone {
+		// A fluid workload's requests are the same for every policy and
+		// replicate: made once.
+		rs.fluid = extend(rs.fluid, nc)
+		for i := range nc {
 			rs.fluid[i] = rs.fluid[i][:0]
 			for t, x := range s.series(i) {
 				for range x {
 					rs.fluid[i] = append(rs.fluid[i], int64(t)*secondNs)
 				}
 			}
+		}
+		rs.fluidDone = true
+	}
+	for i := range nc {
+		var times []int64
+		if sc.Arrivals.Process == Fluid {
 			times = rs.fluid[i]
 		} else {
 			times = s.events[i]
