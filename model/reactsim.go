@@ -440,14 +440,21 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 	if shaped != nil {
 		out.MeanDelayS, out.P99DelayS = shaped.meanS(), shaped.quantileS(0.99)
 	}
+	rm.LegitDelayMeanS, rm.LegitDelayP99S = rs.legit.meanS(), rs.legit.quantileS(0.99)
+	rm.Finish(&out.Metrics)
+	out.Metrics.Reactions = rm
+}
+
+// Finish derives the measures that follow from the attempts and m's
+// judged counts (the intended requests): the total attempts, the intended
+// requests served and the amplification, and marks rm measured.
+func (rm *ReactionMetrics) Finish(m *Metrics) {
 	rm.Measured = true
 	rm.Attempts = rm.AttemptsLegit + rm.AttemptsAbusive
-	rm.IntendedServedLegit = out.OfferedLegit - out.FalseCut
-	rm.IntendedServedAbusive = out.Missed
-	rm.AmplificationLegit = ratioOr0(rm.AttemptsLegit, out.OfferedLegit)
-	rm.AmplificationAbusive = ratioOr0(rm.AttemptsAbusive, out.OfferedAbusive)
-	rm.LegitDelayMeanS, rm.LegitDelayP99S = rs.legit.meanS(), rs.legit.quantileS(0.99)
-	out.Metrics.Reactions = rm
+	rm.IntendedServedLegit = m.OfferedLegit - m.FalseCut
+	rm.IntendedServedAbusive = m.Missed
+	rm.AmplificationLegit = ratioOr0(rm.AttemptsLegit, m.OfferedLegit)
+	rm.AmplificationAbusive = ratioOr0(rm.AttemptsAbusive, m.OfferedAbusive)
 }
 
 // runShared sends every client's requests and retries to one decider d in

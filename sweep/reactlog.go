@@ -102,13 +102,8 @@ func (s *trafficSim) runReactions(p model.Policy, clients []model.ClientResult) 
 	m := ingest.MetricsByLabel(s.replay.Keys)
 	s.perKey = s.replay.Totals(s.perKey)
 	copy(clients, g.Aggregate(s.perKey, clients[:0]))
-	rm.Measured = true
-	rm.Attempts = rm.AttemptsLegit + rm.AttemptsAbusive
-	rm.IntendedServedLegit = m.OfferedLegit - m.FalseCut
-	rm.IntendedServedAbusive = m.Missed
-	rm.AmplificationLegit = ratio(rm.AttemptsLegit, m.OfferedLegit)
-	rm.AmplificationAbusive = ratio(rm.AttemptsAbusive, m.OfferedAbusive)
 	rm.LegitDelayMeanS, rm.LegitDelayP99S = lr.legit[0].MeanS(), lr.legit[0].P99S()
+	rm.Finish(&m)
 	m.Reactions = rm
 	return m
 }
@@ -126,12 +121,4 @@ func extendDelays(ds []model.Delays, n int) []model.Delays {
 		ds[i].Reset()
 	}
 	return ds
-}
-
-// ratio is a/b, 0 when b is 0.
-func ratio(a, b int64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
 }
