@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline cross test-windows dist actionlint bench bench-ingest bench-events bench-check bench-month test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race test-adversarial test-fail2ban
+.PHONY: all build run tables test vet unit duckdb check baseline cross test-windows dist actionlint bench bench-ingest bench-events bench-reactions bench-check bench-month test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race test-adversarial test-fail2ban
 
 all: build
 
@@ -62,6 +62,17 @@ bench-month:
 # Poisson arrivals under every algorithm, one key per client.
 bench-events:
 	$(GO) test ./model -run '^$$' -bench 'BenchmarkRun/poisson' -benchtime 300x
+	$(MAKE) --no-print-directory bench-reactions
+
+# Clients that react, at the size of their acceptance: a 3,600 s, 1,000-client
+# scenario over 1,000 policies with reactions and, interleaved (A B A B), the
+# open-loop event simulation of the same traffic and grid; median decisions/s
+# of each and the load average, one core. REACT_ROUNDS rounds (default 2);
+# REACT_POLICIES=100 runs an even fraction of the grid.
+REACT_ROUNDS ?= 2
+REACT_POLICIES ?= 1000
+bench-reactions:
+	$(GO) test ./model -run '^$$' -bench 'BenchmarkReactionsAcceptance' -benchtime $(REACT_ROUNDS)x -timeout 0 -v -args -react-policies $(REACT_POLICIES)
 
 # Interop: DuckDB (npm @duckdb/node-api) reads the Parquet output and a SQL
 # GROUP BY reproduces the lesson's summary table.

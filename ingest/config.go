@@ -32,10 +32,13 @@ type Config struct {
 	// WindowOrigin places fixed_window and sliding_counter windows in the
 	// replay (default: on the Unix epoch, as deployed limiters do).
 	WindowOrigin WindowOrigin
+	// Reactions say how the clients behind the log's keys answer
+	// rejections (reactions.go); none by default.
+	Reactions []ReactionRule
 }
 
 var trafficKeys = []string{"log", "format", "csv", "parquet", "jsonl", "key", "path_depth", "spread", "strict", "max_line_bytes", "max_backwards_s", "top_keys", "rules", "window_origin",
-	"envoy_format", "haproxy_format", "nginx_log_format", "trusted_proxies", "cost"}
+	"envoy_format", "haproxy_format", "nginx_log_format", "trusted_proxies", "cost", "reactions"}
 
 // templateKeys are the format string field of each templated format.
 var templateKeys = map[Format]string{FormatEnvoyText: "envoy_format", FormatHAProxy: "haproxy_format", FormatNginx: "nginx_log_format"}
@@ -110,6 +113,7 @@ const MaxLogs = 366
 //	max_backwards_s: 300        # a time further back than this behind an earlier line is malformed; -1 no bound
 //	top_keys: 20                # keys with their own clients row
 //	rules: [...] or rules.yaml  # labelling rules (a list, or a file with rules: [...])
+//	reactions: [...]            # how the keys' clients answer rejections: [{match: {keys, keys_file, label, rule} | all, on_reject, throttle}]
 //	window_origin: epoch        # epoch (default) | log_start: where windows start
 func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 	var ec yamlx.Collector // every field is decoded, so that all errors show at once
@@ -291,6 +295,10 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 		if o.Cost != nil && o.Cost.Field == "bytes" && !logsBytes(o.Reader.Format) {
 			ec.Errorf(v, m.FieldPath("cost"), "format %s logs no response bytes: price requests with rules instead", o.Reader.Format)
 		}
+	}
+	if v := m.Get("reactions"); v != nil && ec.Len() == 0 {
+		c.Reactions, err = decodeReactionRules(v, m.FieldPath("reactions"), dir, o.Rules)
+		ec.Add(err)
 	}
 	if err := ec.Err(); err != nil {
 		return nil, err
@@ -611,27 +619,8 @@ func decodeRule(n *yaml.Node, path, dir string) (Rule, error) {
 			}
 		}
 	}
-	if v := m.Get("keys"); v != nil {
-		ks, err := strList(v, m.FieldPath("keys"))
-		if err != nil {
-			return r, err
-		}
-		r.Keys = map[string]bool{}
-		for _, k := range ks {
-			r.Keys[k] = true
-		}
-	}
-	if v := m.Get("keys_file"); v != nil {
-		s, err := yamlx.Str(v, m.FieldPath("keys_file"))
-		if err != nil {
-			return r, err
-		}
-		if r.Keys == nil {
-			r.Keys = map[string]bool{}
-		}
-		if err := readKeys(resolve(dir, s), r.Keys); err != nil {
-			return r, err
-		}
+	if r.Keys, err = decodeKeySet(m, dir); err != nil {
+		return r, err
 	}
 	if v := m.Get("rate"); v != nil {
 		rm, err := yamlx.Mapping(v, m.FieldPath("rate"), rateKeys...)
@@ -729,6 +718,35 @@ func parseStatusRange(s string) (StatusRange, bool) {
 		return StatusRange{}, false
 	}
 	return StatusRange{lo, hi}, true
+}
+
+// decodeKeySet reads a mapping's keys (a list of key names) and keys_file
+// (a file of them, one per line) into one set, nil when neither is given.
+func decodeKeySet(m *yamlx.Map, dir string) (map[string]bool, error) {
+	var set map[string]bool
+	if v := m.Get("keys"); v != nil {
+		ks, err := strList(v, m.FieldPath("keys"))
+		if err != nil {
+			return nil, err
+		}
+		set = map[string]bool{}
+		for _, k := range ks {
+			set[k] = true
+		}
+	}
+	if v := m.Get("keys_file"); v != nil {
+		s, err := yamlx.Str(v, m.FieldPath("keys_file"))
+		if err != nil {
+			return nil, err
+		}
+		if set == nil {
+			set = map[string]bool{}
+		}
+		if err := readKeys(resolve(dir, s), set); err != nil {
+			return nil, err
+		}
+	}
+	return set, nil
 }
 
 // readKeys adds the keys listed in file, one per line ("#" starts a comment

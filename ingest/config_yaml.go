@@ -153,8 +153,10 @@ func (c *Config) YAML() []byte {
 	return c.withOverlay(&b)
 }
 
-// withOverlay appends the overlay block, if any, after the traffic block.
+// withOverlay ends the traffic block with its reactions, if any, and
+// appends the overlay block, if any.
 func (c *Config) withOverlay(b *strings.Builder) []byte {
+	b.WriteString(c.reactionsYAML())
 	if c.Overlay != nil {
 		b.Write(c.Overlay.YAML())
 	}

@@ -118,6 +118,9 @@ func DecodeOverlay(n *yaml.Node, path string) (*Overlay, error) {
 		return nil
 	}
 	err = perClient("keys", "top:N or a list of log keys", func(name string, val *yaml.Node, p string) error {
+		if clients[name].React.Reacts() {
+			return yamlx.Errorf(val, p, "%s reacts (on_reject, throttle): a client that reacts has keys of its own; give the log's keys reactions under traffic.reactions", name)
+		}
 		var ok OverlayKeys
 		if val.Kind == yaml.ScalarNode && strings.HasPrefix(val.Value, "top:") {
 			n, err := strconv.Atoi(strings.TrimPrefix(val.Value, "top:"))
@@ -243,14 +246,20 @@ func (t *Traffic) WithOverlay(o *Overlay, s Spread, seed uint64) (*Traffic, erro
 	}
 	var names []string // new keys
 	rule := map[int]string{}
-	keyOf := func(name string) int {
+	owner := map[int]string{} // new keys: their overlay client
+	var keyErr error
+	keyOf := func(name string, c *model.Client) int {
 		if k, ok := index[name]; ok {
+			if c.React.Reacts() && keyErr == nil {
+				keyErr = fmt.Errorf("overlay: %s reacts (on_reject, throttle) but its key %q is also a key of the log or of another client: rename the client", c.Name, name)
+			}
 			return k
 		}
 		k := len(perKey)
 		index[name] = k
 		perKey = append(perKey, nil)
 		names = append(names, name)
+		owner[k] = c.Name
 		return k
 	}
 	start := o.StartS * secondNs
@@ -276,13 +285,13 @@ func (t *Traffic) WithOverlay(o *Overlay, s Spread, seed uint64) (*Traffic, erro
 				}
 			}
 			for _, name := range list {
-				keys = append(keys, keyOf(name))
+				keys = append(keys, keyOf(name, &model.Client{Name: c.Name})) // log keys: never the client's own
 			}
 		} else if n == 1 {
-			keys = []int{keyOf(c.Name)}
+			keys = []int{keyOf(c.Name, c)}
 		} else {
 			for i := range n {
-				keys = append(keys, keyOf(fmt.Sprintf("%s #%d", c.Name, i+1)))
+				keys = append(keys, keyOf(fmt.Sprintf("%s #%d", c.Name, i+1), c))
 			}
 		}
 		ts := times[ci]
@@ -303,6 +312,9 @@ func (t *Traffic) WithOverlay(o *Overlay, s Spread, seed uint64) (*Traffic, erro
 				rule[k] = "overlay: " + c.Name
 			}
 		}
+	}
+	if keyErr != nil {
+		return nil, keyErr
 	}
 	// Sort each key's requests by time (stable: the log's first at a tie),
 	// rank keys by requests then name, and lay out the columns.
@@ -340,7 +352,7 @@ func (t *Traffic) WithOverlay(o *Overlay, s Spread, seed uint64) (*Traffic, erro
 		if len(perKey[k]) == 0 {
 			continue // a listed log key the overlay never used cannot be empty; new keys always have requests
 		}
-		key := Key{Name: allNames[k], Requests: int64(len(perKey[k]))}
+		key := Key{Name: allNames[k], Requests: int64(len(perKey[k])), Overlay: owner[k]}
 		if k < len(t.Keys) {
 			key.Rule = t.Keys[k].Rule
 		}

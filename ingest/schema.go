@@ -76,6 +76,7 @@ func SchemaDefs() map[string]any {
 				"top_keys":       map[string]any{"type": "integer", "minimum": 0, "maximum": 100_000, "default": DefaultTopKeys},
 				"window_origin":  map[string]any{"enum": windowOriginNames, "default": windowOriginNames[0], "description": "where windows start: on the Unix epoch (default) or at the log's first second"},
 				"cost":           costSchema(),
+				"reactions":      reactionsSchema(strs),
 				"rules": map[string]any{"oneOf": []any{
 					str, map[string]any{"type": "array", "maxItems": MaxRules, "items": map[string]any{"$ref": "#/$defs/rule"}},
 				}, "description": "labelling rules, or a YAML file with rules: [...]"},

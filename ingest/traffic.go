@@ -65,6 +65,7 @@ type Key struct {
 	Class    model.Class // the label of most of its requests (abusive on a tie)
 	Stage    model.Stage // with Class
 	Rule     string      // the rule that labelled most of its abusive requests, if any
+	Overlay  string      // the overlay client whose own key it is (WithOverlay), or ""
 }
 
 // Mixed reports whether the key's requests carry more than one label.

@@ -219,7 +219,13 @@ func (r *Reaction) backoffS(k int, prevS float64, u func() float64) float64 {
 	if capS == 0 {
 		capS = math.Inf(1)
 	}
-	ceiling := min(capS, r.BaseS*math.Exp2(float64(k)))
+	var pow float64
+	if k < 63 {
+		pow = float64(uint64(1) << k) // Exp2(k) exactly, without its cost
+	} else {
+		pow = math.Exp2(float64(k))
+	}
+	ceiling := min(capS, r.BaseS*pow)
 	switch r.Jitter {
 	case JitterFull:
 		return u() * ceiling

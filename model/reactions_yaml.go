@@ -1,7 +1,9 @@
 package model
 
 import (
+	"errors"
 	"slices"
+	"strings"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"go.yaml.in/yaml/v3"
@@ -147,4 +149,42 @@ func throttleSchema() map[string]any {
 		"type": "object", "additionalProperties": false, "required": []string{"k"},
 		"properties": map[string]any{"k": map[string]any{"type": "number", "minimum": 1, "description": "adaptive throttling's K (the SRE book suggests 2)"}},
 	}
+}
+
+// DecodeReaction reads and checks the on_reject and throttle of mapping m
+// (a reaction rule of a replayed log), m being the node n at path: errors
+// name the field and its line.
+func DecodeReaction(n *yaml.Node, m *yamlx.Map, path string) (Reaction, error) {
+	r, err := decodeReaction(m)
+	if err != nil {
+		return r, err
+	}
+	if err := r.validate(path); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return r, yamlx.Errorf(yamlx.Locate(n, strings.TrimPrefix(strings.TrimPrefix(fe.Path, path), ".")), fe.Path, "%s", fe.Msg)
+		}
+		return r, err
+	}
+	return r, nil
+}
+
+// YAML renders the reaction's on_reject and throttle as fields of a
+// mapping indented by indent (nothing when it does not react).
+func (r *Reaction) YAML(indent string) string {
+	var b strings.Builder
+	r.writeYAML(&b)
+	out := ""
+	for _, l := range strings.SplitAfter(b.String(), "\n") {
+		if l != "" {
+			out += indent + strings.TrimPrefix(l, "    ")
+		}
+	}
+	return out
+}
+
+// ReactionSchemas are the JSON schemas of on_reject and throttle (for a
+// log's reaction rules).
+func ReactionSchemas() (onReject, throttle map[string]any) {
+	return onRejectSchema(), throttleSchema()
 }

@@ -49,6 +49,16 @@ type reactor struct {
 	budgetIn, budgetOut secWindow // deposits and withdrawals (RetryBudget)
 	sent, accepted      secWindow // adaptive throttling's requests and accepts
 	delays              delayStats
+	// labels are the intended requests' labels (a replayed log's key), or
+	// nil; with them the counts go by label too and delays holds the
+	// legitimate requests' latencies alone, other the rest (reactlog.go).
+	labels               []Stage
+	attemptsBy, servedBy [4]int64
+	other                delayStats
+	// raOf is the decider ra was found for: the type assertion of
+	// RetryAfter once per decider, not once per retry.
+	raOf Decider
+	ra   RetryAfterer
 }
 
 // retry is a retry waiting in the queue.
@@ -60,19 +70,51 @@ type retry struct {
 	sleep float64 // the sleep before it, s (decorrelated jitter)
 }
 
-// retryQueue is a min-heap of retries by (t, seq) (container/heap).
+// retryQueue is a min-heap of retries by (t, seq), typed so that a push
+// or pop does not box a retry (container/heap's any would allocate each).
+// (t, seq) is unique, so the order retries come out in is that of any heap.
 type retryQueue []retry
 
-func (q retryQueue) Len() int { return len(q) }
-func (q retryQueue) Less(i, j int) bool {
+func (q retryQueue) less(i, j int) bool {
 	return q[i].t < q[j].t || q[i].t == q[j].t && q[i].seq < q[j].seq
 }
-func (q retryQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *retryQueue) Push(x any)   { *q = append(*q, x.(retry)) }
-func (q *retryQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
+
+// push adds x.
+func (q *retryQueue) push(x retry) {
+	h := append(*q, x)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	*q = h
+}
+
+// pop removes and returns the earliest retry (q is not empty).
+func (q *retryQueue) pop() retry {
+	h := *q
+	x := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if r := j + 1; r < n && h.less(r, j) {
+			j = r
+		}
+		if !h.less(j, i) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+	*q = h
 	return x
 }
 
@@ -90,9 +132,16 @@ func newReactor() *reactor {
 // sorted) with reaction rx; its random draws come from (seed, replicate,
 // client) alone.
 func (r *reactor) start(rx *Reaction, times []int64, seed uint64, replicate, client int) {
+	r.startStream(rx, times, seed^reactSeed, streamSeed(replicate, client))
+}
+
+// startStream is start with the random stream's two seeds given.
+func (r *reactor) startStream(rx *Reaction, times []int64, seed1, seed2 uint64) {
 	r.rx, r.times, r.next, r.retries, r.seq = rx, times, 0, r.retries[:0], 0
 	r.served, r.res = 0, ClientReaction{}
-	r.pcg.Seed(seed^reactSeed, streamSeed(replicate, client))
+	r.labels, r.attemptsBy, r.servedBy = nil, [4]int64{}, [4]int64{}
+	r.other.reset()
+	r.pcg.Seed(seed1, seed2)
 	r.budgetIn.reset(budgetTTLS)
 	r.budgetOut.reset(budgetTTLS)
 	r.sent.reset(throttleWindowS)
@@ -116,7 +165,7 @@ func (r *reactor) pending() (t int64, isRetry, ok bool) {
 // step sends the client's next request (pending must be ok) to d, the
 // decider of its key; retries at or after endNs are not made. When shaped
 // is not nil, d shapes and an admitted request's delay goes to shaped.
-func (r *reactor) step(d decider, endNs int64, shaped *delayStats) {
+func (r *reactor) step(d Decider, endNs int64, shaped *delayStats) {
 	rx := r.rx
 	var ev retry
 	if _, isRetry, _ := r.pending(); !isRetry {
@@ -126,7 +175,7 @@ func (r *reactor) step(d decider, endNs int64, shaped *delayStats) {
 			r.budgetIn.add(ev.t/secondNs, 1)
 		}
 	} else {
-		ev = heap.Pop(&r.retries).(retry)
+		ev = r.retries.pop()
 	}
 	if rx.ThrottleK > 0 && r.throttles(ev.t) {
 		r.res.Throttled++
@@ -134,6 +183,9 @@ func (r *reactor) step(d decider, endNs int64, shaped *delayStats) {
 		return
 	}
 	r.res.Attempts++
+	if r.labels != nil {
+		r.attemptsBy[r.labels[ev.req]]++
+	}
 	if d.Allow(ev.t) {
 		if rx.ThrottleK > 0 {
 			r.accepted.add(ev.t/secondNs, 1)
@@ -144,6 +196,14 @@ func (r *reactor) step(d decider, endNs int64, shaped *delayStats) {
 			if sh, ok := d.(Shaper); ok {
 				shaped.add(sh.DelayNs())
 				lat += sh.DelayNs()
+			}
+		}
+		if r.labels != nil {
+			l := r.labels[ev.req]
+			r.servedBy[l]++
+			if l != NoStage {
+				r.other.add(lat)
+				return
 			}
 		}
 		r.delays.add(lat)
@@ -168,23 +228,23 @@ func (r *reactor) throttles(t int64) bool {
 	req, acc := float64(r.sent.sum(sec)), float64(r.accepted.sum(sec))
 	p := max(0, (req-r.rx.ThrottleK*acc)/(req+1))
 	r.sent.add(sec, 1)
-	return p > 0 && r.rng.Float64() < p
+	return p > 0 && r.uniform() < p
 }
 
 // retry schedules the retry of ev, rejected at ev.t, and reports whether
 // the client retries.
-func (r *reactor) retry(d decider, ev retry, endNs int64) bool {
+func (r *reactor) retry(d Decider, ev retry, endNs int64) bool {
 	rx := r.rx
 	if rx.Retry == RetryNone || int(ev.try) >= rx.MaxRetries {
 		return false
 	}
 	var sleepS float64
 	if rx.Retry == RetryBackoff {
-		sleepS = rx.backoffS(int(ev.try), ev.sleep, r.rng.Float64)
+		sleepS = rx.backoffS(int(ev.try), ev.sleep, r.uniform)
 	}
 	wait := durationNs(sleepS)
 	if rx.HonourRetryAfter {
-		ra := RetryAfter(d, ev.t)
+		ra := r.retryAfter(d, ev.t)
 		if ra < 0 {
 			return false
 		}
@@ -203,8 +263,26 @@ func (r *reactor) retry(d decider, ev retry, endNs int64) bool {
 		r.budgetOut.add(sec, 1)
 	}
 	r.seq++
-	heap.Push(&r.retries, retry{t: next, seq: r.seq, req: ev.req, try: ev.try + 1, sleep: sleepS})
+	r.retries.push(retry{t: next, seq: r.seq, req: ev.req, try: ev.try + 1, sleep: sleepS})
 	return true
+}
+
+// uniform is r.rng.Float64() (the same draw, as math/rand/v2 makes it)
+// without the call through rand.Source.
+func (r *reactor) uniform() float64 {
+	return float64(r.pcg.Uint64()<<11>>11) / (1 << 53)
+}
+
+// retryAfter is RetryAfter(d, t), asserting d's type once per decider.
+func (r *reactor) retryAfter(d Decider, t int64) int64 {
+	if d != r.raOf {
+		r.raOf = d
+		r.ra, _ = d.(RetryAfterer)
+	}
+	if r.ra != nil {
+		return r.ra.RetryAfter(t)
+	}
+	return RetryAfter(d, t)
 }
 
 // durationNs is s seconds in ns, saturating.
@@ -259,10 +337,12 @@ func (w *secWindow) sum(sec int64) int64 {
 
 // reactSim is a Simulator's scratch for clients that react.
 type reactSim struct {
-	rs    []*reactor  // by client
-	fluid [][]int64   // fluid clients' requests, by client
-	queue clientQueue // shared key: the clients by their next request
-	legit delayStats  // added latency of legitimate served requests
+	rs    []*reactor // by client
+	fluid [][]int64  // fluid clients' requests, by client
+	// fluidDone says fluid holds them (they depend on the workload alone).
+	fluidDone bool
+	queue     clientQueue // shared key: the clients by their next request
+	legit     delayStats  // added latency of legitimate served requests
 }
 
 // ReactionsSupport reports why policy p cannot run on a scenario whose
@@ -304,16 +384,23 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 	}
 	d := s.decider(p)
 	endNs := int64(sc.DurationS) * secondNs
-	rs.fluid = extend(rs.fluid, nc)
-	for i := range nc {
-		var times []int64
-		if sc.Arrivals.Process == Fluid {
+	if sc.Arrivals.Process == Fluid && !rs.fluidDone {
+		// A fluid workload's requests are the same for every policy and
+		// replicate: made once.
+		rs.fluid = extend(rs.fluid, nc)
+		for i := range nc {
 			rs.fluid[i] = rs.fluid[i][:0]
 			for t, x := range s.series(i) {
 				for range x {
 					rs.fluid[i] = append(rs.fluid[i], int64(t)*secondNs)
 				}
 			}
+		}
+		rs.fluidDone = true
+	}
+	for i := range nc {
+		var times []int64
+		if sc.Arrivals.Process == Fluid {
 			times = rs.fluid[i]
 		} else {
 			times = s.events[i]
@@ -353,14 +440,21 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 	if shaped != nil {
 		out.MeanDelayS, out.P99DelayS = shaped.meanS(), shaped.quantileS(0.99)
 	}
+	rm.LegitDelayMeanS, rm.LegitDelayP99S = rs.legit.meanS(), rs.legit.quantileS(0.99)
+	rm.Finish(&out.Metrics)
+	out.Metrics.Reactions = rm
+}
+
+// Finish derives the measures that follow from the attempts and m's
+// judged counts (the intended requests): the total attempts, the intended
+// requests served and the amplification, and marks rm measured.
+func (rm *ReactionMetrics) Finish(m *Metrics) {
 	rm.Measured = true
 	rm.Attempts = rm.AttemptsLegit + rm.AttemptsAbusive
-	rm.IntendedServedLegit = out.OfferedLegit - out.FalseCut
-	rm.IntendedServedAbusive = out.Missed
-	rm.AmplificationLegit = ratioOr0(rm.AttemptsLegit, out.OfferedLegit)
-	rm.AmplificationAbusive = ratioOr0(rm.AttemptsAbusive, out.OfferedAbusive)
-	rm.LegitDelayMeanS, rm.LegitDelayP99S = rs.legit.meanS(), rs.legit.quantileS(0.99)
-	out.Metrics.Reactions = rm
+	rm.IntendedServedLegit = m.OfferedLegit - m.FalseCut
+	rm.IntendedServedAbusive = m.Missed
+	rm.AmplificationLegit = ratioOr0(rm.AttemptsLegit, m.OfferedLegit)
+	rm.AmplificationAbusive = ratioOr0(rm.AttemptsAbusive, m.OfferedAbusive)
 }
 
 // runShared sends every client's requests and retries to one decider d in

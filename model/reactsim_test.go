@@ -69,17 +69,37 @@ func refBackoff(rx *Reaction, k int, prev float64, rng *rand.Rand) float64 {
 // all with shared).
 func refReactions(w *Workload, p Policy, times [][]int64, seed uint64, rep int, shared bool) ([]ClientResult, []ClientReaction) {
 	sc := w.Scenario
-	endNs := int64(sc.DurationS) * secondNs
-	var pending []refEvent
-	cls := make([]*refClient, len(sc.Clients))
-	ds := make([]decider, len(sc.Clients))
-	var lat [][]int64 = make([][]int64, len(sc.Clients))
+	rxs := make([]*Reaction, len(sc.Clients))
+	rngs := make([]*rand.Rand, len(sc.Clients))
 	for i := range sc.Clients {
-		cls[i] = &refClient{rx: &sc.Clients[i].React, rng: rand.New(rand.NewPCG(seed^reactSeed, streamSeed(rep, i)))}
+		rxs[i], rngs[i] = &sc.Clients[i].React, rand.New(rand.NewPCG(seed^reactSeed, streamSeed(rep, i)))
+	}
+	out, res, _ := refLoop(rxs, rngs, p, times, int64(sc.DurationS)*secondNs, shared)
+	return out, res
+}
+
+// refRequest is what became of one intended request in the reference loop.
+type refRequest struct {
+	attempts int
+	served   bool
+	latNs    int64
+}
+
+// refLoop is the reference loop over clients with reactions rxs and random
+// streams rngs; it also returns what became of every intended request.
+func refLoop(rxs []*Reaction, rngs []*rand.Rand, p Policy, times [][]int64, endNs int64, shared bool) ([]ClientResult, []ClientReaction, [][]refRequest) {
+	var pending []refEvent
+	cls := make([]*refClient, len(rxs))
+	ds := make([]decider, len(rxs))
+	var lat [][]int64 = make([][]int64, len(rxs))
+	reqs := make([][]refRequest, len(rxs))
+	for i := range rxs {
+		cls[i] = &refClient{rx: rxs[i], rng: rngs[i]}
 		ds[i] = newDecider(p)
 		if shared && i > 0 {
 			ds[i] = ds[0]
 		}
+		reqs[i] = make([]refRequest, len(times[i]))
 		for j, t := range times[i] {
 			pending = append(pending, refEvent{t: t, client: i, seq: int64(j), req: j})
 		}
@@ -125,6 +145,7 @@ func refReactions(w *Workload, p Policy, times [][]int64, seed uint64, rep int, 
 			}
 		}
 		c.res.Attempts++
+		reqs[ev.client][ev.req].attempts++
 		if d.Allow(ev.t) {
 			if rx.ThrottleK > 0 {
 				c.accepted = append(c.accepted, sec)
@@ -135,6 +156,7 @@ func refReactions(w *Workload, p Policy, times [][]int64, seed uint64, rep int, 
 				l += sh.DelayNs() // a shaping limiter's wait is latency too
 			}
 			lat[ev.client] = append(lat[ev.client], l)
+			reqs[ev.client][ev.req].served, reqs[ev.client][ev.req].latNs = true, l
 			continue
 		}
 		if rx.Retry == RetryNone || ev.try >= rx.MaxRetries {
@@ -177,7 +199,7 @@ func refReactions(w *Workload, p Policy, times [][]int64, seed uint64, rep int, 
 		}
 		res[i] = c.res
 	}
-	return out, res
+	return out, res, reqs
 }
 
 // randomReaction returns a valid reaction with small numbers.

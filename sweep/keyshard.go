@@ -95,6 +95,9 @@ func CheckKeySharding(spec *Spec) error {
 	if spec.Traffic == nil {
 		return nil
 	}
+	if spec.Traffic.Reacts() {
+		return inputErrorf("shard_by key: the log's clients react (traffic.reactions): their retries run to the end of the whole log and their latencies' percentiles pool every key, which a key shard does not see: %s", how)
+	}
 	if spec.Traffic.Overlay != nil {
 		return inputErrorf("shard_by key: the overlay places its keys by rank over the whole log, which a key shard does not see: %s", how)
 	}

@@ -49,8 +49,11 @@ var (
 	}
 )
 
-// specReacts reports whether the spec's scenario has clients that react.
-func specReacts(spec *Spec) bool { return spec.Scenario != nil && spec.Scenario.Reacts() }
+// specReacts reports whether the spec's clients react: a scenario's
+// clients, a log's keys by reaction rule, or an overlay's attackers.
+func specReacts(spec *Spec) bool {
+	return spec.Scenario != nil && spec.Scenario.Reacts() || spec.Traffic != nil && spec.Traffic.Reacts()
+}
 
 // withReactions adds the reaction columns to the points and clients
 // schemas when react is set.
@@ -179,29 +182,39 @@ func (r *partResult) setReactions(row int, m *model.Metrics, sim pointSim) {
 
 // checkReactions refuses a spec whose clients react and whose sweep takes
 // a deployment the simulation of reactions does not model (two keys at
-// once, several nodes, shared state), and an overlay whose attackers
-// react (only scenario clients do); sw and ov are the sweep and overlay
-// nodes, for lines.
-func checkReactions(s *Spec, sw, ov *yaml.Node) error {
-	if s.Traffic != nil && s.Traffic.Overlay != nil && s.Traffic.Overlay.Scenario != nil && s.Traffic.Overlay.Scenario.Reacts() {
-		return yamlx.Errorf(ov, "overlay", "on_reject and throttle are simulated for a scenario's clients, not yet for an overlay's attackers on a log")
-	}
+// once, several nodes, shared state), or, on a log, weighs requests (cost,
+// count_if: a retry has no logged response); sw is the sweep node, tr the
+// traffic node, for lines.
+func checkReactions(s *Spec, sw, tr *yaml.Node) error {
 	if !specReacts(s) {
 		return nil
 	}
 	items, _ := yamlx.Seq(sw, "sweep")
+	at := func(i int) *yaml.Node {
+		if i < len(items) {
+			return items[i]
+		}
+		return sw
+	}
+	why := "the scenario's clients react: on_reject or throttle"
+	if s.Traffic != nil {
+		why = "the log's clients react: traffic.reactions or an overlay client's on_reject or throttle"
+		if s.Costed() {
+			return yamlx.Errorf(yamlx.Locate(tr, "cost"), "traffic.cost", "reactions replay a log one request at a time without costs: drop cost (%s)", why)
+		}
+	}
 	for i, e := range s.Entries {
+		if e.CountIf != "" && s.Traffic != nil {
+			path := fmt.Sprintf("sweep[%d].count_if", i)
+			return yamlx.Errorf(yamlx.Locate(at(i), "count_if"), path, "a retry has no logged response to count by (%s)", why)
+		}
 		for _, ax := range e.Axes {
 			for _, v := range ax.Values {
 				p := model.Policy{Algorithm: e.Algorithm}
 				p.Set(ax.Param, v)
 				if err := model.ReactionsSupport(p); err != nil {
-					n := sw
-					if i < len(items) {
-						n = items[i]
-					}
 					path := fmt.Sprintf("sweep[%d].%s", i, ax.Param)
-					return yamlx.Errorf(yamlx.Locate(n, ax.Param), path, "%s (the scenario's clients react: on_reject or throttle)", fieldMsg(err))
+					return yamlx.Errorf(yamlx.Locate(at(i), ax.Param), path, "%s (%s)", fieldMsg(err), why)
 				}
 			}
 		}

@@ -94,12 +94,12 @@ sweep:
 	}
 }
 
-// An overlay's attackers on a log do not react yet: a spec that says so is
-// refused rather than simulated without the reactions.
-func TestReactionsRefuseOverlay(t *testing.T) {
+// An overlay client that reacts has a key of its own: one given the log's
+// keys is refused with the field.
+func TestReactionsRefuseOverlayOnLogKeys(t *testing.T) {
 	s, err := LoadSpec(filepath.Join("..", "configs", "examples", "antlr-org-overlay.yaml"),
-		"overlay.clients[2].on_reject={retry: immediate, max_retries: 3}")
-	if err == nil || !strings.Contains(err.Error(), "overlay") || !strings.Contains(err.Error(), "on_reject") {
-		t.Fatalf("spec %v, error %v: want one refusing the overlay's on_reject", s != nil, err)
+		"overlay.clients[3].on_reject={retry: immediate, max_retries: 3}")
+	if err == nil || !strings.Contains(err.Error(), "overlay.keys.behind NAT") || !strings.Contains(err.Error(), "reacts") {
+		t.Fatalf("spec %v, error %v: want one naming overlay.keys.behind NAT", s != nil, err)
 	}
 }

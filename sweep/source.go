@@ -98,6 +98,11 @@ func newSource(ctx context.Context, spec *Spec, streamed bool) (source, error) {
 		src.groupings = ingest.LabelRows(src.trs)
 	}
 	src.grouping = src.groupings[0]
+	if spec.Traffic.Reacts() {
+		for _, tr := range src.trs {
+			src.reacts = append(src.reacts, tr.KeyReactions(spec.Traffic))
+		}
+	}
 	src.views = make([][][]int64, len(src.trs))
 	for i, tr := range src.trs {
 		if tr.Unspread(spec.Traffic.Spread) {
@@ -210,6 +215,9 @@ type trafficSource struct {
 	// views[i] is trs[i].KeyTimes() where the spread leaves its times as
 	// logged (every worker reads them; nil otherwise).
 	views [][][]int64
+	// reacts[i] is trs[i]'s keys' clients' reactions (Traffic.KeyReactions)
+	// when some react, else nil (reactlog.go).
+	reacts [][]*model.Reaction
 }
 
 func (s *trafficSource) rows() ([]string, []model.Class, []model.Stage) {
@@ -231,6 +239,11 @@ type trafficSim struct {
 	deciders map[model.Algorithm]model.Decider
 
 	ranges []int // key range bounds for the goroutines of run (keyRanges)
+
+	// The replicate: its log's index, seed and number (reactions).
+	log, rep int
+	seed     uint64
+	react    logReactions
 
 	// One pass for many limits of a count-based policy (runBatch).
 	counts  ingest.CountReplay
@@ -279,7 +292,7 @@ var noBatch = false
 // in key ranges over every core. Every way the decisions are the per-point
 // replay's.
 func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m *model.Metrics)) int {
-	if noBatch || ps[0].Weighed() { // weighed policies replay request by request (run)
+	if noBatch || ps[0].Weighed() || s.src.reacts != nil { // weighed policies and reactions replay request by request (run)
 		return 0
 	}
 	tr := s.tr
@@ -354,6 +367,7 @@ func (s *trafficSim) origin() int64 { return s.src.cfg.WindowOrigin.OriginNs(s.t
 
 func (s *trafficSim) setReplicate(seed uint64, rep int) {
 	i := rep % len(s.src.trs)
+	s.log, s.seed, s.rep = i, seed, rep
 	if s.src.trs[i] != s.tr {
 		s.ranges = nil // key ranges are per log
 	}
@@ -367,6 +381,9 @@ func (s *trafficSim) setReplicate(seed uint64, rep int) {
 }
 
 func (s *trafficSim) run(p model.Policy, clients []model.ClientResult) model.Metrics {
+	if s.src.reacts != nil {
+		return s.runReactions(p, clients)
+	}
 	decider := func() model.Decider {
 		d, err := model.NewDeciderAt(p, s.origin())
 		if err != nil {
