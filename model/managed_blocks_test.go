@@ -27,7 +27,7 @@ func refUntil(r managedRef) int64 {
 // Allow and AllowN's batches, and nothing after Reset.
 func TestManagedRuleBlocksMatchReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 11))
-	for _, a := range []Algorithm{CloudflareRule, FastlyERL} {
+	for _, a := range []Algorithm{CloudflareRule, FastlyERL, AWSWAFRate} {
 		t.Run(a.String(), func(t *testing.T) {
 			var total int64
 			for trial := range 150 {
@@ -50,6 +50,9 @@ func TestManagedRuleBlocksMatchReference(t *testing.T) {
 				}
 				last := times[len(times)-1]
 				for _, h := range []int64{last, last + rng.Int64N(int64(2*time.Minute)), last + int64(2*time.Hour)} {
+					if a == AWSWAFRate {
+						blocks = awsRefBlocks(p, times, sizes, h)
+					}
 					var want int64
 					for _, b := range blocks {
 						want += max(0, min(b.until, h)-b.from)
@@ -76,4 +79,36 @@ func TestManagedRuleBlocksMatchReference(t *testing.T) {
 			}
 		})
 	}
+}
+
+// awsRefBlocks are aws_waf_rate's blocks as AWS documents the rule
+// (docs/managed-rules.md), up to horizon h: every 10 s a check counts the
+// key's requests (all of them) in the window before it, and its result acts
+// from lag after it until the next one's; a block is a run of checks that
+// counted more than limit, from the first one's action to the action of the
+// next check that did not.
+func awsRefBlocks(p Policy, times, sizes []int64, h int64) []refBlock {
+	lag := int64(awsLagS(p) * 1e9)
+	window := int64(p.WindowS) * secondNs
+	var blocks []refBlock
+	in := false
+	for c := int64(0); c*10*secondNs+lag < h; c++ {
+		end := c * 10 * secondNs
+		var n int64
+		for i, u := range times {
+			if u >= end-window && u < end {
+				n += sizes[i]
+			}
+		}
+		act := end + lag
+		switch over := n > p.Limit; {
+		case over && !in:
+			blocks = append(blocks, refBlock{act, h})
+			in = true
+		case !over && in:
+			blocks[len(blocks)-1].until = act
+			in = false
+		}
+	}
+	return blocks
 }
