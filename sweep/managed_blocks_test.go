@@ -108,6 +108,7 @@ scenario:
 sweep:
   - {algorithm: cloudflare_rule, period_s: 10, requests_per_period: [25, 60], mitigation_timeout_s: [0, 60, 600], counts: [all, admitted]}
   - {algorithm: fastly_erl, window_s: [1, 10], rate: [10], penalty_box_s: [60, 120]}
+  - {algorithm: aws_waf_rate, window_s: 60, limit: [100, 300], lag_s: [5, 20]}
   - {algorithm: token_bucket, rate: 3, capacity: 20}
 `
 	ctx := context.Background()
@@ -127,8 +128,8 @@ sweep:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 17 || len(clients) != 3*17 {
-		t.Fatalf("%d points rows, %d clients rows, want 17 and 51", len(rows), len(clients))
+	if len(rows) != 21 || len(clients) != 3*21 {
+		t.Fatalf("%d points rows, %d clients rows, want 21 and 63", len(rows), len(clients))
 	}
 	w, err := model.NewWorkload(sp.Scenario)
 	if err != nil {
@@ -152,6 +153,8 @@ sweep:
 				bs = cloudflareBlocks(p, events[c])
 			case model.FastlyERL:
 				bs = fastlyBlocks(p, events[c])
+			case model.AWSWAFRate:
+				bs = awsBlocks(p, events[c], horizon)
 			}
 			var ns int64
 			for _, b := range bs {
@@ -175,7 +178,39 @@ sweep:
 		}
 		legitTotal += wantLegit
 	}
-	if rules < 8 || legitTotal == 0 {
+	if rules < 10 || legitTotal == 0 {
 		t.Errorf("%d policies with blocks, legitimate blocked %v s: the scenario does not test the columns", rules, legitTotal)
 	}
+}
+
+// awsBlocks is aws_waf_rate on one key as AWS documents it, up to horizon:
+// every 10 s a check counts the key's requests in the window_s before it,
+// blocked ones included; its result acts from lag_s after it until the next
+// one's. A block is a run of over checks, from the first one's action to
+// the action of the next check not over.
+func awsBlocks(p model.Policy, times []int64, horizon int64) []ruleBlock {
+	lagS := p.LagS
+	if lagS == 0 { // the label leaves the default out
+		lagS = model.DefaultAWSLagS
+	}
+	lag := int64(math.Round(lagS * 1e9))
+	var blocks []ruleBlock
+	in := false
+	for end := int64(0); end+lag < horizon; end += 10e9 {
+		var n int64
+		for _, u := range times {
+			if u >= end-int64(p.WindowS)*1e9 && u < end {
+				n++
+			}
+		}
+		switch over := n > p.Limit; {
+		case over && !in:
+			blocks = append(blocks, ruleBlock{end + lag, horizon})
+			in = true
+		case !over && in:
+			blocks[len(blocks)-1].until = end + lag
+			in = false
+		}
+	}
+	return blocks
 }
