@@ -2,9 +2,15 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/big"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -189,6 +195,10 @@ sweep:
 // one's. A block is a run of over checks, from the first one's action to
 // the action of the next check not over.
 func awsBlocks(p model.Policy, times []int64, horizon int64) []ruleBlock {
+	var first int64 // checks before the first request count nothing
+	if len(times) > 0 {
+		first = times[0] / 10e9 * 10e9
+	}
 	lagS := p.LagS
 	if lagS == 0 { // the label leaves the default out
 		lagS = model.DefaultAWSLagS
@@ -196,7 +206,7 @@ func awsBlocks(p model.Policy, times []int64, horizon int64) []ruleBlock {
 	lag := int64(math.Round(lagS * 1e9))
 	var blocks []ruleBlock
 	in := false
-	for end := int64(0); end+lag < horizon; end += 10e9 {
+	for end := first; end+lag < horizon; end += 10e9 {
 		var n int64
 		for _, u := range times {
 			if u >= end-int64(p.WindowS)*1e9 && u < end {
@@ -213,4 +223,114 @@ func awsBlocks(p model.Policy, times []int64, horizon int64) []ruleBlock {
 		}
 	}
 	return blocks
+}
+
+// The managed rules' blocks in a log replay, read back from the Parquet
+// files: each key (address) is a client, the rules' periods and checks on
+// the Unix clock, blocked time clipped at the end of the log's last
+// second; every key is legitimate (no rules).
+func TestLogManagedRuleBlocks(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 1, 1, 0, 0, 7, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(28, 5))
+	const spanS = 900
+	times := map[string][]int64{}
+	var b strings.Builder
+	for s := range spanS {
+		for k, ip := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"} {
+			n := rng.IntN(2 + 2*k) // 0.5, 1.5 and 2.5 a second on average
+			if k == 2 && s%300 < 60 {
+				n += 25 // floods
+			}
+			for range n {
+				at := start.Add(time.Duration(s) * time.Second)
+				times[ip] = append(times[ip], at.UnixNano())
+				fmt.Fprintf(&b, "%s - - [%s] \"GET / HTTP/1.1\" 200 12 \"-\" \"app\"\n", ip, at.Format("02/Jan/2006:15:04:05 -0700"))
+			}
+		}
+	}
+	log := filepath.Join(dir, "access.log")
+	if err := os.WriteFile(log, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := fmt.Sprintf(`name: managed-log
+traffic:
+  log: %q
+  format: combined
+  spread: none
+sweep:
+  - {algorithm: cloudflare_rule, period_s: 10, requests_per_period: [20, 40], mitigation_timeout_s: [0, 60], counts: [all, admitted]}
+  - {algorithm: fastly_erl, window_s: [1, 10], rate: [10], penalty_box_s: [60]}
+  - {algorithm: aws_waf_rate, window_s: 60, limit: [100], lag_s: [5, 20]}
+`, log)
+	ctx := context.Background()
+	sp, err := ReadSpec([]byte(spec), "managed.yaml", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if _, err := Run(ctx, sp, Options{OutDir: out, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	rows, err := ReadPoints(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := ReadClients(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 12 {
+		t.Fatalf("%d points rows, want 12", len(rows))
+	}
+	horizon := start.Add(spanS * time.Second).UnixNano()
+	var withBlocks int
+	for _, r := range rows {
+		p, err := model.ParseLabel(r.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantBlocks, wantNs int64
+		seen := 0
+		for _, c := range clients {
+			if c.PointID != r.PointID {
+				continue
+			}
+			ts, ok := times[c.Client]
+			if !ok {
+				t.Fatalf("%s: client %q is not a key of the log", r.Key(), c.Client)
+			}
+			seen++
+			var bs []ruleBlock
+			switch p.Algorithm {
+			case model.CloudflareRule:
+				bs = cloudflareBlocks(p, ts)
+			case model.FastlyERL:
+				bs = fastlyBlocks(p, ts)
+			case model.AWSWAFRate:
+				bs = awsBlocks(p, ts, horizon)
+			}
+			var ns int64
+			for _, b := range bs {
+				ns += max(0, min(b.until, horizon)-b.from)
+			}
+			wantBlocks += int64(len(bs))
+			wantNs += ns
+			if math.Abs(c.BlockedS-float64(ns)/1e9) > 1e-9 {
+				t.Errorf("%s client %s: blocked_s %v, reference %v", r.Key(), c.Client, c.BlockedS, float64(ns)/1e9)
+			}
+		}
+		if seen != 3 {
+			t.Errorf("%s: %d clients rows, want 3", r.Key(), seen)
+		}
+		if r.Blocks != wantBlocks || math.Abs(r.LegitBlockedS-float64(wantNs)/1e9) > 1e-6 {
+			t.Errorf("%s: blocks %d legit_blocked_s %v, reference %d %v", r.Key(), r.Blocks, r.LegitBlockedS, wantBlocks, float64(wantNs)/1e9)
+		}
+		if wantBlocks > 0 {
+			withBlocks++
+		}
+	}
+	if withBlocks < 8 {
+		t.Errorf("%d policies with blocks: the log does not test the columns", withBlocks)
+	}
 }
