@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -332,5 +333,99 @@ sweep:
 	}
 	if withBlocks < 8 {
 		t.Errorf("%d policies with blocks: the log does not test the columns", withBlocks)
+	}
+}
+
+// In a keyed scenario a rule's block of a shared key blocks every client
+// using it: two readers behind one address share its blocks, the flood
+// has its own; aws_waf_rate reports none there (docs/managed-rules.md).
+func TestKeyedManagedRuleBlocks(t *testing.T) {
+	const spec = `name: managed keyed
+scenario:
+  name: an office and a flood
+  duration_s: 300
+  arrivals: {process: poisson}
+  clients:
+    - name: steady reader
+      class: legit
+      address_pool: office
+      segments: [[0, 300, 1]]
+    - name: bursty reader
+      class: legit
+      address_pool: office
+      segments: [[0, 20, 1], [20, 25, 12], [25, 300, 0.5]]
+    - name: flood
+      class: abusive
+      stage: code
+      segments: [[30, 90, 20], [250, 300, 30]]
+sweep:
+  - {algorithm: cloudflare_rule, key: address, period_s: 10, requests_per_period: [25, 60], mitigation_timeout_s: [0, 60], counts: [all, admitted]}
+  - {algorithm: fastly_erl, key: address, window_s: [1, 10], rate: [10], penalty_box_s: [60, 120]}
+  - {algorithm: aws_waf_rate, key: address, window_s: 60, limit: [100]}
+`
+	ctx := context.Background()
+	dir := t.TempDir()
+	sp, err := ReadSpec([]byte(spec), "keyed.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, sp, Options{OutDir: dir, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	rows, err := ReadPoints(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := ReadClients(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 13 || len(clients) != 3*13 {
+		t.Fatalf("%d points rows, %d clients rows, want 13 and 39", len(rows), len(clients))
+	}
+	w, err := model.NewWorkload(sp.Scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := w.Realise(sp.Seed, 0, nil)
+	office := slices.Sorted(slices.Values(slices.Concat(events[0], events[1])))
+	horizon := int64(sp.Scenario.DurationS) * 1e9
+	var shared int
+	for i, r := range rows {
+		p, err := model.ParseLabel(r.Key())
+		if err != nil {
+			t.Fatalf("policy %q: %v", r.Key(), err)
+		}
+		blocksOf := func(ts []int64) (int64, int64) {
+			var bs []ruleBlock
+			switch p.Algorithm {
+			case model.CloudflareRule:
+				bs = cloudflareBlocks(p, ts)
+			case model.FastlyERL:
+				bs = fastlyBlocks(p, ts)
+			}
+			var ns int64
+			for _, b := range bs {
+				ns += max(0, min(b.until, horizon)-b.from)
+			}
+			return int64(len(bs)), ns
+		}
+		nOffice, nsOffice := blocksOf(office)
+		nFlood, nsFlood := blocksOf(events[2])
+		for c, want := range []int64{nsOffice, nsOffice, nsFlood} {
+			cr := clients[i*3+c]
+			if cr.PointID != r.PointID || math.Abs(cr.BlockedS-float64(want)/1e9) > 1e-9 {
+				t.Errorf("%s client %s: blocked_s %v, reference %v", r.Key(), cr.Client, cr.BlockedS, float64(want)/1e9)
+			}
+		}
+		if r.Blocks != nOffice+nFlood || math.Abs(r.LegitBlockedS-2*float64(nsOffice)/1e9) > 1e-6 {
+			t.Errorf("%s: blocks %d legit_blocked_s %v, reference %d %v", r.Key(), r.Blocks, r.LegitBlockedS, nOffice+nFlood, 2*float64(nsOffice)/1e9)
+		}
+		if nOffice > 0 {
+			shared++
+		}
+	}
+	if shared < 3 {
+		t.Errorf("%d policies block the office: the scenario does not test shared keys", shared)
 	}
 }
