@@ -189,7 +189,9 @@ func (d *awsWAFRateLimiter) AllowN(t, n int64) int64 {
 		return 0
 	}
 	blocked := d.blocked(t)
-	d.account(&d.blocks, d.actingAt(t))
+	if !d.blocks.accounted || d.check != d.blocks.acted {
+		d.account(&d.blocks, d.check) // the check acting at t (blocked)
+	}
 	d.count(t, n)
 	if blocked {
 		return 0

@@ -92,11 +92,15 @@ func (d *awsWAFRateLimiter) account(a *awsBlocks, c int64) {
 			a.acted = c
 			return
 		}
-		var sum int64
-		for b := j - d.windowBuckets; b < j; b++ {
-			sum += d.bucket(b)
+		if d.checked && j == d.check {
+			over = d.over // blocked's result
+		} else {
+			var sum int64
+			for b := j - d.windowBuckets; b < j; b++ {
+				sum += d.bucket(b)
+			}
+			over = sum > d.limit
 		}
-		over = sum > d.limit
 		switch {
 		case over && !a.in:
 			a.in, a.from = true, d.acting(j)
