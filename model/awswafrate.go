@@ -112,6 +112,7 @@ type awsWAFRateLimiter struct {
 	fresh                       bool
 	check                       int64 // the check whose result over is
 	checked, over               bool
+	blocks                      awsBlocks // the blocks (managed_blocks.go)
 }
 
 func (d *awsWAFRateLimiter) configure(p Policy) {
@@ -128,7 +129,7 @@ func (d *awsWAFRateLimiter) configure(p Policy) {
 }
 
 // Reset forgets the key.
-func (d *awsWAFRateLimiter) Reset() { d.fresh, d.checked = true, false }
+func (d *awsWAFRateLimiter) Reset() { d.fresh, d.checked, d.blocks = true, false, awsBlocks{} }
 
 // atOrigin puts the checks at Unix multiples of 10 s (NewDeciderAt).
 func (d *awsWAFRateLimiter) atOrigin(originNs int64) { d.phaseNs = floorMod(-originNs, awsCheckNs) }
@@ -188,6 +189,9 @@ func (d *awsWAFRateLimiter) AllowN(t, n int64) int64 {
 		return 0
 	}
 	blocked := d.blocked(t)
+	if !d.blocks.accounted || d.check != d.blocks.acted {
+		d.account(&d.blocks, d.check) // the check acting at t (blocked)
+	}
 	d.count(t, n)
 	if blocked {
 		return 0
@@ -200,7 +204,10 @@ func (d *awsWAFRateLimiter) AllowN(t, n int64) int64 {
 func (d *awsWAFRateLimiter) peek(t int64) bool { return !d.blocked(t) }
 
 // charge counts one request at t.
-func (d *awsWAFRateLimiter) charge(t int64) { d.count(t, 1) }
+func (d *awsWAFRateLimiter) charge(t int64) {
+	d.account(&d.blocks, d.actingAt(t))
+	d.count(t, 1)
+}
 
 func (d *awsWAFRateLimiter) cloneInto(dst decider) decider {
 	c, _ := dst.(*awsWAFRateLimiter)

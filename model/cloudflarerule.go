@@ -118,6 +118,7 @@ type cloudflareRuleLimiter struct {
 	start, prev, curr                 int64
 	blocking                          bool
 	until                             int64 // the block's end, ns (when blocking)
+	ruleBlocks                              // the mitigation timeouts (managed_blocks.go)
 }
 
 func (d *cloudflareRuleLimiter) configure(p Policy) {
@@ -128,7 +129,7 @@ func (d *cloudflareRuleLimiter) configure(p Policy) {
 }
 
 // Reset forgets the key.
-func (d *cloudflareRuleLimiter) Reset() { d.fresh, d.blocking = true, false }
+func (d *cloudflareRuleLimiter) Reset() { d.fresh, d.blocking = true, false; d.resetBlocks() }
 
 // atOrigin puts the windows at Unix multiples of the period (NewDeciderAt).
 func (d *cloudflareRuleLimiter) atOrigin(originNs int64) { d.phaseNs = floorMod(-originNs, d.sizeNs) }
@@ -162,6 +163,7 @@ func (d *cloudflareRuleLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1
 // are admitted, the first over one starts the block (T > 0), and the rest
 // are blocked.
 func (d *cloudflareRuleLimiter) AllowN(t, n int64) int64 {
+	d.started = false
 	if n <= 0 {
 		return 0
 	}
@@ -181,6 +183,7 @@ func (d *cloudflareRuleLimiter) AllowN(t, n int64) int64 {
 		}
 		if d.timeoutNs > 0 {
 			d.blocking, d.until = true, t+d.timeoutNs
+			d.startBlock(t, d.until)
 		}
 	}
 	return j

@@ -108,6 +108,7 @@ type fastlyERLLimiter struct {
 	fresh             bool
 	boxed             bool
 	until             int64 // the penalty's end, ns (when boxed)
+	ruleBlocks              // the penalties (managed_blocks.go)
 }
 
 func (d *fastlyERLLimiter) configure(p Policy) {
@@ -122,7 +123,7 @@ func (d *fastlyERLLimiter) configure(p Policy) {
 }
 
 // Reset forgets the key.
-func (d *fastlyERLLimiter) Reset() { d.fresh, d.boxed = true, false }
+func (d *fastlyERLLimiter) Reset() { d.fresh, d.boxed = true, false; d.resetBlocks() }
 
 // atOrigin puts the buckets on Unix seconds (NewDeciderAt).
 func (d *fastlyERLLimiter) atOrigin(originNs int64) { d.phaseNs = floorMod(-originNs, secondNs) }
@@ -160,6 +161,7 @@ func (d *fastlyERLLimiter) Allow(t int64) bool { return d.AllowN(t, 1) == 1 }
 // key stays within its rate; the first over one is counted and penalizes
 // the key, and the rest are refused uncounted.
 func (d *fastlyERLLimiter) AllowN(t, n int64) int64 {
+	d.started = false
 	if n <= 0 || (d.boxed && t < d.until) {
 		return 0
 	}
@@ -170,6 +172,7 @@ func (d *fastlyERLLimiter) AllowN(t, n int64) int64 {
 	if j < n {
 		counted++
 		d.boxed, d.until = true, t+d.boxNs
+		d.startBlock(t, d.until)
 	}
 	d.ring[floorMod(d.last, d.windowS)] += counted
 	d.sum += counted

@@ -244,7 +244,7 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 		delays = &s.delays
 	}
 	cr := countsRejected(p.Algorithm)
-	box := p.BlockS > 0 // Validate: a single key, no lag
+	box := blocksKeys(p) // Validate: a single key, no lag
 	if box {
 		k.blocks.reset(len(w.Scenario.Clients))
 	}
