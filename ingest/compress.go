@@ -82,3 +82,15 @@ func decompress(br *bufio.Reader) (io.Reader, Compression, func() error, error) 
 	}
 	return br, c, nop, nil
 }
+
+// Decompress wraps r in the decoder of its compression (gzip, zstd, bzip2
+// or xz, detected by its magic bytes), as the log readers do; a plain
+// stream comes back as it is, with CompressNone. close releases the
+// decoder.
+func Decompress(r io.Reader) (dr io.Reader, c Compression, close func() error, err error) {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReader(r)
+	}
+	return decompress(br)
+}

@@ -252,10 +252,13 @@ func logRequests(path string) (float64, string) {
 	}
 	size := st.Size()
 	gz, isGz := gzipSize(path, size)
+	if !isGz {
+		gz, isGz = compressedSize(path, size)
+	}
 	// Lines shorter than the shortest plausible (a CSV of times and
 	// addresses) are measured on the log's first lines.
 	line, sampled := float64(logLineBytes), ""
-	if mean, whole, ok := sampleLineBytes(path, isGz); ok {
+	if mean, whole, ok := sampleLineBytes(path); ok {
 		if !whole {
 			mean /= lineSampleMargin
 		}
@@ -317,6 +320,43 @@ const (
 	gzipSampleOut    = 64 << 20
 	gzipSampleMargin = 1.25
 )
+
+// compressedSize bounds the uncompressed size of a zstd, bzip2 or xz log
+// (false for any other file): its start is decompressed, up to
+// gzipSampleIn compressed or gzipSampleOut uncompressed bytes, and the
+// ratio seen, raised by gzipSampleMargin, is taken for the whole file, or
+// gzipRatio × its size when that is larger. A file decompressed to its end
+// gives its exact size.
+func compressedSize(path string, size int64) (int64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	cr := &countReader{r: bufio.NewReader(f)}
+	zr, c, closeZ, err := ingest.Decompress(bufio.NewReaderSize(cr, 16))
+	if err != nil || c == ingest.CompressNone || c == ingest.CompressGzip {
+		return 0, false
+	}
+	defer closeZ()
+	out := int64(gzipRatio) * size
+	buf := make([]byte, 64<<10)
+	var n int64
+	for cr.n < gzipSampleIn && n < gzipSampleOut {
+		k, err := zr.Read(buf)
+		n += int64(k)
+		if errors.Is(err, io.EOF) {
+			return n, true
+		}
+		if err != nil {
+			return out, true // damaged: the run itself says where
+		}
+	}
+	if cr.n > 0 {
+		out = max(out, int64(float64(n)/float64(cr.n)*float64(size)*gzipSampleMargin))
+	}
+	return out, true
+}
 
 // sampleGzip inflates the start of a gzip stream (every member in turn)
 // and returns the compressed bytes consumed, the bytes they inflated to,

@@ -2,14 +2,15 @@ package sweep
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"io"
 	"os"
+
+	"github.com/ratesweep/ratesweep/ingest"
 )
 
-// The line sample: a text log's first lineSampleBytes (inflated, when
-// gzipped) give its mean line length, lowered by lineSampleMargin for
+// The line sample: a text log's first lineSampleBytes (decompressed, when
+// compressed) give its mean line length, lowered by lineSampleMargin for
 // shorter lines further on.
 const (
 	lineSampleBytes  = 1 << 20
@@ -17,24 +18,21 @@ const (
 )
 
 // sampleLineBytes measures the lines at the start of the text log at path
-// (gzipped when gz): the bytes a line, over the complete lines of the
+// (decompressed first when it is gzip, zstd, bzip2 or xz): the bytes a line, over the complete lines of the
 // sample. whole reports that the sample was the whole log, so that its
 // size over the mean is its exact line count. ok is false when the file
 // cannot be read or the sample holds no line break.
-func sampleLineBytes(path string, gz bool) (mean float64, whole, ok bool) {
+func sampleLineBytes(path string) (mean float64, whole, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, false, false
 	}
 	defer f.Close()
-	var r io.Reader = f
-	if gz {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return 0, false, false
-		}
-		r = zr
+	r, _, closeZ, err := ingest.Decompress(f)
+	if err != nil {
+		return 0, false, false
 	}
+	defer closeZ()
 	buf := make([]byte, lineSampleBytes+1)
 	n, err := io.ReadFull(r, buf)
 	switch {

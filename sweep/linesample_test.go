@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
 )
 
 // writeShortCSV writes a CSV log of lines requests, each line 17 to 22
@@ -68,7 +71,58 @@ func TestShortLineLogEstimate(t *testing.T) {
 	if reqs, how := logRequests(huge); reqs != float64(lineSampleBytes+10)/logLineBytes || strings.Contains(how, "sampled") {
 		t.Errorf("one huge line: %.0f requests (%s)", reqs, how)
 	}
-	if _, _, ok := sampleLineBytes(filepath.Join(t.TempDir(), "absent"), false); ok {
+	if _, _, ok := sampleLineBytes(filepath.Join(t.TempDir(), "absent")); ok {
 		t.Error("sampled a missing file")
+	}
+}
+
+// A zstd or xz log is bounded by its decompressed size, not its compressed
+// one (which undercounted a zstd log about 7×): the request bound covers
+// every line, for lines of common length and for short ones.
+func TestCompressedLogEstimate(t *testing.T) {
+	for _, lineLen := range []int{20, 64} {
+		var b bytes.Buffer
+		const lines = 200_000
+		for i := range lines {
+			line := fmt.Sprintf("%d,10.%d.%d.%d,", 1700000000+i/50, i%3, i%250, i%7)
+			b.WriteString(line + strings.Repeat("x", max(0, lineLen-len(line)-1)) + "\n")
+		}
+		for _, c := range []struct {
+			name string
+			enc  func([]byte) ([]byte, error)
+		}{
+			{"zst", func(p []byte) ([]byte, error) {
+				w, err := zstd.NewWriter(nil)
+				if err != nil {
+					return nil, err
+				}
+				return w.EncodeAll(p, nil), w.Close()
+			}},
+			{"xz", func(p []byte) ([]byte, error) {
+				var z bytes.Buffer
+				w, err := xz.NewWriter(&z)
+				if err != nil {
+					return nil, err
+				}
+				if _, err := w.Write(p); err != nil {
+					return nil, err
+				}
+				err = w.Close()
+				return z.Bytes(), err
+			}},
+		} {
+			data, err := c.enc(b.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "access.log."+c.name)
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			reqs, how := logRequests(path)
+			if reqs < lines || reqs > 2*lines {
+				t.Errorf("%s, %d-byte lines: estimated %.0f requests for %d (%s)", c.name, lineLen, reqs, lines, how)
+			}
+		}
 	}
 }

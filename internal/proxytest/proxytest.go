@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package proxytest runs the real servers of the proxy tests (nginx,
 // HAProxy, fail2ban; go test -tags proxies): it finds their binaries,
 // picks free loopback ports, writes their configuration files, and starts
