@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ratesweep/ratesweep/model"
@@ -29,19 +28,7 @@ sweep:
     limit: [5, 30, 300]
     counts: [all, admitted]
 `
-	ctx := context.Background()
-	dir := t.TempDir()
-	sp, err := ReadSpec([]byte(spec), "haproxy.yaml", ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Run(ctx, sp, Options{OutDir: dir, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints}); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	rows, err := ReadPoints(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rows, _ := runSpecText(t, spec, "haproxy.yaml")
 	if len(rows) != 12 {
 		t.Fatalf("%d rows, want 12", len(rows))
 	}

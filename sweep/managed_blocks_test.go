@@ -118,23 +118,7 @@ sweep:
   - {algorithm: aws_waf_rate, window_s: 60, limit: [100, 300], lag_s: [5, 20]}
   - {algorithm: token_bucket, rate: 3, capacity: 20}
 `
-	ctx := context.Background()
-	dir := t.TempDir()
-	sp, err := ReadSpec([]byte(spec), "managed.yaml", ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Run(ctx, sp, Options{OutDir: dir, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints}); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	rows, err := ReadPoints(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clients, err := ReadClients(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp, rows, clients := runSpecText(t, spec, "managed.yaml")
 	if len(rows) != 21 || len(clients) != 3*21 {
 		t.Fatalf("%d points rows, %d clients rows, want 21 and 63", len(rows), len(clients))
 	}
@@ -363,23 +347,7 @@ sweep:
   - {algorithm: fastly_erl, key: address, window_s: [1, 10], rate: [10], penalty_box_s: [60, 120]}
   - {algorithm: aws_waf_rate, key: address, window_s: 60, limit: [100]}
 `
-	ctx := context.Background()
-	dir := t.TempDir()
-	sp, err := ReadSpec([]byte(spec), "keyed.yaml", ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Run(ctx, sp, Options{OutDir: dir, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints}); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	rows, err := ReadPoints(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clients, err := ReadClients(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp, rows, clients := runSpecText(t, spec, "keyed.yaml")
 	if len(rows) != 13 || len(clients) != 3*13 {
 		t.Fatalf("%d points rows, %d clients rows, want 13 and 39", len(rows), len(clients))
 	}

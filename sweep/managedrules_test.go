@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -39,19 +38,7 @@ sweep:
     penalty_box_s: [60]
     undercount_pct: [0, 10]
 `
-	ctx := context.Background()
-	dir := t.TempDir()
-	sp, err := ReadSpec([]byte(spec), "managed.yaml", ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Run(ctx, sp, Options{OutDir: dir, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints}); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	rows, err := ReadPoints(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rows, _ := runSpecText(t, spec, "managed.yaml")
 	if len(rows) != 8+8+4 {
 		t.Fatalf("%d rows, want 20", len(rows))
 	}

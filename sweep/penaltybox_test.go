@@ -41,23 +41,7 @@ sweep:
     capacity: [20, 40]
     block_s: [0, 60, 600]
 `
-	ctx := context.Background()
-	dir := t.TempDir()
-	sp, err := ReadSpec([]byte(spec), "box.yaml", ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Run(ctx, sp, Options{OutDir: dir, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints}); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	rows, err := ReadPoints(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clients, err := ReadClients(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp, rows, clients := runSpecText(t, spec, "box.yaml")
 	if len(rows) != 6 || len(clients) != 18 {
 		t.Fatalf("%d points rows, %d clients rows, want 6 and 18", len(rows), len(clients))
 	}
@@ -232,19 +216,7 @@ scenario:
 sweep:
   - {algorithm: fixed_window, window_s: 300, limit: [3, 20], count_if: {status: [401]}, block_s: [0, 60, 600]}
 `
-	ctx := context.Background()
-	dir := t.TempDir()
-	sp, err := ReadSpec([]byte(spec), "login.yaml", ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Run(ctx, sp, Options{OutDir: dir, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints}); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	rows, err := ReadPoints(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp, rows, _ := runSpecText(t, spec, "login.yaml")
 	w, err := model.NewWorkload(sp.Scenario)
 	if err != nil {
 		t.Fatal(err)

@@ -639,3 +639,28 @@ func TestZooEntriesValidated(t *testing.T) {
 		t.Errorf("nginx entry: %v", err)
 	}
 }
+
+// runSpecText runs the spec text (named name; paths relative to ".") with
+// one worker into a temporary directory and returns the spec with the
+// points and clients rows read back from its Parquet files.
+func runSpecText(t *testing.T, text, name string) (*Spec, []PointRow, []ClientRow) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	sp, err := ReadSpec([]byte(text), name, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, sp, Options{OutDir: dir, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	rows, err := ReadPoints(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := ReadClients(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp, rows, clients
+}
