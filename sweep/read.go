@@ -496,34 +496,13 @@ type ClientRow struct {
 // ReadClients reads every clients row of a run directory in file order
 // (sorted by point_id, replicate, then scenario client order).
 func ReadClients(ctx context.Context, dir string) ([]ClientRow, error) {
-	files, err := PartFiles(dir, "clients")
+	var rows []ClientRow
+	err := ScanClients(ctx, dir, func(r *ClientRow) error {
+		rows = append(rows, *r)
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	var rows []ClientRow
-	cols := []string{"point_id", "replicate", "client", "class", "stage", "offered", "admitted", "cut", BlockedColumn}
-	for _, f := range files {
-		err := ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
-			c := rec.Columns()
-			for i := range int(rec.NumRows()) {
-				var r ClientRow
-				r.PointID, _ = Int(c[0], i)
-				rep, _ := Int(c[1], i)
-				r.Replicate = int32(rep)
-				r.Client, _ = String(c[2], i)
-				r.Class, _ = String(c[3], i)
-				r.Stage, _ = String(c[4], i)
-				r.Offered, _ = Int(c[5], i)
-				r.Admitted, _ = Int(c[6], i)
-				r.Cut, _ = Int(c[7], i)
-				r.BlockedS, _ = Float(c[8], i)
-				rows = append(rows, r)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
 	}
 	return rows, nil
 }
