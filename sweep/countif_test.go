@@ -65,9 +65,10 @@ func countIfAdmitted(rs []loginReq, limit int, match func(int) bool) map[string]
 	return adm
 }
 
-// runLog replays spec (a traffic section and one entry) and returns each
-// key's admitted requests.
-func runLog(t *testing.T, spec string) map[string]int64 {
+// replayFirst replays the first policy of spec (a traffic section and its
+// sweep), replicate 0, and returns the keys, each key's result and the
+// metrics.
+func replayFirst(t *testing.T, spec string) ([]string, []model.ClientResult, model.Metrics) {
 	t.Helper()
 	s, err := ParseSpec([]byte(spec), nil)
 	if err != nil {
@@ -81,7 +82,15 @@ func runLog(t *testing.T, spec string) map[string]int64 {
 	sim := src.newSim()
 	sim.setReplicate(0, 0)
 	clients := make([]model.ClientResult, len(names))
-	sim.run(NewGrid(s).Policy(0), clients)
+	m := sim.run(NewGrid(s).Policy(0), clients)
+	return names, clients, m
+}
+
+// runLog replays spec (a traffic section and one entry) and returns each
+// key's admitted requests.
+func runLog(t *testing.T, spec string) map[string]int64 {
+	t.Helper()
+	names, clients, _ := replayFirst(t, spec)
 	out := map[string]int64{}
 	for i, n := range names {
 		out[n] = clients[i].Admitted

@@ -287,19 +287,7 @@ func TestPenaltyBoxCountIfFromLog(t *testing.T) {
 	}
 	spec := fmt.Sprintf("name: login\ntraffic:\n  log: %q\n  format: combined\n  spread: none\n  top_keys: 10\nsweep:\n  - {algorithm: fixed_window, window_s: 60, limit: %d, count_if: {status: [401, 403]}, block_s: %d}\n",
 		filepath.Join(dir, "access.log"), limit, blockS)
-	s, err := ParseSpec([]byte(spec), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := newSource(context.Background(), s, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, _, _ := src.rows()
-	sim := src.newSim()
-	sim.setReplicate(0, 0)
-	clients := make([]model.ClientResult, len(names))
-	m := sim.run(NewGrid(s).Policy(0), clients)
+	names, clients, m := replayFirst(t, spec)
 	var allBlocks int64
 	for i, n := range names {
 		if clients[i].Admitted != adm[n] || clients[i].BlockedNs != int64(blockedS[n])*1e9 {
