@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 )
 
@@ -15,11 +16,13 @@ import (
 // and bytes may be "-". The time is converted to UTC with its zone offset.
 func ParseCombined(line []byte, rec *Record) error { return parseCombined(line, rec, nil) }
 
-// clfClock remembers the last CLF time parsed: the lines of one second
-// share it, and are parsed once (a busy log writes many lines a second).
+// clfClock remembers the last CLF time parsed: the lines of one minute
+// share its date, hour, minute and zone, and only the seconds differ (a
+// busy log writes many lines a minute).
 type clfClock struct {
 	stamp [26]byte
-	unix  int64
+	unix  int64 // the time of stamp, Unix seconds
+	ss    int   // stamp's seconds
 	set   bool
 }
 
@@ -31,27 +34,50 @@ func (c *clfClock) time(b []byte) (int64, error) {
 	if c == nil {
 		return parseCLFTime(b)
 	}
-	if c.set && string(b) == string(c.stamp[:]) {
-		return c.unix, nil
+	if c.set && len(b) == 26 && sameMinute(b, &c.stamp) {
+		// Same date, hour, minute and zone: only the seconds to read.
+		d0, d1 := b[18]-'0', b[19]-'0'
+		if d0 <= 6 && d1 <= 9 && b[17] == ':' {
+			if ss := int(d0)*10 + int(d1); ss <= 60 {
+				return c.unix + int64(ss-c.ss), nil
+			}
+		}
 	}
 	t, err := parseCLFTime(b)
 	if err == nil {
 		copy(c.stamp[:], b)
-		c.unix, c.set = t, true
+		c.unix, c.ss, c.set = t, int(b[18]-'0')*10+int(b[19]-'0'), true
 	}
 	return t, err
 }
 
+// sameMinute reports whether b (26 bytes) has stamp's bytes but for the
+// seconds (b[17:20], ":SS").
+func sameMinute(b []byte, stamp *[26]byte) bool {
+	_ = b[25]
+	return binary.LittleEndian.Uint64(b) == binary.LittleEndian.Uint64(stamp[:]) &&
+		binary.LittleEndian.Uint64(b[8:]) == binary.LittleEndian.Uint64(stamp[8:]) &&
+		b[16] == stamp[16] &&
+		binary.LittleEndian.Uint64(b[18:])>>16 == binary.LittleEndian.Uint64(stamp[18:])>>16
+}
+
 func parseCombined(line []byte, rec *Record, clock *clfClock) error {
 	rec.reset()
-	var ok bool
-	if rec.Host, line, ok = token(line); !ok || len(rec.Host) == 0 {
-		return errors.New("missing host")
-	}
-	if rec.Logname, line, ok = token(line); !ok {
+	// host, identity and user: space-separated tokens (a tab is part of one)
+	i := bytes.IndexByte(line, ' ')
+	if i <= 0 {
+		if len(line) == 0 || i == 0 {
+			return errors.New("missing host")
+		}
 		return errors.New("missing identity field")
 	}
-	if rec.User, line, ok = token(line); !ok {
+	rec.Host = line[:i]
+	line = skipSpaces(line[i+1:])
+	var ok bool
+	if rec.Logname, line, ok = dashOrToken(line); !ok {
+		return errors.New("missing identity field")
+	}
+	if rec.User, line, ok = dashOrToken(line); !ok {
 		return errors.New("missing user field")
 	}
 	if len(line) < 28 || line[0] != '[' || line[27] != ']' {
@@ -69,21 +95,44 @@ func parseCombined(line []byte, rec *Record, clock *clfClock) error {
 	}
 	splitRequest(req, rec)
 	line = skipSpaces(line)
-	var st []byte
-	if st, line, ok = token(line); !ok {
-		return errors.New("missing status")
+	// status: three digits or "-", then a space (the common case inline)
+	if len(line) >= 4 && line[3] == ' ' && line[0] >= '1' && line[0] <= '9' &&
+		line[1]-'0' <= 9 && line[2]-'0' <= 9 {
+		rec.Status = int(line[0]-'0')*100 + int(line[1]-'0')*10 + int(line[2]-'0')
+		line = skipSpaces(line[4:])
+		if len(line) == 0 {
+			return errors.New("missing bytes")
+		}
+	} else {
+		var st []byte
+		if st, line, ok = token(line); !ok {
+			return errors.New("missing status")
+		}
+		if rec.Status, ok = parseStatus(st); !ok {
+			return errors.New("status is not 100..999 or -")
+		}
 	}
-	if rec.Status, ok = parseStatus(st); !ok {
-		return errors.New("status is not 100..999 or -")
+	// bytes: digits then a space or the end (the common case inline)
+	var n int64
+	j := 0
+	for j < len(line) && j < 18 && line[j]-'0' <= 9 {
+		n = n*10 + int64(line[j]-'0')
+		j++
 	}
-	var by []byte
-	if by, line, ok = token(line); !ok {
-		return errors.New("missing bytes")
+	switch {
+	case j > 0 && j == len(line):
+		rec.Bytes, line = n, nil
+	case j > 0 && line[j] == ' ':
+		rec.Bytes, line = n, skipSpaces(line[j+1:])
+	default:
+		var by []byte
+		if by, line, ok = token(line); !ok {
+			return errors.New("missing bytes")
+		}
+		if rec.Bytes, ok = parseCount(by); !ok {
+			return errors.New("bytes is not a number or -")
+		}
 	}
-	if rec.Bytes, ok = parseCount(by); !ok {
-		return errors.New("bytes is not a number or -")
-	}
-	line = skipSpaces(line)
 	if len(line) == 0 {
 		return nil // Common Log Format
 	}
@@ -103,8 +152,11 @@ func parseCombined(line []byte, rec *Record, clock *clfClock) error {
 		// keeps what is there: time, key and request are intact.
 		ua, rest = line[1:], nil
 	}
-	rec.UserAgent, line = ua, rest
-	rec.Trailer = bytes.TrimSpace(line)
+	rec.UserAgent = ua
+	if len(rest) == 0 {
+		return nil // Combined, nothing after the user agent
+	}
+	rec.Trailer = bytes.TrimSpace(rest)
 	if len(rec.Trailer) > 0 {
 		exportedMsec(rec)
 		rec.Forwarded = trailingForwarded(rec.Trailer)
@@ -150,6 +202,15 @@ func exportedMsec(rec *Record) {
 		return
 	}
 	rec.Time, rec.TimeNs = sec, ns
+}
+
+// dashOrToken is token with the common "- " inline (CLF's identity and
+// user fields).
+func dashOrToken(b []byte) (tok, rest []byte, ok bool) {
+	if len(b) >= 2 && b[0] == '-' && b[1] == ' ' {
+		return b[:1], skipSpaces(b[2:]), true
+	}
+	return token(b)
 }
 
 // token returns the bytes up to the next space and the rest after it.

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -298,7 +299,7 @@ func (r *Reader) Scan() bool {
 			}
 			continue
 		}
-		if !utf8.Valid(line) {
+		if !ascii(line) && !utf8.Valid(line) {
 			r.badUTF8++
 		}
 		r.rec.Line = first
@@ -650,4 +651,23 @@ func newSource(r io.Reader, opt ReaderOptions) (source, error) {
 		}
 	}
 	return NewReader(r, opt)
+}
+
+// ascii reports whether b is all ASCII (then valid UTF-8): eight bytes at a
+// time, several times faster than utf8.Valid on log lines.
+func ascii(b []byte) bool {
+	var acc uint64
+	for len(b) >= 32 {
+		acc |= binary.LittleEndian.Uint64(b) | binary.LittleEndian.Uint64(b[8:]) |
+			binary.LittleEndian.Uint64(b[16:]) | binary.LittleEndian.Uint64(b[24:])
+		b = b[32:]
+	}
+	for len(b) >= 8 {
+		acc |= binary.LittleEndian.Uint64(b)
+		b = b[8:]
+	}
+	for _, c := range b {
+		acc |= uint64(c)
+	}
+	return acc&0x8080808080808080 == 0
 }

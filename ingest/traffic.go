@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ratesweep/ratesweep/internal/hugemem"
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -50,6 +52,10 @@ type Options struct {
 	// (SpillLog): Load of such a log with a Partition of the spill's count
 	// reads only that partition's file.
 	Spills map[string]*Spill
+	// ProfileWindowS, when > 0, has the build count requests per second
+	// as it reads, for Profile with this window (seconds): Profile then
+	// needs no sort of every request's time.
+	ProfileWindowS int
 
 	spill *spillWriter // set by SpillLog
 }
@@ -97,6 +103,7 @@ type Traffic struct {
 	times   []int64       // ns since StartUnix; whole seconds unless SubSecond
 	labels  []model.Stage // per request, NoStage = legit
 	resp    []uint32      // per request: cost and status (cost.go), or nil
+	seconds *secondStats  // whole-log per-second figures counted while reading, or nil
 }
 
 // Stats describe the reading of a log.
@@ -175,10 +182,14 @@ func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
 	defer f.Close()
 	var lines int64
 	if st, err := f.Stat(); err == nil && st.Size() > countLinesAbove && opt.spill == nil {
-		// A large log: count its lines first, so the columns are allocated
-		// once at their final size (no growth copies: MemoryPerRequest).
-		if lines, err = countLines(f); err != nil {
-			return nil, yamlx.InFile(err, path)
+		// A large log: size the columns once, at their final size (no
+		// growth copies: MemoryPerRequest). A plain file's lines are
+		// estimated from samples of it; a compressed one's are counted in
+		// a first pass.
+		if lines = estimateLines(f, st.Size()); lines == 0 {
+			if lines, err = countLines(f); err != nil {
+				return nil, yamlx.InFile(err, path)
+			}
 		}
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return nil, &yamlx.Error{File: path, Msg: err.Error()}
@@ -219,17 +230,21 @@ type builder struct {
 	resp     []uint32 // per request: cost and status (cost.go), when asked for
 	match    []*matcher
 	scratch  []byte
-	lastKey  []byte // the key of the last request added, index lastK
-	lastK    int32
-	hasLast  bool
-	subSec   bool
-	maxT     int64
-	stats    Stats
+	// recent caches keys by a hash of their bytes: most lines' keys were
+	// seen a few lines before (a client's page and its assets), and a hit
+	// costs a hash and a compare instead of a map lookup.
+	recent [recentKeys]recentKey
+	raw    []string // per key: its bytes as logged (the index's own string)
+	subSec bool
+	maxT   int64
+	stats  Stats
 	// Requests of other key shards (Options.Partition) and their times.
 	others             int64
 	otherMin, otherMax int64
 	// spill, when set, takes every accepted request instead (spill.go).
 	spill *spillWriter
+	// sec counts requests per second for Profile (Options.ProfileWindowS).
+	sec *secondStream
 }
 
 const noPrec = 255
@@ -280,6 +295,34 @@ func countLines(f *os.File) (int64, error) {
 			return 0, fmt.Errorf("%s: %v", c, err)
 		}
 	}
+}
+
+// estimateLines estimates the lines of a plain log of size bytes from
+// the lines in 16 samples of 64 KB spread over it, with a margin of a
+// tenth, or returns 0 when f is compressed or Parquet or the samples are
+// too few. Capacity beyond the lines is never touched, so it costs address
+// space, not memory; a log whose later lines are much shorter than its
+// samples grows its columns once.
+func estimateLines(f *os.File, size int64) int64 {
+	const samples, chunk = 16, 64 << 10
+	var head [6]byte
+	if n, _ := f.ReadAt(head[:], 0); n < len(head) || sniffCompression(head[:]) != CompressNone || string(head[:4]) == "PAR1" {
+		return 0
+	}
+	buf := make([]byte, chunk)
+	var bytesRead, newlines int64
+	for i := range int64(samples) {
+		n, err := f.ReadAt(buf, (size-chunk)*i/(samples-1))
+		if err != nil && err != io.EOF {
+			return 0
+		}
+		bytesRead += int64(n)
+		newlines += int64(bytes.Count(buf[:n], []byte{'\n'}))
+	}
+	if newlines < 100 {
+		return 0
+	}
+	return size*newlines/bytesRead*11/10 + 4096
 }
 
 // buildN is Build with the expected number of lines (0: unknown), the
@@ -363,8 +406,8 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 func newBuilder(opt Options, lines int64) (*builder, error) {
 	b := &builder{opt: opt, index: map[string]int32{}, maxT: -1 << 63, otherMin: 1<<63 - 1, otherMax: -1 << 63}
 	if lines > 0 && lines < 1<<31 {
-		b.times = make([]int64, 0, lines)
-		b.keys = make([]int32, 0, lines)
+		b.times = hugemem.Make[int64](0, int(lines))
+		b.keys = hugemem.Make[int32](0, int(lines))
 	}
 	for i := range opt.Rules {
 		if err := opt.Rules[i].Validate(); err != nil {
@@ -377,6 +420,9 @@ func newBuilder(opt Options, lines int64) (*builder, error) {
 	}
 	if len(b.rateRule) > MaxRateRules {
 		return nil, fmt.Errorf("at most %d rules with a rate condition, got %d", MaxRateRules, len(b.rateRule))
+	}
+	if opt.ProfileWindowS > 0 && opt.MaxBackS >= 0 && opt.MaxBackS <= 1<<16 && opt.spill == nil {
+		b.sec = newSecondStream(opt.MaxBackS, int64(opt.ProfileWindowS))
 	}
 	return b, nil
 }
@@ -534,6 +580,9 @@ func (b *builder) keyRule(k int32, kp uint8) {
 func (b *builder) appendRequest(k int32, ns int64, rp uint8, st model.Stage, rateBits uint16, resp uint32) {
 	b.times = append(b.times, ns)
 	b.keys = append(b.keys, k)
+	if b.sec != nil {
+		b.sec.add(ns / secondNs)
+	}
 	if b.opt.weighs() {
 		if b.resp == nil {
 			b.resp = make([]uint32, len(b.times)-1, cap(b.times))
@@ -597,21 +646,37 @@ func (b *builder) key(rec *Record) int32 {
 
 // intern returns the index of the key with bytes buf, interning it first.
 func (b *builder) intern(buf []byte) int32 {
-	if b.hasLast && bytes.Equal(buf, b.lastKey) {
-		return b.lastK // the previous line's key (a client's page and its assets)
+	h := maphash.Bytes(internSeed, buf)
+	e := &b.recent[h%recentKeys]
+	if e.hash == h && e.k > 0 && b.raw[e.k-1] == string(buf) {
+		return e.k - 1
 	}
 	k, ok := b.index[string(buf)]
 	if !ok {
 		k = b.newKey(string(buf))
 	}
-	b.lastKey, b.lastK, b.hasLast = append(b.lastKey[:0], buf...), k, true
+	e.hash, e.k = h, k+1
 	return k
 }
+
+// recentKeys is the size of the builder's key cache.
+const recentKeys = 1024
+
+// recentKey is a key cache entry: the hash of a key's bytes and 1 + its
+// index (0: empty).
+type recentKey struct {
+	hash uint64
+	k    int32
+}
+
+// internSeed seeds the key cache's hash (any seed: it only picks a slot).
+var internSeed = maphash.MakeSeed()
 
 // newKey adds a key name to the key table and returns its index.
 func (b *builder) newKey(name string) int32 {
 	k := int32(len(b.names))
 	b.index[name] = k
+	b.raw = append(b.raw, name)
 	name = keyName(name)
 	b.names = append(b.names, name)
 	b.keyBits = append(b.keyBits, b.listedBits(name))
@@ -713,6 +778,9 @@ func (b *builder) finish() *Traffic {
 	nk := len(b.names)
 	t := &Traffic{SubSecond: b.subSec, Stats: b.stats}
 	t.Stats.Requests = int64(len(b.times)) + b.others
+	if b.sec != nil && !b.subSec {
+		t.seconds = b.sec.finish()
+	}
 	minT := min(slices.Min(b.times), b.otherMin)
 	maxT := max(slices.Max(b.times), b.otherMax)
 	start := minT - (minT % secondNs)
@@ -796,7 +864,7 @@ func (b *builder) finish() *Traffic {
 	}
 
 	// Labels: the first rule that marks the request or its key.
-	t.labels = make([]model.Stage, n)
+	t.labels = hugemem.Make[model.Stage](n, n)
 	t.Keys = make([]Key, nk)
 	ruleCount := map[uint8]int64{}
 	for r, k := range order {

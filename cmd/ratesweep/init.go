@@ -219,7 +219,7 @@ const initWindowS = 60
 // around the same per-second figures. dir is where the spec will live (the
 // log path is written relative to it).
 func specFromLog(e *env, log string, format ingest.Format, dir, name string) (string, error) {
-	tr, err := ingest.Load(e.ctx, log, ingest.Options{Reader: ingest.ReaderOptions{Format: format}})
+	tr, err := ingest.Load(e.ctx, log, ingest.Options{Reader: ingest.ReaderOptions{Format: format}, ProfileWindowS: initWindowS})
 	if err != nil {
 		if e.ctx.Err() != nil {
 			return "", err

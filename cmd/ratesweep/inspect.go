@@ -88,6 +88,7 @@ func cmdInspect(e *env, args []string) error {
 			cfg.Log, yamlx.FormatBytes(est.MemoryBytes), yamlx.FormatBytes(memLimit), yamlx.FormatBytes(d.Bytes), d.What)}
 	}
 	start := time.Now()
+	cfg.Options.ProfileWindowS = max(*window, 1) // the whole log's peaks counted as it is read
 	var tr *ingest.Traffic
 	if cfg.Log == ingest.Stdin && e.stdin != nil {
 		tr, err = ingest.LoadStdin(e.ctx, e.stdin, cfg.Options)
