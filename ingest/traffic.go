@@ -217,7 +217,7 @@ func LoadStdin(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) 
 // builder accumulates requests while a log is read.
 type builder struct {
 	opt      Options
-	index    map[string]int32
+	index    keyIndex
 	names    []string
 	keyBits  []uint32 // per key: bit i set when rule i's Keys lists it
 	keyPrec  []uint8  // per key: 1 + first key-scope rule that marked it, 0 none
@@ -230,14 +230,10 @@ type builder struct {
 	resp     []uint32 // per request: cost and status (cost.go), when asked for
 	match    []*matcher
 	scratch  []byte
-	// recent caches keys by a hash of their bytes: most lines' keys were
-	// seen a few lines before (a client's page and its assets), and a hit
-	// costs a hash and a compare instead of a map lookup.
-	recent [recentKeys]recentKey
-	raw    []string // per key: its bytes as logged (the index's own string)
-	subSec bool
-	maxT   int64
-	stats  Stats
+	raw      []string // per key: its bytes as logged
+	subSec   bool
+	maxT     int64
+	stats    Stats
 	// Requests of other key shards (Options.Partition) and their times.
 	others             int64
 	otherMin, otherMax int64
@@ -404,7 +400,7 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 // newBuilder returns a builder for opt (defaults set) whose columns have
 // room for lines requests.
 func newBuilder(opt Options, lines int64) (*builder, error) {
-	b := &builder{opt: opt, index: map[string]int32{}, maxT: -1 << 63, otherMin: 1<<63 - 1, otherMax: -1 << 63}
+	b := &builder{opt: opt, maxT: -1 << 63, otherMin: 1<<63 - 1, otherMax: -1 << 63}
 	if lines > 0 && lines < 1<<31 {
 		b.times = hugemem.Make[int64](0, int(lines))
 		b.keys = hugemem.Make[int32](0, int(lines))
@@ -647,35 +643,72 @@ func (b *builder) key(rec *Record) int32 {
 // intern returns the index of the key with bytes buf, interning it first.
 func (b *builder) intern(buf []byte) int32 {
 	h := maphash.Bytes(internSeed, buf)
-	e := &b.recent[h%recentKeys]
-	if e.hash == h && e.k > 0 && b.raw[e.k-1] == string(buf) {
-		return e.k - 1
+	if k, ok := b.index.find(h, buf, b.raw); ok {
+		return k
 	}
-	k, ok := b.index[string(buf)]
-	if !ok {
-		k = b.newKey(string(buf))
-	}
-	e.hash, e.k = h, k+1
+	k := b.newKey(string(buf))
+	b.index.insert(h, k)
 	return k
 }
 
-// recentKeys is the size of the builder's key cache.
-const recentKeys = 1024
+// internSeed seeds the key index's hash (any seed: it only places keys).
+var internSeed = maphash.MakeSeed()
 
-// recentKey is a key cache entry: the hash of a key's bytes and 1 + its
-// index (0: empty).
-type recentKey struct {
-	hash uint64
-	k    int32
+// keyIndex finds a key's index by its bytes: an open-addressing hash table
+// (linear probing, at most half full) of key indexes and their hashes,
+// the bytes kept once in the builder's raw names. A lookup is a hash, one
+// or two probes and a compare, about half a map lookup's time.
+type keyIndex struct {
+	slots []keySlot // len a power of two
+	n     int
 }
 
-// internSeed seeds the key cache's hash (any seed: it only picks a slot).
-var internSeed = maphash.MakeSeed()
+type keySlot struct {
+	hash uint64
+	k    int32 // 1 + key index; 0: empty
+}
+
+// find returns the index of the key with hash h and bytes buf.
+func (x *keyIndex) find(h uint64, buf []byte, raw []string) (int32, bool) {
+	if len(x.slots) == 0 {
+		return 0, false
+	}
+	mask := uint64(len(x.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &x.slots[i]
+		if s.k == 0 {
+			return 0, false
+		}
+		if s.hash == h && raw[s.k-1] == string(buf) {
+			return s.k - 1, true
+		}
+	}
+}
+
+// insert adds key index k, whose bytes hash to h (not yet in the table).
+func (x *keyIndex) insert(h uint64, k int32) {
+	if 2*(x.n+1) > len(x.slots) {
+		old := x.slots
+		x.slots = make([]keySlot, max(1024, 2*len(old)))
+		x.n = 0
+		for _, s := range old {
+			if s.k != 0 {
+				x.insert(s.hash, s.k-1)
+			}
+		}
+	}
+	mask := uint64(len(x.slots) - 1)
+	i := h & mask
+	for x.slots[i].k != 0 {
+		i = (i + 1) & mask
+	}
+	x.slots[i] = keySlot{h, k + 1}
+	x.n++
+}
 
 // newKey adds a key name to the key table and returns its index.
 func (b *builder) newKey(name string) int32 {
 	k := int32(len(b.names))
-	b.index[name] = k
 	b.raw = append(b.raw, name)
 	name = keyName(name)
 	b.names = append(b.names, name)
