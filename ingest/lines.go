@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"unsafe"
 )
 
 // lineBuffer splits lines out of a large buffer refilled from a stream,
@@ -86,10 +87,21 @@ func (l *lineBuffer) lastASCII() bool {
 func asciiPrefix(b []byte) int {
 	const high = 0x8080808080808080
 	n := 0
-	for ; n+32 <= len(b); n += 32 {
-		w := binary.LittleEndian.Uint64(b[n:]) | binary.LittleEndian.Uint64(b[n+8:]) |
-			binary.LittleEndian.Uint64(b[n+16:]) | binary.LittleEndian.Uint64(b[n+24:])
-		if w&high != 0 {
+	if len(b) >= 64 {
+		// 64 bytes a step, without bounds checks: this runs over every
+		// byte of a log.
+		p := unsafe.Pointer(unsafe.SliceData(b))
+		for ; n+64 <= len(b); n += 64 {
+			q := unsafe.Add(p, n)
+			w := *(*uint64)(q) | *(*uint64)(unsafe.Add(q, 8)) | *(*uint64)(unsafe.Add(q, 16)) | *(*uint64)(unsafe.Add(q, 24)) |
+				*(*uint64)(unsafe.Add(q, 32)) | *(*uint64)(unsafe.Add(q, 40)) | *(*uint64)(unsafe.Add(q, 48)) | *(*uint64)(unsafe.Add(q, 56))
+			if w&high != 0 {
+				break
+			}
+		}
+	}
+	for ; n+8 <= len(b); n += 8 {
+		if binary.LittleEndian.Uint64(b[n:])&high != 0 {
 			break
 		}
 	}

@@ -904,6 +904,13 @@ func (b *builder) finish() *Traffic {
 		key := &t.Keys[r]
 		key.Name, key.Requests = b.names[k], count[k]
 		kp := b.keyPrec[k]
+		if kp == 0 && b.reqPrec == nil {
+			// No rule marked the key or its requests: every request is
+			// legitimate (labels are zero, model.NoStage).
+			key.ByStage[model.NoStage] = count[k]
+			key.Class, key.Stage = majority(key.ByStage)
+			continue
+		}
 		clear(ruleCount)
 		for i := t.offsets[r]; i < t.offsets[r+1]; i++ {
 			p, st := uint8(noPrec), model.NoStage
