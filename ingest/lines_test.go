@@ -3,10 +3,15 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 	"testing/iotest"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // lineBuffer returns what bufio.Reader.ReadSlice('\n') returns, line by
@@ -76,3 +81,54 @@ func TestLineBuffer(t *testing.T) {
 // run ended and ends after it (lastASCII answers false for it without
 // looking again).
 func (l *lineBuffer) straddles() bool { return l.lineStart < l.asciiEnd && l.asciiEnd < l.start }
+
+// The line estimates of a plain and a gzip log are at or above the lines
+// (columns sized once) and within a fifth of them; a gzip log of several
+// members is counted instead (0).
+func TestEstimateLines(t *testing.T) {
+	dir := t.TempDir()
+	var plain bytes.Buffer
+	rng := rand.New(rand.NewPCG(1, 2))
+	lines := 0
+	for plain.Len() < 9<<20 {
+		fmt.Fprintf(&plain, "10.0.%d.%d - - [02/Sep/2003:00:00:%02d +0000] \"GET /%d HTTP/1.1\" 200 %d\n", rng.IntN(256), rng.IntN(256), rng.IntN(60), rng.IntN(1e6), rng.IntN(1e5))
+		lines++
+	}
+	write := func(name string, data []byte) *os.File {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	gz := func(data []byte) []byte {
+		var z bytes.Buffer
+		w := gzip.NewWriter(&z)
+		w.Write(data)
+		w.Close()
+		return z.Bytes()
+	}
+	one := gz(plain.Bytes())
+	half := plain.Len() / 2
+	half += bytes.IndexByte(plain.Bytes()[half:], '\n') + 1
+	two := append(gz(plain.Bytes()[:half]), gz(plain.Bytes()[half:])...)
+	for _, c := range []struct {
+		name string
+		data []byte
+		zero bool
+	}{{"plain.log", plain.Bytes(), false}, {"one.log.gz", one, false}, {"two.log.gz", two, true}} {
+		f := write(c.name, c.data)
+		got := estimateLines(f, int64(len(c.data)))
+		switch {
+		case c.zero && got != 0:
+			t.Errorf("%s: estimated %d lines, want 0 (count them)", c.name, got)
+		case !c.zero && (got < int64(lines) || got > int64(lines)*6/5):
+			t.Errorf("%s: estimated %d lines of %d", c.name, got, lines)
+		}
+	}
+}

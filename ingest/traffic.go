@@ -5,16 +5,19 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/ratesweep/ratesweep/internal/hugemem"
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
@@ -302,7 +305,14 @@ func countLines(f *os.File) (int64, error) {
 func estimateLines(f *os.File, size int64) int64 {
 	const samples, chunk = 16, 64 << 10
 	var head [6]byte
-	if n, _ := f.ReadAt(head[:], 0); n < len(head) || sniffCompression(head[:]) != CompressNone || string(head[:4]) == "PAR1" {
+	if n, _ := f.ReadAt(head[:], 0); n < len(head) || string(head[:4]) == "PAR1" {
+		return 0
+	}
+	switch sniffCompression(head[:]) {
+	case CompressNone:
+	case CompressGzip:
+		return estimateGzipLines(f, size)
+	default:
 		return 0
 	}
 	buf := make([]byte, chunk)
@@ -319,6 +329,62 @@ func estimateLines(f *os.File, size int64) int64 {
 		return 0
 	}
 	return size*newlines/bytesRead*11/10 + 4096
+}
+
+// estimateGzipLines estimates the lines of a gzip log of size bytes from
+// its first 4 MB decompressed and the uncompressed size its trailer gives
+// modulo 2³² (ISIZE; the multiple of 2³² is the one nearest the first
+// 4 MB's compression ratio), with a margin of a tenth, or returns 0 when
+// the trailer is not the whole stream's: several members (counted
+// instead), seen as a size far from what the first 4 MB's ratio predicts.
+func estimateGzipLines(f *os.File, size int64) int64 {
+	const sample = 4 << 20
+	var tail [4]byte
+	if n, _ := f.ReadAt(tail[:], size-4); n < 4 {
+		return 0
+	}
+	isize := int64(binary.LittleEndian.Uint32(tail[:]))
+	in := &countingReader{r: io.NewSectionReader(f, 0, size)}
+	zr, err := gzip.NewReader(in)
+	if err != nil {
+		return 0
+	}
+	zr.Multistream(false)
+	defer zr.Close()
+	buf := make([]byte, sample)
+	n, err := io.ReadFull(zr, buf)
+	if n == 0 || err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return 0
+	}
+	newlines := int64(bytes.Count(buf[:n], []byte{'\n'}))
+	if n < sample {
+		if in.n < size-64 {
+			return 0 // the first member ended early: several members
+		}
+		return newlines + 1
+	}
+	if newlines < 100 {
+		return 0
+	}
+	const wrap = 1 << 32
+	expected := float64(size) * float64(n) / float64(in.n)
+	total := isize + int64(math.Round((expected-float64(isize))/wrap))*wrap
+	if total < int64(n) || float64(total) < expected*0.7 || float64(total) > expected*1.4 {
+		return 0 // the trailer is not this stream's size
+	}
+	return total*newlines/int64(n)*11/10 + 4096
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // buildN is Build with the expected number of lines (0: unknown), the
