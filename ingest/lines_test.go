@@ -132,3 +132,32 @@ func TestEstimateLines(t *testing.T) {
 		}
 	}
 }
+
+// The key index gives one index per distinct key, whatever its length
+// (short keys are compared in their slot, long ones by their bytes), across
+// the table's growth.
+func TestKeyIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	b := &builder{}
+	want := map[string]int32{}
+	alphabet := []byte("0123456789.:ab")
+	for range 50000 {
+		n := rng.IntN(41)
+		key := make([]byte, n)
+		for i := range key {
+			key[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		k := b.intern(key)
+		if w, ok := want[string(key)]; ok && w != k {
+			t.Fatalf("key %q: index %d, before %d", key, k, w)
+		} else if !ok {
+			if int(k) != len(want) {
+				t.Fatalf("new key %q: index %d, want %d", key, k, len(want))
+			}
+			want[string(key)] = k
+		}
+		if b.raw[k] != string(key) {
+			t.Fatalf("index %d names %q, not %q", k, b.raw[k], key)
+		}
+	}
+}

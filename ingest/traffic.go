@@ -11,6 +11,7 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"slices"
 	"sort"
@@ -701,6 +702,17 @@ func (b *builder) checkKey(rec *Record) error {
 
 // key interns the record's key and returns its index.
 func (b *builder) key(rec *Record) int32 {
+	if len(b.opt.Key) == 1 {
+		// One field: its bytes as they are (a copy only where
+		// appendField changes them).
+		switch f := b.opt.Key[0]; f {
+		case FieldPathPrefix, FieldStatus:
+		default:
+			if v := fieldBytes(rec, f); len(v) > 0 {
+				return b.intern(v)
+			}
+		}
+	}
 	buf := b.keyBytes(b.scratch[:0], rec)
 	b.scratch = buf
 	return b.intern(buf)
@@ -708,67 +720,104 @@ func (b *builder) key(rec *Record) int32 {
 
 // intern returns the index of the key with bytes buf, interning it first.
 func (b *builder) intern(buf []byte) int32 {
-	h := maphash.Bytes(internSeed, buf)
-	if k, ok := b.index.find(h, buf, b.raw); ok {
+	sk := shortKeyOf(buf)
+	if k, ok := b.index.find(sk, buf, b.raw); ok {
 		return k
 	}
 	k := b.newKey(string(buf))
-	b.index.insert(h, k)
+	b.index.insert(sk, k)
 	return k
 }
 
-// internSeed seeds the key index's hash (any seed: it only places keys).
+// internSeed seeds the key index's hashes (any seed: it only places keys;
+// a random one keeps a hostile log from piling its keys in one place).
 var internSeed = maphash.MakeSeed()
 
+// shortKey is a key's bytes as the key index compares them: a key of at
+// most 16 bytes (an IPv4 address) wholly, in a and b with its length n, so
+// that finding it needs no other memory; a longer key by a hash of its
+// bytes in a (n > 16), compared then with its bytes.
+type shortKey struct {
+	a, b uint64
+	n    uint32
+}
+
+// shortKeyOf returns buf's shortKey.
+func shortKeyOf(buf []byte) shortKey {
+	n := len(buf)
+	switch {
+	case n > 16:
+		return shortKey{a: maphash.Bytes(internSeed, buf), n: uint32(min(n, 1<<31))}
+	case n >= 8: // the first and the last 8 bytes, overlapping
+		return shortKey{binary.LittleEndian.Uint64(buf), binary.LittleEndian.Uint64(buf[n-8:]), uint32(n)}
+	case n >= 4:
+		return shortKey{uint64(binary.LittleEndian.Uint32(buf)) | uint64(binary.LittleEndian.Uint32(buf[n-4:]))<<32, 0, uint32(n)}
+	case n > 0:
+		return shortKey{uint64(buf[0]) | uint64(buf[n/2])<<8 | uint64(buf[n-1])<<16, 0, uint32(n)}
+	}
+	return shortKey{}
+}
+
+// slot is the key index's slot of a shortKey.
+func (sk shortKey) slot(mask uint64) uint64 {
+	if sk.n > 16 {
+		return sk.a & mask
+	}
+	hi, lo := bits.Mul64(sk.a^seedA, sk.b^seedB^uint64(sk.n))
+	return (hi ^ lo) & mask
+}
+
+// seedA and seedB key the short keys' hash (from internSeed).
+var seedA, seedB = maphash.String(internSeed, "a"), maphash.String(internSeed, "b")
+
 // keyIndex finds a key's index by its bytes: an open-addressing hash table
-// (linear probing, at most half full) of key indexes and their hashes,
-// the bytes kept once in the builder's raw names. A lookup is a hash, one
-// or two probes and a compare, about half a map lookup's time.
+// (linear probing, at most half full). A short key is found in its slot
+// alone; a long one by its hash, then its bytes in the builder's raw names.
 type keyIndex struct {
 	slots []keySlot // len a power of two
 	n     int
 }
 
 type keySlot struct {
-	hash uint64
-	k    int32 // 1 + key index; 0: empty
+	key shortKey
+	k   int32 // 1 + key index; 0: empty
 }
 
-// find returns the index of the key with hash h and bytes buf.
-func (x *keyIndex) find(h uint64, buf []byte, raw []string) (int32, bool) {
+// find returns the index of the key sk of bytes buf.
+func (x *keyIndex) find(sk shortKey, buf []byte, raw []string) (int32, bool) {
 	if len(x.slots) == 0 {
 		return 0, false
 	}
 	mask := uint64(len(x.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
+	for i := sk.slot(mask); ; i = (i + 1) & mask {
 		s := &x.slots[i]
 		if s.k == 0 {
 			return 0, false
 		}
-		if s.hash == h && raw[s.k-1] == string(buf) {
+		if s.key == sk && (sk.n <= 16 || raw[s.k-1] == string(buf)) {
 			return s.k - 1, true
 		}
 	}
 }
 
-// insert adds key index k, whose bytes hash to h (not yet in the table).
-func (x *keyIndex) insert(h uint64, k int32) {
+// insert adds key index k of shortKey sk (not yet in the table).
+func (x *keyIndex) insert(sk shortKey, k int32) {
 	if 2*(x.n+1) > len(x.slots) {
 		old := x.slots
 		x.slots = make([]keySlot, max(1024, 2*len(old)))
 		x.n = 0
 		for _, s := range old {
 			if s.k != 0 {
-				x.insert(s.hash, s.k-1)
+				x.insert(s.key, s.k-1)
 			}
 		}
 	}
 	mask := uint64(len(x.slots) - 1)
-	i := h & mask
+	i := sk.slot(mask)
 	for x.slots[i].k != 0 {
 		i = (i + 1) & mask
 	}
-	x.slots[i] = keySlot{h, k + 1}
+	x.slots[i] = keySlot{sk, k + 1}
 	x.n++
 }
 
