@@ -16,10 +16,17 @@ import (
 // and bytes may be "-". The time is converted to UTC with its zone offset.
 func ParseCombined(line []byte, rec *Record) error { return parseCombined(line, rec, nil) }
 
-// clfClock remembers the last CLF time parsed: the lines of one minute
-// share its date, hour, minute and zone, and only the seconds differ (a
-// busy log writes many lines a minute).
+// clfClock remembers the last two CLF minutes parsed: the lines of one
+// minute share their date, hour, minute and zone, and only the seconds
+// differ (a busy log writes many lines a minute; lines written at
+// completion time alternate between two minutes at its turn).
 type clfClock struct {
+	minutes [2]clfMinute
+	next    int // the entry to replace
+}
+
+// clfMinute is one parsed CLF time.
+type clfMinute struct {
 	stamp [26]byte
 	unix  int64 // the time of stamp, Unix seconds
 	ss    int   // stamp's seconds
@@ -34,19 +41,24 @@ func (c *clfClock) time(b []byte) (int64, error) {
 	if c == nil {
 		return parseCLFTime(b)
 	}
-	if c.set && len(b) == 26 && sameMinute(b, &c.stamp) {
-		// Same date, hour, minute and zone: only the seconds to read.
+	if len(b) == 26 && b[17] == ':' {
 		d0, d1 := b[18]-'0', b[19]-'0'
-		if d0 <= 6 && d1 <= 9 && b[17] == ':' {
-			if ss := int(d0)*10 + int(d1); ss <= 60 {
-				return c.unix + int64(ss-c.ss), nil
+		if d0 <= 6 && d1 <= 9 {
+			ss := int(d0)*10 + int(d1)
+			for i := range c.minutes {
+				// Same date, hour, minute and zone: only the seconds to read.
+				if m := &c.minutes[i]; m.set && ss <= 60 && sameMinute(b, &m.stamp) {
+					return m.unix + int64(ss-m.ss), nil
+				}
 			}
 		}
 	}
 	t, err := parseCLFTime(b)
 	if err == nil {
-		copy(c.stamp[:], b)
-		c.unix, c.ss, c.set = t, int(b[18]-'0')*10+int(b[19]-'0'), true
+		m := &c.minutes[c.next]
+		c.next ^= 1
+		copy(m.stamp[:], b)
+		m.unix, m.ss, m.set = t, int(b[18]-'0')*10+int(b[19]-'0'), true
 	}
 	return t, err
 }

@@ -28,3 +28,24 @@ func TestCLFClockDifferential(t *testing.T) {
 		}
 	}
 }
+
+// The clock's two minutes, read again for their seconds only, give what a
+// full parse gives: random times around minute, day and leap boundaries,
+// in several zones, seconds up to 69 (60 is a leap second; above, an
+// error).
+func TestCLFClockMinutes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 8))
+	var clock clfClock
+	var got, want Record
+	days := []string{"28/Feb/2023", "28/Feb/2024", "29/Feb/2024", "29/Feb/2023", "30/Apr/2024", "31/Dec/2016"}
+	zones := []string{"+0000", "-0400", "+0530"}
+	for i := range 20000 {
+		stamp := fmt.Sprintf("%s:23:%02d:%02d %s", days[rng.IntN(len(days))], 57+rng.IntN(3), rng.IntN(70), zones[rng.IntN(len(zones))])
+		line := []byte(fmt.Sprintf(`10.0.0.1 - - [%s] "GET /%d HTTP/1.1" 200 1 "-" "ua"`, stamp, i))
+		gerr := clock.parseCombined(line, &got)
+		werr := ParseCombined(line, &want)
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("line %d %q: clock %+v %v, plain %+v %v", i, line, got, gerr, want, werr)
+		}
+	}
+}

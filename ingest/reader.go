@@ -100,7 +100,7 @@ func NewReader(r io.Reader, opt ReaderOptions) (*Reader, error) {
 		return nil, err
 	}
 	rd.closeZ, rd.compress, rd.gzipped = closeZ, c, c == CompressGzip
-	rd.br = newLineBuffer(zr, max(1<<20, opt.MaxLineBytes+2))
+	rd.br = newLineBuffer(zr, max(256<<10, opt.MaxLineBytes+2))
 	if opt.Format == FormatCSV {
 		p, err := newCSVParser(opt.CSV)
 		if err != nil {
