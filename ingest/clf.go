@@ -76,7 +76,7 @@ func sameMinute(b []byte, stamp *[26]byte) bool {
 func parseCombined(line []byte, rec *Record, clock *clfClock) error {
 	rec.reset()
 	// host, identity and user: space-separated tokens (a tab is part of one)
-	i := bytes.IndexByte(line, ' ')
+	i := indexSpace(line)
 	if i <= 0 {
 		if len(line) == 0 || i == 0 {
 			return errors.New("missing host")
@@ -230,7 +230,7 @@ func token(b []byte) (tok, rest []byte, ok bool) {
 	if len(b) == 0 {
 		return nil, nil, false
 	}
-	i := bytes.IndexByte(b, ' ')
+	i := indexSpace(b)
 	if i < 0 {
 		return b, nil, true
 	}
@@ -272,17 +272,41 @@ func quoted(b []byte) (s, rest []byte, err error) {
 // splitRequest splits "METHOD target proto"; malformed requests (such as
 // "-" or binary junk) keep what they have.
 func splitRequest(req []byte, rec *Record) {
-	i := bytes.IndexByte(req, ' ')
+	i := indexSpace(req)
 	if i < 0 {
 		rec.Method = req
 		return
 	}
 	rec.Method, req = req[:i], req[i+1:]
-	if j := bytes.LastIndexByte(req, ' '); j >= 0 {
+	// the protocol: most often "HTTP/1.1", a few bytes from the end
+	j := len(req) - 1
+	for j >= 0 && req[j] != ' ' {
+		j--
+	}
+	if j >= 0 {
 		rec.Path, rec.Proto = req[:j], req[j+1:]
 	} else {
 		rec.Path = req
 	}
+}
+
+// indexSpace is bytes.IndexByte(b, ' ') with a plain loop over the first
+// bytes: the short fields (host, method) end there, before a call to
+// IndexByte would pay for itself.
+func indexSpace(b []byte) int {
+	const short = 24
+	for i := range min(len(b), short) {
+		if b[i] == ' ' {
+			return i
+		}
+	}
+	if len(b) <= short {
+		return -1
+	}
+	if j := bytes.IndexByte(b[short:], ' '); j >= 0 {
+		return short + j
+	}
+	return -1
 }
 
 func parseStatus(b []byte) (int, bool) {
