@@ -5,16 +5,12 @@ import (
 	"unsafe"
 )
 
-const hugePage = 2 << 20
+// enabled: Linux advises transparent huge pages.
+const enabled = true
 
-// advise marks the whole 2 MB pages in [p, p+size) MADV_HUGEPAGE (errors
-// are ignored: the advice is only a hint).
+// advise marks [p, p+size), whole huge pages, MADV_HUGEPAGE (errors are
+// ignored: the advice is only a hint).
 func advise(p unsafe.Pointer, size uintptr) {
-	start := (uintptr(p) + hugePage - 1) &^ (hugePage - 1)
-	end := (uintptr(p) + size) &^ (hugePage - 1)
-	if end <= start {
-		return
-	}
 	const madvHugepage = 14
-	syscall.Syscall(syscall.SYS_MADVISE, start, end-start, madvHugepage)
+	syscall.Syscall(syscall.SYS_MADVISE, uintptr(p), size, madvHugepage)
 }

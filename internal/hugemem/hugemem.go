@@ -9,17 +9,30 @@ package hugemem
 
 import "unsafe"
 
-// minBytes is the smallest allocation worth advising: it must span at
-// least one whole 2 MB page.
-const minBytes = 4 << 20
+// page is the huge page size advised for.
+const page = 2 << 20
+
+// minBytes is the smallest allocation worth advising.
+const minBytes = 1 << 20
 
 // Make returns make([]T, n, c), its memory advised for huge pages when it
-// is large.
+// is large. A large slice starts on a huge page boundary and its capacity's
+// last huge page is whole: up to 4 MB of address space more, which is
+// never touched unless used.
 func Make[T any](n, c int) []T {
-	s := make([]T, n, c)
 	var zero T
-	if size := uintptr(c) * unsafe.Sizeof(zero); c > 0 && size >= minBytes {
-		advise(unsafe.Pointer(unsafe.SliceData(s)), size)
+	size := unsafe.Sizeof(zero)
+	if c <= 0 || size == 0 || uintptr(c)*size < minBytes || !enabled {
+		return make([]T, n, c)
 	}
+	span := (uintptr(c)*size + page - 1) &^ (page - 1)
+	s := make([]T, 0, (span+page)/size+1)
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	off := ((p+page-1)&^(page-1) - p + size - 1) / size // elements to the boundary
+	if (p+off*size)%page != 0 {
+		return make([]T, n, c) // T's size does not divide the way to it
+	}
+	s = s[off : off+uintptr(n) : off+uintptr(c)]
+	advise(unsafe.Pointer(unsafe.SliceData(s)), span)
 	return s
 }
