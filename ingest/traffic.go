@@ -333,13 +333,13 @@ func estimateLines(f *os.File, size int64) int64 {
 }
 
 // estimateGzipLines estimates the lines of a gzip log of size bytes from
-// its first 4 MB decompressed and the uncompressed size its trailer gives
+// its first MB decompressed and the uncompressed size its trailer gives
 // modulo 2³² (ISIZE; the multiple of 2³² is the one nearest the first
-// 4 MB's compression ratio), with a margin of a tenth, or returns 0 when
+// MB's compression ratio), with a margin of a tenth, or returns 0 when
 // the trailer is not the whole stream's: several members (counted
-// instead), seen as a size far from what the first 4 MB's ratio predicts.
+// instead), seen as a size far from what the first MB's ratio predicts.
 func estimateGzipLines(f *os.File, size int64) int64 {
-	const sample = 4 << 20
+	const sample = 1 << 20
 	var tail [4]byte
 	if n, _ := f.ReadAt(tail[:], size-4); n < 4 {
 		return 0

@@ -2,9 +2,7 @@
 
 package hugemem
 
-import "unsafe"
-
 // enabled: elsewhere no advice is given.
 const enabled = false
 
-func advise(unsafe.Pointer, uintptr) {}
+func advise(p, size uintptr) {}

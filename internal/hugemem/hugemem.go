@@ -12,18 +12,31 @@ import "unsafe"
 // page is the huge page size advised for.
 const page = 2 << 20
 
-// minBytes is the smallest allocation worth advising.
-const minBytes = 1 << 20
+// minBytes is the smallest allocation worth advising; from alignBytes an
+// allocation is placed to start and end on huge page boundaries (up to
+// 4 MB of address space more, never touched unless used: an eighth at
+// most), below it only its whole huge pages are advised.
+const (
+	minBytes   = 1 << 20
+	alignBytes = 32 << 20
+)
 
 // Make returns make([]T, n, c), its memory advised for huge pages when it
-// is large. A large slice starts on a huge page boundary and its capacity's
-// last huge page is whole: up to 4 MB of address space more, which is
-// never touched unless used.
+// is large.
 func Make[T any](n, c int) []T {
 	var zero T
 	size := unsafe.Sizeof(zero)
 	if c <= 0 || size == 0 || uintptr(c)*size < minBytes || !enabled {
 		return make([]T, n, c)
+	}
+	if uintptr(c)*size < alignBytes {
+		s := make([]T, n, c)
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+		start, end := (p+page-1)&^(page-1), (p+uintptr(c)*size)&^(page-1)
+		if end > start {
+			advise(start, end-start)
+		}
+		return s
 	}
 	span := (uintptr(c)*size + page - 1) &^ (page - 1)
 	s := make([]T, 0, (span+page)/size+1)
@@ -33,6 +46,6 @@ func Make[T any](n, c int) []T {
 		return make([]T, n, c) // T's size does not divide the way to it
 	}
 	s = s[off : off+uintptr(n) : off+uintptr(c)]
-	advise(unsafe.Pointer(unsafe.SliceData(s)), span)
+	advise(uintptr(unsafe.Pointer(unsafe.SliceData(s))), span)
 	return s
 }
