@@ -18,7 +18,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/ratesweep/ratesweep/internal/hugemem"
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
@@ -187,9 +186,9 @@ func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
 	var lines int64
 	if st, err := f.Stat(); err == nil && st.Size() > countLinesAbove && opt.spill == nil {
 		// A large log: size the columns once, at their final size (no
-		// growth copies: MemoryPerRequest). A plain file's lines are
-		// estimated from samples of it; a compressed one's are counted in
-		// a first pass.
+		// growth copies: MemoryPerRequest), from an estimate of its lines
+		// (estimateLines), or where there is none (a Parquet file, a gzip
+		// file of several members) from its lines counted first.
 		if lines = estimateLines(f, st.Size()); lines == 0 {
 			if lines, err = countLines(f); err != nil {
 				return nil, yamlx.InFile(err, path)
@@ -299,8 +298,8 @@ func countLines(f *os.File) (int64, error) {
 
 // estimateLines estimates the lines of a plain log of size bytes from
 // the lines in 16 samples of 64 KB spread over it, with a margin of a
-// tenth, or returns 0 when f is compressed or Parquet or the samples are
-// too few. Capacity beyond the lines is never touched, so it costs address
+// tenth (a compressed log: estimateCompressedLines), or returns 0 when f is
+// Parquet or the samples are too few. Capacity beyond the lines is never touched, so it costs address
 // space, not memory; a log whose later lines are much shorter than its
 // samples grows its columns once.
 func estimateLines(f *os.File, size int64) int64 {
@@ -309,12 +308,8 @@ func estimateLines(f *os.File, size int64) int64 {
 	if n, _ := f.ReadAt(head[:], 0); n < len(head) || string(head[:4]) == "PAR1" {
 		return 0
 	}
-	switch sniffCompression(head[:]) {
-	case CompressNone:
-	case CompressGzip:
-		return estimateGzipLines(f, size)
-	default:
-		return 0
+	if c := sniffCompression(head[:]); c != CompressNone {
+		return estimateCompressedLines(f, size, c)
 	}
 	buf := make([]byte, chunk)
 	var bytesRead, newlines int64
@@ -332,48 +327,53 @@ func estimateLines(f *os.File, size int64) int64 {
 	return size*newlines/bytesRead*11/10 + 4096
 }
 
-// estimateGzipLines estimates the lines of a gzip log of size bytes from
-// its first MB decompressed and the uncompressed size its trailer gives
-// modulo 2³² (ISIZE; the multiple of 2³² is the one nearest the first
-// MB's compression ratio), with a margin of a tenth, or returns 0 when
-// the trailer is not the whole stream's: several members (counted
-// instead), seen as a size far from what the first MB's ratio predicts.
-func estimateGzipLines(f *os.File, size int64) int64 {
-	const sample = 1 << 20
-	var tail [4]byte
-	if n, _ := f.ReadAt(tail[:], size-4); n < 4 {
-		return 0
-	}
-	isize := int64(binary.LittleEndian.Uint32(tail[:]))
+// estimateCompressedLines estimates the lines of a compressed log of size
+// bytes from its first 8 MB decompressed: their lines, and the
+// uncompressed size their compression ratio predicts, with a margin of a
+// fifth. A gzip log's trailer gives its uncompressed size modulo 2³²
+// (ISIZE): the multiple of 2³² nearest the prediction makes it exact, with
+// a margin of a tenth, unless it is far from the prediction (several
+// members: its lines are counted instead, 0). A log shorter than the sample
+// has its lines counted exactly.
+func estimateCompressedLines(f *os.File, size int64, c Compression) int64 {
+	const sample = 8 << 20
 	in := &countingReader{r: io.NewSectionReader(f, 0, size)}
-	zr, err := gzip.NewReader(in)
+	zr, _, closeZ, err := decompress(bufio.NewReaderSize(in, 4096))
 	if err != nil {
 		return 0
 	}
-	zr.Multistream(false)
-	defer zr.Close()
-	buf := make([]byte, sample)
-	n, err := io.ReadFull(zr, buf)
-	if n == 0 || err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return 0
-	}
-	newlines := int64(bytes.Count(buf[:n], []byte{'\n'}))
-	if n < sample {
-		if in.n < size-64 {
-			return 0 // the first member ended early: several members
+	defer closeZ()
+	buf := make([]byte, 64<<10)
+	var n, newlines int64
+	for n < sample {
+		k, err := zr.Read(buf[:min(int64(len(buf)), sample-n)])
+		n += int64(k)
+		newlines += int64(bytes.Count(buf[:k], []byte{'\n'}))
+		if err == io.EOF {
+			return newlines + 1
 		}
-		return newlines + 1
+		if err != nil {
+			return 0
+		}
 	}
 	if newlines < 100 {
 		return 0
 	}
-	const wrap = 1 << 32
 	expected := float64(size) * float64(n) / float64(in.n)
+	if c != CompressGzip {
+		return int64(expected)*newlines/n*6/5 + 4096
+	}
+	var tail [4]byte
+	if k, _ := f.ReadAt(tail[:], size-4); k < 4 {
+		return 0
+	}
+	isize := int64(binary.LittleEndian.Uint32(tail[:]))
+	const wrap = 1 << 32
 	total := isize + int64(math.Round((expected-float64(isize))/wrap))*wrap
-	if total < int64(n) || float64(total) < expected*0.7 || float64(total) > expected*1.4 {
+	if total < n || float64(total) < expected*0.7 || float64(total) > expected*1.4 {
 		return 0 // the trailer is not this stream's size
 	}
-	return total*newlines/int64(n)*11/10 + 4096
+	return total*newlines/n*11/10 + 4096
 }
 
 // countingReader counts the bytes read through it.
