@@ -313,6 +313,9 @@ func jsonArray(line []byte) bool {
 // openQuote reports whether a CSV line ends inside a quoted field (one that
 // starts with a quote, RFC 4180); quotes inside unquoted fields are data.
 func openQuote(line []byte, delim byte) bool {
+	if bytes.IndexByte(line, '"') < 0 {
+		return false // no quote at all (most lines)
+	}
 	inQuotes, fieldStart := false, true
 	for i := 0; i < len(line); i++ {
 		c := line[i]

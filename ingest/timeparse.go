@@ -20,6 +20,20 @@ func parseUnixDecimal(b []byte, scale int) (sec, ns int64, err error) {
 	if len(b) == 0 {
 		return 0, 0, errors.New("empty time")
 	}
+	if len(b) <= 18 && scale >= 0 && scale <= 9 {
+		// An integer (most logs' times): no point, no exponent.
+		var v int64
+		i := 0
+		for ; i < len(b) && b[i]-'0' <= 9; i++ {
+			v = v*10 + int64(b[i]-'0')
+		}
+		if i == len(b) {
+			unit := pow10[scale]
+			if s := v / unit; s <= maxUnix {
+				return s, v % unit * pow10[9-scale], nil
+			}
+		}
+	}
 	bad := func() (int64, int64, error) {
 		return 0, 0, fmt.Errorf("time %q is not a non-negative decimal number", excerptString(b))
 	}
@@ -110,6 +124,9 @@ exponent:
 	}
 	return sec, ns, nil
 }
+
+// pow10[i] is 10^i.
+var pow10 = [...]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
 
 // unitScale is the decimal scale of a numeric time format (seconds = 0).
 // finerUnitHint suggests a finer unit for a Unix time past year 9999 in

@@ -77,3 +77,23 @@ func TestRFC3339FastAllocs(t *testing.T) {
 		t.Errorf("parseTime allocates %v times per RFC 3339 time", n)
 	}
 }
+
+// An integer time (the fast path) reads as the same number with a decimal
+// point does (the general path), in every unit, in range or not.
+func TestParseUnixInteger(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for range 20000 {
+		digits := 1 + rng.IntN(20)
+		b := make([]byte, digits)
+		for i := range b {
+			b[i] = byte('0' + rng.IntN(10))
+		}
+		for _, scale := range []int{0, 3, 6, 9} {
+			sec, ns, err := parseUnixDecimal(b, scale)
+			wsec, wns, werr := parseUnixDecimal(append(append([]byte{}, b...), '.', '0'), scale)
+			if sec != wsec || ns != wns || (err == nil) != (werr == nil) {
+				t.Fatalf("%s at scale %d: %d %d %v; with a point %d %d %v", b, scale, sec, ns, err, wsec, wns, werr)
+			}
+		}
+	}
+}
