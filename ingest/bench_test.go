@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/klauspost/compress/zstd"
 )
 
 // combinedLog returns the two real Combined logs, decompressed, repeated to
@@ -155,17 +153,6 @@ func BenchmarkReadGzipCombined(b *testing.B) {
 
 func BenchmarkReadZstdCombined(b *testing.B) {
 	data, lines := combinedLog(b)
-	z := compressWithB(b, data)
+	z := compressZstd(b, data)
 	benchRead(b, z, lines, ReaderOptions{})
-}
-
-func compressWithB(b *testing.B, data []byte) []byte {
-	var z bytes.Buffer
-	w, err := zstd.NewWriter(&z)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w.Write(data)
-	w.Close()
-	return z.Bytes()
 }

@@ -168,7 +168,8 @@ func TestKeyIndex(t *testing.T) {
 	}
 }
 
-func compressZstd(t *testing.T, data []byte) []byte {
+// compressZstd returns data compressed with zstd.
+func compressZstd(t testing.TB, data []byte) []byte {
 	t.Helper()
 	var z bytes.Buffer
 	w, err := zstd.NewWriter(&z)
