@@ -298,10 +298,10 @@ func countLines(f *os.File) (int64, error) {
 
 // estimateLines estimates the lines of a plain log of size bytes from
 // the lines in 16 samples of 64 KB spread over it, with a margin of a
-// tenth (a compressed log: estimateCompressedLines), or returns 0 when f is
-// Parquet or the samples are too few. Capacity beyond the lines is never touched, so it costs address
-// space, not memory; a log whose later lines are much shorter than its
-// samples grows its columns once.
+// tenth (a compressed log: estimateCompressedLines), or returns 0 when f
+// is Parquet or the samples are too few. Capacity beyond the lines is
+// never touched, so it costs address space, not memory; a log whose later
+// lines are much shorter than its samples grows its columns once.
 func estimateLines(f *os.File, size int64) int64 {
 	const samples, chunk = 16, 64 << 10
 	var head [6]byte
