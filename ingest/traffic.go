@@ -188,8 +188,17 @@ func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
 		// A large log: size the columns once, at their final size (no
 		// growth copies: MemoryPerRequest), from an estimate of its lines
 		// (estimateLines), or where there is none (a Parquet file, a gzip
-		// file of several members) from its lines counted first.
-		if lines = estimateLines(f, st.Size()); lines == 0 {
+		// file of several members) from its lines counted first. A key
+		// shard counts them: its columns are sized for an average shard,
+		// and from an estimate's margin a shard lighter than that held
+		// its whole capacity resident (a month-long log: 2.1 GB against
+		// 1.4 GB counted, for a tenth less CPU).
+		if !opt.Partition.All() {
+			lines = 0
+		} else {
+			lines = estimateLines(f, st.Size())
+		}
+		if lines == 0 {
 			if lines, err = countLines(f); err != nil {
 				return nil, yamlx.InFile(err, path)
 			}
