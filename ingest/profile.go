@@ -84,14 +84,15 @@ func (t *Traffic) Profile(top, windowS int) *Profile {
 		p.Abusive += p.ByStage[s]
 	}
 	p.LegitKeysW, p.AbusiveKeysW = quantiles(legitW), quantiles(abusiveW)
-	var counts []int32
+	var counts, scratch []int32
 	for i := range min(top, len(t.Keys)) {
 		kp := KeyProfile{Key: &t.Keys[i]}
 		ts := t.Times(i)
 		kp.FirstS, kp.LastS = int(ts[0]/secondNs), int(ts[len(ts)-1]/secondNs)
 		counts = secondCounts(ts, counts[:0])
 		kp.ActiveS = len(counts)
-		kp.PeakS, kp.P99S = peakP99(counts)
+		scratch = append(scratch[:0], counts...)
+		kp.PeakS, kp.P99S = peakP99(scratch)
 		kp.PeakW = peakWindowTimes(ts, int64(windowS)*secondNs)
 		p.Top = append(p.Top, kp)
 	}
@@ -138,12 +139,12 @@ func peakP99Zeros(active []int32, seconds int) (int64, int64) {
 	return int64(s[len(s)-1]), int64(s[rank-zeros-1])
 }
 
-// peakP99 returns the maximum and the nearest-rank 99th percentile.
-func peakP99(a []int32) (int64, int64) {
-	if len(a) == 0 {
+// peakP99 returns the maximum and the nearest-rank 99th percentile of s
+// (sorted in place).
+func peakP99(s []int32) (int64, int64) {
+	if len(s) == 0 {
 		return 0, 0
 	}
-	s := slices.Clone(a)
 	slices.Sort(s)
 	rank := (99*len(s) + 99) / 100 // ceil(0.99 n)
 	return int64(s[len(s)-1]), int64(s[rank-1])

@@ -8,16 +8,18 @@ import "math/bits"
 // log for it.
 //
 // A line's time goes back at most max_backwards_s behind the latest before
-// it (further back it is refused), so the counts of the last size seconds
-// are kept in a ring, and a second size or more behind the latest is final.
-// Final seconds come out in increasing order and feed the peak, the
-// distribution of per-second counts (for the p99) and a sliding window of
-// windowS seconds.
+// it (further back it is refused), so the counts of a few such spans are
+// kept in a ring from base on, every second before base is final, and when
+// a time reaches past the ring the older half of the ring becomes final at
+// once (a request costs a counter and a bit; the walk is shared by
+// thousands). Final seconds come out in increasing order and feed the peak,
+// the distribution of per-second counts (for the p99) and a sliding window
+// of windowS seconds.
 type secondStream struct {
 	ring     []int64  // request counts, second s at s & mask
 	occupied []uint64 // bit s & mask set when ring holds a count for s
 	mask     int64
-	latest   int64 // the latest second seen
+	base     int64 // the ring holds seconds base .. base+mask; earlier ones are final
 	started  bool
 	broken   bool // a time went back beyond the ring (ALB's started times)
 
@@ -43,8 +45,8 @@ type secondStats struct {
 // newSecondStream returns a stream for times going back at most maxBackS
 // seconds (≥ 0) and a window of windowS seconds (≥ 1).
 func newSecondStream(maxBackS, windowS int64) *secondStream {
-	size := int64(64)
-	for size < maxBackS+2 { // a sub-second time may be maxBackS+1 seconds back
+	size := int64(128)
+	for size < 2*(maxBackS+2) { // a sub-second time may be maxBackS+1 seconds back, and half the ring is kept
 		size *= 2
 	}
 	return &secondStream{ring: make([]int64, size), occupied: make([]uint64, size/64), mask: size - 1, windowS: windowS,
@@ -53,15 +55,19 @@ func newSecondStream(maxBackS, windowS int64) *secondStream {
 
 // add counts a request in second sec.
 func (s *secondStream) add(sec int64) {
-	if !s.started {
-		s.latest, s.started = sec, true
-	}
-	if sec > s.latest {
-		s.flush(sec - s.mask - 1) // seconds at or before it leave the ring
-		s.latest = sec
-	} else if sec <= s.latest-s.mask-1 {
-		s.broken = true
-		return
+	d := sec - s.base
+	if uint64(d) > uint64(s.mask) {
+		if !s.started {
+			s.base, s.started = sec-(s.mask+1)/2, true
+		} else if d < 0 {
+			s.broken = true
+			return
+		} else {
+			// Past the ring: what is more than half a ring behind sec is final.
+			to := sec - (s.mask+1)/2
+			s.flush(to - 1)
+			s.base = to
+		}
 	}
 	i := sec & s.mask
 	s.ring[i]++
@@ -72,12 +78,8 @@ func (s *secondStream) add(sec int64) {
 // flush finalises the seconds in the ring up to and including upTo, in
 // increasing order.
 func (s *secondStream) flush(upTo int64) {
-	from := s.latest - s.mask // the oldest second the ring can hold
-	if upTo < from {
-		return
-	}
-	upTo = min(upTo, s.latest)
-	for sec := from; sec <= upTo; {
+	upTo = min(upTo, s.base+s.mask)
+	for sec := s.base; sec <= upTo; {
 		// the next occupied slot at or after sec's, within this word
 		i := sec & s.mask
 		w := s.occupied[i>>6] >> (i & 63)
@@ -127,7 +129,7 @@ func (s *secondStream) finish() *secondStats {
 		return nil
 	}
 	if s.started {
-		s.flush(s.latest)
+		s.flush(s.base + s.mask)
 	}
 	return &s.stats
 }

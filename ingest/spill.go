@@ -104,14 +104,15 @@ func (s *Spill) Load(ctx context.Context, i int) (*Traffic, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer b.release()
 	if err := s.read(ctx, b, i); err != nil {
 		return nil, fmt.Errorf("spill file %s: %w", filepath.Join(s.dir, SpillFile(s.log, i)), err)
 	}
 	b.stats, b.subSec = s.stats, s.subSec
-	b.others = s.total - int64(len(b.times))
+	b.others = s.total - int64(b.n())
 	b.otherMin, b.otherMax = s.minT, s.maxT
 	var t *Traffic
-	if len(b.times) == 0 {
+	if b.n() == 0 {
 		t = b.emptyTraffic()
 	} else {
 		t = b.finish()

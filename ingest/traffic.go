@@ -61,6 +61,7 @@ type Options struct {
 	ProfileWindowS int
 
 	spill *spillWriter // set by SpillLog
+	wide  bool         // keep times in ns from the start (tests compare the layouts)
 }
 
 // DefaultMaxBackS is the default tolerance for times going backwards, s.
@@ -228,12 +229,21 @@ func LoadStdin(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) 
 
 // builder accumulates requests while a log is read.
 type builder struct {
-	opt      Options
-	index    keyIndex
-	names    []string
-	keyBits  []uint32 // per key: bit i set when rule i's Keys lists it
-	keyPrec  []uint8  // per key: 1 + first key-scope rule that marked it, 0 none
-	times    []int64  // Unix ns
+	opt   Options
+	index keyIndex
+	// the key interned last: its shortKey and 1 + its index (0: none)
+	lastShort shortKey
+	lastKey   int32
+	names     []string
+	keyBits   []uint32 // per key: bit i set when rule i's Keys lists it
+	keyPrec   []uint8  // per key: 1 + first key-scope rule that marked it, 0 none
+	// A request's time: in secs while every time is a whole second
+	// within 2³² s of secBase (half the memory, and finish places them
+	// by key in one pass), else in times.
+	secs     []uint32 // seconds since secBase
+	secBase  int64    // Unix seconds
+	times    []int64  // Unix ns, once wide
+	wide     bool
 	keys     []int32
 	reqPrec  []uint8 // per request: 1 + first request-scope rule (0 = label column), 255 none
 	reqStage []model.Stage
@@ -419,6 +429,7 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 	if err != nil {
 		return nil, err
 	}
+	defer b.release()
 	b.spill = opt.spill
 	opt.Reader.key = opt.Key
 	rd, err := newSource(r, opt.Reader)
@@ -446,7 +457,7 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 		}
 		return nil, err
 	}
-	if err := checkPaths(&b.stats, int64(len(b.times))+b.others+refused, rd.Format(), opt.Key); err != nil {
+	if err := checkPaths(&b.stats, int64(b.n())+b.others+refused, rd.Format(), opt.Key); err != nil {
 		return nil, err
 	}
 	if b.spill != nil && b.spill.total > 0 {
@@ -455,12 +466,12 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 		}
 		return &Traffic{}, nil // Spill.Load compiles each partition
 	}
-	if len(b.times) == 0 && b.others > 0 { // a key shard without keys
+	if b.n() == 0 && b.others > 0 { // a key shard without keys
 		t := b.emptyTraffic()
 		t.Format = rd.Format()
 		return t, nil
 	}
-	if len(b.times) == 0 {
+	if b.n() == 0 {
 		msg := "no requests in the log"
 		if b.stats.Malformed > 0 {
 			s := b.stats.Samples[0]
@@ -476,10 +487,14 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 // newBuilder returns a builder for opt (defaults set) whose columns have
 // room for lines requests.
 func newBuilder(opt Options, lines int64) (*builder, error) {
-	b := &builder{opt: opt, maxT: -1 << 63, otherMin: 1<<63 - 1, otherMax: -1 << 63}
+	b := &builder{opt: opt, maxT: -1 << 63, otherMin: 1<<63 - 1, otherMax: -1 << 63, wide: opt.wide}
 	if lines > 0 && lines < 1<<31 {
-		b.times = hugemem.Make[int64](0, int(lines))
-		b.keys = hugemem.Make[int32](0, int(lines))
+		if b.wide {
+			b.times = hugemem.Make[int64](0, int(lines))
+		} else {
+			b.secs = hugemem.Alloc[uint32](0, int(lines))
+		}
+		b.keys = hugemem.Alloc[int32](0, int(lines))
 	}
 	for i := range opt.Rules {
 		if err := opt.Rules[i].Validate(); err != nil {
@@ -504,7 +519,45 @@ func (b *builder) accepted() int64 {
 	if b.spill != nil {
 		return b.spill.total
 	}
-	return int64(len(b.times))
+	return int64(b.n())
+}
+
+// n is the number of requests in the columns.
+func (b *builder) n() int { return len(b.keys) }
+
+// widen moves the times from secs to times (Unix ns), for a time secs
+// cannot hold.
+func (b *builder) widen() {
+	b.times = hugemem.Make[int64](len(b.secs), max(cap(b.secs), cap(b.keys)))
+	for i, s := range b.secs {
+		b.times[i] = (b.secBase + int64(s)) * secondNs
+	}
+	hugemem.Free(b.secs)
+	b.secs, b.wide = nil, true
+}
+
+// grow doubles the room of the columns held outside the Go heap (keys and
+// secs: hugemem.Alloc), so that append never moves them into it.
+func (b *builder) grow() {
+	c := max(2*cap(b.keys), 4096)
+	keys := hugemem.Alloc[int32](len(b.keys), c)
+	copy(keys, b.keys)
+	hugemem.Free(b.keys)
+	b.keys = keys
+	if !b.wide {
+		secs := hugemem.Alloc[uint32](len(b.secs), c)
+		copy(secs, b.secs)
+		hugemem.Free(b.secs)
+		b.secs = secs
+	}
+}
+
+// release frees the columns held outside the Go heap; the builder holds
+// no request after it.
+func (b *builder) release() {
+	hugemem.Free(b.keys)
+	hugemem.Free(b.secs)
+	b.keys, b.secs = nil, nil
 }
 
 // fieldColumn is the record field (column or path name) a key field reads.
@@ -557,7 +610,7 @@ func (b *builder) add(rec *Record) error {
 		return err
 	}
 	ns := rec.Time*secondNs + rec.TimeNs
-	if tol := b.opt.MaxBackS; tol >= 0 && b.maxT-ns > tol*secondNs && (len(b.times) > 0 || b.others > 0) && !rec.Started {
+	if tol := b.opt.MaxBackS; tol >= 0 && b.maxT-ns > tol*secondNs && (b.n() > 0 || b.others > 0) && !rec.Started {
 		return fmt.Errorf("time goes back %d s behind an earlier line, more than max_backwards_s %d", (b.maxT-ns)/secondNs, tol)
 	}
 	// Past here the request is accepted: nothing may fail.
@@ -650,21 +703,37 @@ func (b *builder) keyRule(k int32, kp uint8) {
 
 // appendRequest appends an accepted request of key k to the columns.
 func (b *builder) appendRequest(k int32, ns int64, rp uint8, st model.Stage, rateBits uint16, resp uint32) {
-	b.times = append(b.times, ns)
+	if len(b.keys) == cap(b.keys) {
+		b.grow()
+	}
+	if !b.wide {
+		sec := ns / secondNs
+		if len(b.keys) == 0 {
+			b.secBase = max(sec-1<<31, 0) // room to go back as far as forward
+		}
+		if d := sec - b.secBase; sec*secondNs == ns && uint64(d) < 1<<32 {
+			b.secs = append(b.secs, uint32(d))
+		} else {
+			b.widen()
+		}
+	}
+	if b.wide {
+		b.times = append(b.times, ns)
+	}
 	b.keys = append(b.keys, k)
 	if b.sec != nil {
 		b.sec.add(ns / secondNs)
 	}
 	if b.opt.weighs() {
 		if b.resp == nil {
-			b.resp = make([]uint32, len(b.times)-1, cap(b.times))
+			b.resp = make([]uint32, len(b.keys)-1, cap(b.keys))
 		}
 		b.resp = append(b.resp, resp)
 	}
 	if rp != noPrec || b.reqPrec != nil {
 		if b.reqPrec == nil {
-			b.reqPrec = make([]uint8, len(b.times)-1, cap(b.times))
-			b.reqStage = make([]model.Stage, len(b.times)-1, cap(b.times))
+			b.reqPrec = make([]uint8, len(b.keys)-1, cap(b.keys))
+			b.reqStage = make([]model.Stage, len(b.keys)-1, cap(b.keys))
 			for i := range b.reqPrec {
 				b.reqPrec[i] = noPrec
 			}
@@ -674,7 +743,7 @@ func (b *builder) appendRequest(k int32, ns int64, rp uint8, st model.Stage, rat
 	}
 	if rateBits != 0 || b.rateBits != nil {
 		if b.rateBits == nil {
-			b.rateBits = make([]uint16, len(b.times)-1, cap(b.times))
+			b.rateBits = make([]uint16, len(b.keys)-1, cap(b.keys))
 		}
 		b.rateBits = append(b.rateBits, rateBits)
 	}
@@ -730,11 +799,17 @@ func (b *builder) key(rec *Record) int32 {
 // intern returns the index of the key with bytes buf, interning it first.
 func (b *builder) intern(buf []byte) int32 {
 	sk := shortKeyOf(buf)
-	if k, ok := b.index.find(sk, buf, b.raw); ok {
-		return k
+	// A client's requests come in runs (a page and its assets): the
+	// previous line's key first.
+	if b.lastKey != 0 && sk == b.lastShort && (sk.n <= 16 || b.raw[b.lastKey-1] == string(buf)) {
+		return b.lastKey - 1
 	}
-	k := b.newKey(string(buf))
-	b.index.insert(sk, k)
+	k, ok := b.index.find(sk, buf, b.raw)
+	if !ok {
+		k = b.newKey(string(buf))
+		b.index.insert(sk, k)
+	}
+	b.lastShort, b.lastKey = sk, k+1
 	return k
 }
 
@@ -934,12 +1009,18 @@ func pathPrefix(p []byte, depth int) []byte {
 func (b *builder) finish() *Traffic {
 	nk := len(b.names)
 	t := &Traffic{SubSecond: b.subSec, Stats: b.stats}
-	t.Stats.Requests = int64(len(b.times)) + b.others
+	n := b.n()
+	t.Stats.Requests = int64(n) + b.others
 	if b.sec != nil && !b.subSec {
 		t.seconds = b.sec.finish()
 	}
-	minT := min(slices.Min(b.times), b.otherMin)
-	maxT := max(slices.Max(b.times), b.otherMax)
+	var minT, maxT int64
+	if b.wide {
+		minT, maxT = slices.Min(b.times), slices.Max(b.times)
+	} else {
+		minT, maxT = (b.secBase+int64(slices.Min(b.secs)))*secondNs, (b.secBase+int64(slices.Max(b.secs)))*secondNs
+	}
+	minT, maxT = min(minT, b.otherMin), max(maxT, b.otherMax)
 	start := minT - (minT % secondNs)
 	t.StartUnix = start / secondNs
 	t.DurationS = int((maxT-start)/secondNs) + 1
@@ -963,15 +1044,16 @@ func (b *builder) finish() *Traffic {
 	for r, k := range order {
 		rank[k] = int32(r)
 	}
-	// Counting sort by key rank (stable), then by time within each key, in
-	// place: b.keys becomes each request's destination, and the columns
-	// follow the permutation's cycles, so the build never holds a second
-	// copy of the times (see MemoryPerRequest).
+	// Counting sort by key rank (stable), then by time within each key:
+	// b.keys becomes each request's destination. Whole-second times go
+	// there in one pass into the final column (4 bytes a request built, 8
+	// kept); other times, and the other columns, follow the permutation's
+	// cycles in place, so the build never holds a second copy of them (see
+	// MemoryPerRequest).
 	t.offsets = make([]int64, nk+1)
 	for r, k := range order {
 		t.offsets[r+1] = t.offsets[r] + count[k]
 	}
-	n := len(b.times)
 	next := slices.Clone(t.offsets[:nk])
 	dest := b.keys
 	for i, k := range dest {
@@ -979,8 +1061,26 @@ func (b *builder) finish() *Traffic {
 		dest[i] = int32(next[r])
 		next[r]++
 	}
+	if !b.wide {
+		b.times = hugemem.Make[int64](n, n)
+		off := b.secBase*secondNs - start // ns since start of secs' 0
+		times := b.times[:n]
+		for i, s := range b.secs[:n] {
+			times[dest[i]] = int64(s)*secondNs + off
+		}
+		hugemem.Free(b.secs)
+		b.secs = nil
+		start = 0 // subtracted already
+	}
 	cols := columns{times: b.times, prec: b.reqPrec, stage: b.reqStage, rate: b.rateBits, resp: b.resp}
-	cols.permute(dest)
+	if b.wide {
+		cols.permute(dest)
+	} else if cols.prec != nil || cols.rate != nil || cols.resp != nil {
+		cols.times = nil // in place already
+		cols.permute(dest)
+		cols.times = b.times
+	}
+	hugemem.Free(b.keys)
 	b.keys = nil
 	for r := range nk {
 		seg := cols.slice(int(t.offsets[r]), int(t.offsets[r+1]))
@@ -992,8 +1092,10 @@ func (b *builder) finish() *Traffic {
 			sort.Stable(seg) // ties keep their lines' order (and labels)
 		}
 	}
-	for i := range b.times {
-		b.times[i] -= start
+	if start != 0 {
+		for i := range b.times {
+			b.times[i] -= start
+		}
 	}
 	t.times = b.times[:n:n]
 	b.times = nil
@@ -1113,8 +1215,8 @@ func (t *Traffic) Times(i int) []int64 { return t.times[t.offsets[i]:t.offsets[i
 func (t *Traffic) Labels(i int) []model.Stage { return t.labels[t.offsets[i]:t.offsets[i+1]] }
 
 // columns are the per-request columns of a build, in the same order: times
-// and, when rules need them, request-rule precedence and stage and rate-rule
-// bits (nil when absent).
+// (nil when placed already) and, when rules need them, request-rule
+// precedence and stage and rate-rule bits (nil when absent).
 type columns struct {
 	times []int64
 	prec  []uint8
@@ -1124,7 +1226,10 @@ type columns struct {
 }
 
 func (c columns) slice(i, j int) columns {
-	out := columns{times: c.times[i:j]}
+	var out columns
+	if c.times != nil {
+		out.times = c.times[i:j]
+	}
 	if c.prec != nil {
 		out.prec, out.stage = c.prec[i:j], c.stage[i:j]
 	}
@@ -1142,7 +1247,9 @@ func (c columns) slice(i, j int) columns {
 func (c columns) Len() int           { return len(c.times) }
 func (c columns) Less(i, j int) bool { return c.times[i] < c.times[j] }
 func (c columns) Swap(i, j int) {
-	c.times[i], c.times[j] = c.times[j], c.times[i]
+	if c.times != nil {
+		c.times[i], c.times[j] = c.times[j], c.times[i]
+	}
 	if c.prec != nil {
 		c.prec[i], c.prec[j] = c.prec[j], c.prec[i]
 		c.stage[i], c.stage[j] = c.stage[j], c.stage[i]
@@ -1208,7 +1315,10 @@ func (c columns) permuteCycles(dest []int32, base int32) {
 			continue
 		}
 		// Carry element i along its cycle until the cycle closes at i.
-		t := c.times[i]
+		var t int64
+		if c.times != nil {
+			t = c.times[i]
+		}
 		var p uint8
 		var st model.Stage
 		var rb uint16
@@ -1225,7 +1335,9 @@ func (c columns) permuteCycles(dest []int32, base int32) {
 		pos := dest[i] - base
 		dest[i] = -1
 		for int(pos) != i {
-			c.times[pos], t = t, c.times[pos]
+			if c.times != nil {
+				c.times[pos], t = t, c.times[pos]
+			}
 			if c.prec != nil {
 				c.prec[pos], p = p, c.prec[pos]
 				c.stage[pos], st = st, c.stage[pos]
@@ -1240,7 +1352,9 @@ func (c columns) permuteCycles(dest []int32, base int32) {
 			dest[pos] = -1
 			pos = next
 		}
-		c.times[i] = t
+		if c.times != nil {
+			c.times[i] = t
+		}
 		if c.prec != nil {
 			c.prec[i], c.stage[i] = p, st
 		}

@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"os"
 
@@ -33,23 +32,35 @@ func sampleLineBytes(path string) (mean float64, whole, ok bool) {
 		return 0, false, false
 	}
 	defer closeZ()
-	buf := make([]byte, lineSampleBytes+1)
-	n, err := io.ReadFull(r, buf)
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		whole = true
-	case err != nil:
-		return 0, false, false
+	// Read a chunk at a time: the sample is counted, not kept.
+	buf := make([]byte, 64<<10)
+	var n, lines, complete int // bytes read, newlines, bytes up to the last newline
+	var last byte
+	for n <= lineSampleBytes {
+		k, err := r.Read(buf[:min(len(buf), lineSampleBytes+1-n)])
+		if k > 0 {
+			if c := bytes.Count(buf[:k], []byte{'\n'}); c > 0 {
+				lines += c
+				complete = n + bytes.LastIndexByte(buf[:k], '\n') + 1
+			}
+			n += k
+			last = buf[k-1]
+		}
+		if err == io.EOF {
+			whole = true
+			break
+		}
+		if err != nil {
+			return 0, false, false
+		}
 	}
-	buf = buf[:n]
-	lines := bytes.Count(buf, []byte{'\n'})
-	if whole && n > 0 && buf[n-1] != '\n' {
+	if whole && n > 0 && last != '\n' {
 		lines++ // the last line, unterminated
 	} else if !whole {
-		buf = buf[:bytes.LastIndexByte(buf, '\n')+1] // complete lines only
+		n = complete // complete lines only
 	}
 	if lines == 0 {
 		return 0, false, false
 	}
-	return float64(len(buf)) / float64(lines), whole, true
+	return float64(n) / float64(lines), whole, true
 }

@@ -2,7 +2,13 @@
 
 package hugemem
 
+import "unsafe"
+
 // enabled: elsewhere no advice is given.
 const enabled = false
 
 func advise(p, size uintptr) {}
+
+func mapAligned(length uintptr) unsafe.Pointer { return nil }
+
+func unmap(p, length uintptr) {}

@@ -14,11 +14,11 @@ const page = 2 << 20
 
 // minBytes is the smallest allocation worth advising; from alignBytes an
 // allocation is placed to start and end on huge page boundaries (up to
-// 4 MB of address space more, never touched unless used: an eighth at
-// most), below it only its whole huge pages are advised.
+// 4 MB of address space more, never touched unless used), below it only
+// its whole huge pages are advised.
 const (
 	minBytes   = 1 << 20
-	alignBytes = 32 << 20
+	alignBytes = 8 << 20
 )
 
 // Make returns make([]T, n, c), its memory advised for huge pages when it
