@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/bits"
 )
 
 // ParseCombined parses one Common or Combined Log Format line (without its
@@ -148,7 +149,9 @@ func parseCombined(line []byte, rec *Record, clock *clfClock) error {
 	if len(line) == 0 {
 		return nil // Common Log Format
 	}
-	if rec.Referer, line, err = quoted(line); err != nil {
+	if len(line) >= 3 && line[0] == '"' && line[1] == '-' && line[2] == '"' {
+		rec.Referer, line = line[1:2], line[3:] // none, the most common referer
+	} else if rec.Referer, line, err = quoted(line); err != nil {
 		return errors.New("referer: " + err.Error())
 	}
 	line = skipSpaces(line)
@@ -247,6 +250,18 @@ func skipSpaces(b []byte) []byte {
 // quoted parses a double-quoted string with backslash escapes (kept as
 // logged) and returns its contents and the rest after the closing quote.
 func quoted(b []byte) (s, rest []byte, err error) {
+	// The common case inline: the first quote after the opening one,
+	// not after a backslash, closes the string.
+	if len(b) > 1 && b[0] == '"' {
+		if j := bytes.IndexByte(b[1:], '"') + 1; j > 0 && b[j-1] != '\\' {
+			return b[1:j], b[j+1:], nil
+		}
+	}
+	return quotedEscaped(b)
+}
+
+// quotedEscaped is quoted counting the backslashes before each quote.
+func quotedEscaped(b []byte) (s, rest []byte, err error) {
 	if len(b) == 0 || b[0] != '"' {
 		return nil, nil, errors.New("expected a quoted string")
 	}
@@ -290,23 +305,37 @@ func splitRequest(req []byte, rec *Record) {
 	}
 }
 
-// indexSpace is bytes.IndexByte(b, ' ') with a plain loop over the first
-// bytes: the short fields (host, method) end there, before a call to
-// IndexByte would pay for itself.
+// indexSpace is bytes.IndexByte(b, ' '), reading the first bytes eight at
+// a time in a word: the short fields (host, method) end there, before a
+// call to IndexByte would pay for itself.
 func indexSpace(b []byte) int {
 	const short = 24
-	for i := range min(len(b), short) {
-		if b[i] == ' ' {
-			return i
+	i := 0
+	for ; i+8 <= len(b) && i < short; i += 8 {
+		if m := spaceBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
-	if len(b) <= short {
+	if i < short {
+		for ; i < len(b); i++ {
+			if b[i] == ' ' {
+				return i
+			}
+		}
 		return -1
 	}
-	if j := bytes.IndexByte(b[short:], ' '); j >= 0 {
-		return short + j
+	if j := bytes.IndexByte(b[i:], ' '); j >= 0 {
+		return i + j
 	}
 	return -1
+}
+
+// spaceBytes has the high bit of every byte of x that is a space set, and
+// maybe of bytes above the lowest such byte (the lowest set bit is exact).
+func spaceBytes(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x ^= ' ' * ones
+	return (x - ones) &^ x & highs
 }
 
 func parseStatus(b []byte) (int, bool) {

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -46,6 +47,45 @@ func TestCLFClockMinutes(t *testing.T) {
 		werr := ParseCombined(line, &want)
 		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
 			t.Fatalf("line %d %q: clock %+v %v, plain %+v %v", i, line, got, gerr, want, werr)
+		}
+	}
+}
+
+// TestIndexSpace checks indexSpace against bytes.IndexByte on every
+// position of a space (and none) in fields up to 40 bytes, other bytes
+// near a space's value among them.
+func TestIndexSpace(t *testing.T) {
+	for n := range 41 {
+		for at := -1; at < n; at++ {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = "!\x1f\xa0a\x00\xa1\xff\xe0\x21"[i%9]
+			}
+			if at >= 0 {
+				b[at] = ' '
+				if at+2 < n {
+					b[at+2] = ' '
+				}
+			}
+			if got, want := indexSpace(b), bytes.IndexByte(b, ' '); got != want {
+				t.Fatalf("indexSpace(%q) = %d, want %d", b, got, want)
+			}
+		}
+	}
+}
+
+// TestHasNUL checks hasNUL against bytes.IndexByte for a NUL at every
+// place of keys up to 24 bytes, and none.
+func TestHasNUL(t *testing.T) {
+	for n := range 25 {
+		for at := -1; at < n; at++ {
+			v := bytes.Repeat([]byte{0x80, 0x01, 0xff, '1'}, 7)[:n]
+			if at >= 0 {
+				v[at] = 0
+			}
+			if got, want := hasNUL(v), at >= 0; got != want {
+				t.Fatalf("hasNUL(%q) = %v", v, got)
+			}
 		}
 	}
 }

@@ -242,7 +242,7 @@ type builder struct {
 	// by key in one pass), else in times.
 	secs     []uint32 // seconds since secBase
 	secBase  int64    // Unix seconds
-	times    []int64  // Unix ns, once wide
+	times    []int64  // Unix ns, once wide (before: empty, the kept column's room)
 	wide     bool
 	keys     []int32
 	reqPrec  []uint8 // per request: 1 + first request-scope rule (0 = label column), 255 none
@@ -489,9 +489,11 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 func newBuilder(opt Options, lines int64) (*builder, error) {
 	b := &builder{opt: opt, maxT: -1 << 63, otherMin: 1<<63 - 1, otherMax: -1 << 63, wide: opt.wide}
 	if lines > 0 && lines < 1<<31 {
-		if b.wide {
-			b.times = hugemem.Make[int64](0, int(lines))
-		} else {
+		// The times column the Traffic keeps is made now, while the heap
+		// is small: made at the end, its size would start a collection
+		// in the middle of the work. It is address space until written.
+		b.times = hugemem.Make[int64](0, int(lines))
+		if !b.wide {
 			b.secs = hugemem.Alloc[uint32](0, int(lines))
 		}
 		b.keys = hugemem.Alloc[int32](0, int(lines))
@@ -528,7 +530,10 @@ func (b *builder) n() int { return len(b.keys) }
 // widen moves the times from secs to times (Unix ns), for a time secs
 // cannot hold.
 func (b *builder) widen() {
-	b.times = hugemem.Make[int64](len(b.secs), max(cap(b.secs), cap(b.keys)))
+	if cap(b.times) < len(b.secs) {
+		b.times = hugemem.Make[int64](0, max(cap(b.secs), cap(b.keys)))
+	}
+	b.times = b.times[:len(b.secs)]
 	for i, s := range b.secs {
 		b.times[i] = (b.secBase + int64(s)) * secondNs
 	}
@@ -771,11 +776,22 @@ func (b *builder) checkKey(rec *Record) error {
 		if len(v) == 0 || len(v) == 1 && v[0] == '-' {
 			return fmt.Errorf("no %s to key by (missing, empty or -)", f)
 		}
-		if bytes.IndexByte(v, 0) >= 0 {
+		if hasNUL(v) {
 			return fmt.Errorf("the %s to key by holds a NUL byte", f)
 		}
 	}
 	return nil
+}
+
+// hasNUL reports whether v holds a 0 byte; a key of 8 to 16 bytes (an
+// IPv4 address) is read in two words.
+func hasNUL(v []byte) bool {
+	if n := len(v); n >= 8 && n <= 16 {
+		const ones, highs = 0x0101010101010101, 0x8080808080808080
+		a, b := binary.LittleEndian.Uint64(v), binary.LittleEndian.Uint64(v[n-8:])
+		return ((a-ones)&^a|(b-ones)&^b)&highs != 0
+	}
+	return bytes.IndexByte(v, 0) >= 0
 }
 
 // key interns the record's key and returns its index.
@@ -1040,10 +1056,6 @@ func (b *builder) finish() *Traffic {
 		}
 		return strings.Compare(b.names[x], b.names[y])
 	})
-	rank := make([]int32, nk)
-	for r, k := range order {
-		rank[k] = int32(r)
-	}
 	// Counting sort by key rank (stable), then by time within each key:
 	// b.keys becomes each request's destination. Whole-second times go
 	// there in one pass into the final column (4 bytes a request built, 8
@@ -1054,19 +1066,28 @@ func (b *builder) finish() *Traffic {
 	for r, k := range order {
 		t.offsets[r+1] = t.offsets[r] + count[k]
 	}
-	next := slices.Clone(t.offsets[:nk])
-	dest := b.keys
-	for i, k := range dest {
-		r := rank[k]
-		dest[i] = int32(next[r])
-		next[r]++
+	next := make([]int64, nk) // by key: where its next request goes
+	for r, k := range order {
+		next[k] = t.offsets[r]
 	}
-	if !b.wide {
-		b.times = hugemem.Make[int64](n, n)
+	dest := b.keys
+	if b.wide {
+		for i, k := range dest {
+			dest[i] = int32(next[k])
+			next[k]++
+		}
+	} else {
+		if cap(b.times) < n {
+			b.times = hugemem.Make[int64](n, n)
+		}
+		b.times = b.times[:n]
 		off := b.secBase*secondNs - start // ns since start of secs' 0
-		times := b.times[:n]
-		for i, s := range b.secs[:n] {
-			times[dest[i]] = int64(s)*secondNs + off
+		times, secs := b.times[:n], b.secs[:n]
+		for i, k := range dest[:n] {
+			d := next[k]
+			next[k]++
+			times[d] = int64(secs[i])*secondNs + off
+			dest[i] = int32(d)
 		}
 		hugemem.Free(b.secs)
 		b.secs = nil
