@@ -871,16 +871,13 @@ func (sk shortKey) slot(mask uint64) uint64 {
 var seedA, seedB = maphash.String(internSeed, "a"), maphash.String(internSeed, "b")
 
 // keyIndex finds a key's index by its bytes: an open-addressing hash table
-// (linear probing, at most half full). A short key is found in its slot
-// alone; a long one by its hash, then its bytes in the builder's raw names.
+// (linear probing, at most half full) of key indices, 4 bytes a slot, with
+// each key's shortKey beside it in key order, so that the table and the
+// busy keys stay in the cache. A short key is found by its shortKey alone;
+// a long one by its hash, then its bytes in the builder's raw names.
 type keyIndex struct {
-	slots []keySlot // len a power of two
-	n     int
-}
-
-type keySlot struct {
-	key shortKey
-	k   int32 // 1 + key index; 0: empty
+	slots []int32    // 1 + key index; 0: empty. len a power of two
+	short []shortKey // by key index
 }
 
 // find returns the index of the key sk of bytes buf.
@@ -890,35 +887,38 @@ func (x *keyIndex) find(sk shortKey, buf []byte, raw []string) (int32, bool) {
 	}
 	mask := uint64(len(x.slots) - 1)
 	for i := sk.slot(mask); ; i = (i + 1) & mask {
-		s := &x.slots[i]
-		if s.k == 0 {
+		k := x.slots[i] - 1
+		if k < 0 {
 			return 0, false
 		}
-		if s.key == sk && (sk.n <= 16 || raw[s.k-1] == string(buf)) {
-			return s.k - 1, true
+		if x.short[k] == sk && (sk.n <= 16 || raw[k] == string(buf)) {
+			return k, true
 		}
 	}
 }
 
-// insert adds key index k of shortKey sk (not yet in the table).
+// insert adds key index k (the next: len(x.short)) of shortKey sk, not
+// yet in the table.
 func (x *keyIndex) insert(sk shortKey, k int32) {
-	if 2*(x.n+1) > len(x.slots) {
-		old := x.slots
-		x.slots = make([]keySlot, max(1024, 2*len(old)))
-		x.n = 0
-		for _, s := range old {
-			if s.k != 0 {
-				x.insert(s.key, s.k-1)
-			}
+	x.short = append(x.short, sk)
+	if 2*len(x.short) > len(x.slots) {
+		x.slots = make([]int32, max(1024, 2*len(x.slots)))
+		for j := range x.short {
+			x.place(int32(j))
 		}
+		return
 	}
+	x.place(k)
+}
+
+// place puts key index k in the table.
+func (x *keyIndex) place(k int32) {
 	mask := uint64(len(x.slots) - 1)
-	i := sk.slot(mask)
-	for x.slots[i].k != 0 {
+	i := x.short[k].slot(mask)
+	for x.slots[i] != 0 {
 		i = (i + 1) & mask
 	}
-	x.slots[i] = keySlot{sk, k + 1}
-	x.n++
+	x.slots[i] = k + 1
 }
 
 // newKey adds a key name to the key table and returns its index.
