@@ -84,15 +84,14 @@ func (t *Traffic) Profile(top, windowS int) *Profile {
 		p.Abusive += p.ByStage[s]
 	}
 	p.LegitKeysW, p.AbusiveKeysW = quantiles(legitW), quantiles(abusiveW)
-	var counts, scratch []int32
+	var counts []int32
 	for i := range min(top, len(t.Keys)) {
 		kp := KeyProfile{Key: &t.Keys[i]}
 		ts := t.Times(i)
 		kp.FirstS, kp.LastS = int(ts[0]/secondNs), int(ts[len(ts)-1]/secondNs)
 		counts = secondCounts(ts, counts[:0])
 		kp.ActiveS = len(counts)
-		scratch = append(scratch[:0], counts...)
-		kp.PeakS, kp.P99S = peakP99(scratch)
+		kp.PeakS, kp.P99S = peakP99(counts) // sorts counts: done with them
 		kp.PeakW = peakWindowTimes(ts, int64(windowS)*secondNs)
 		p.Top = append(p.Top, kp)
 	}

@@ -1021,6 +1021,10 @@ func pathPrefix(p []byte, depth int) []byte {
 	return p
 }
 
+// insertBack is how far back among its key's requests finish moves a
+// request whose time is earlier than theirs while it places them.
+const insertBack = 32
+
 // finish sorts the requests by key and time, applies rate rules and labels.
 func (b *builder) finish() *Traffic {
 	nk := len(b.names)
@@ -1083,11 +1087,28 @@ func (b *builder) finish() *Traffic {
 		b.times = b.times[:n]
 		off := b.secBase*secondNs - start // ns since start of secs' 0
 		times, secs := b.times[:n], b.secs[:n]
-		for i, k := range dest[:n] {
-			d := next[k]
-			next[k]++
-			times[d] = int64(secs[i])*secondNs + off
-			dest[i] = int32(d)
+		if b.reqPrec == nil && b.rateBits == nil && b.resp == nil {
+			// Times alone: a time earlier than its key's last goes back
+			// among the key's few latest (a log is written nearly in
+			// order), so most keys come out sorted; further back it
+			// stays, and the sort below finds the key unsorted.
+			first := slices.Clone(next)
+			for i, k := range dest[:n] {
+				d := next[k]
+				next[k]++
+				v := int64(secs[i])*secondNs + off
+				for lo := max(first[k], d-insertBack); d > lo && times[d-1] > v; d-- {
+					times[d] = times[d-1]
+				}
+				times[d] = v
+			}
+		} else {
+			for i, k := range dest[:n] {
+				d := next[k]
+				next[k]++
+				times[d] = int64(secs[i])*secondNs + off
+				dest[i] = int32(d)
+			}
 		}
 		hugemem.Free(b.secs)
 		b.secs = nil
