@@ -49,6 +49,13 @@ var costRuleKeys = []string{"path_prefix", "path", "method", "cost"}
 // weighs reports whether the build keeps each request's cost and status.
 func (o *Options) weighs() bool { return o.Cost != nil || o.Statuses }
 
+// otherColumns reports whether a build may keep per-request columns
+// besides times and key ids: rule precedence and stages (rules, a label
+// column), rate-rule bits, costs and statuses.
+func (o *Options) otherColumns() bool {
+	return len(o.Rules) > 0 || o.weighs() || o.Reader.CSV.Columns["label"] != ""
+}
+
 // respOf packs rec's cost and status for the replay: the status in the low
 // 10 bits, the cost above them.
 func (o *Options) respOf(rec *Record) (uint32, error) {

@@ -489,10 +489,14 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 func newBuilder(opt Options, lines int64) (*builder, error) {
 	b := &builder{opt: opt, maxT: -1 << 63, otherMin: 1<<63 - 1, otherMax: -1 << 63, wide: opt.wide}
 	if lines > 0 && lines < 1<<31 {
-		// The times column the Traffic keeps is made now, while the heap
-		// is small: made at the end, its size would start a collection
-		// in the middle of the work. It is address space until written.
-		b.times = hugemem.Make[int64](0, int(lines))
+		// Times alone: the times column the Traffic keeps is made now,
+		// while the heap is small (made at the end, its size would start
+		// a collection in the middle of the work); it is address space
+		// until written. With other columns it is made at the end, once
+		// the key ids are gone.
+		if b.wide || !opt.otherColumns() {
+			b.times = hugemem.Make[int64](0, int(lines))
+		}
 		if !b.wide {
 			b.secs = hugemem.Alloc[uint32](0, int(lines))
 		}
@@ -1021,6 +1025,16 @@ func pathPrefix(p []byte, depth int) []byte {
 	return p
 }
 
+// timesRoom returns the kept times column with n elements, made now unless
+// it was when the build started.
+func (b *builder) timesRoom(n int) []int64 {
+	if cap(b.times) < n {
+		b.times = hugemem.Make[int64](n, n)
+	}
+	b.times = b.times[:n]
+	return b.times
+}
+
 // insertBack is how far back among its key's requests finish moves a
 // request whose time is earlier than theirs while it places them.
 const insertBack = 32
@@ -1060,12 +1074,14 @@ func (b *builder) finish() *Traffic {
 		}
 		return strings.Compare(b.names[x], b.names[y])
 	})
-	// Counting sort by key rank (stable), then by time within each key:
-	// b.keys becomes each request's destination. Whole-second times go
-	// there in one pass into the final column (4 bytes a request built, 8
-	// kept); other times, and the other columns, follow the permutation's
-	// cycles in place, so the build never holds a second copy of them (see
-	// MemoryPerRequest).
+	// Counting sort by key rank (stable), then by time within each key.
+	// Whole-second times alone go to their places in one pass, into the
+	// kept column (at the peak 16 bytes a request: 4 of seconds, 4 of key
+	// ids, 8 of times). With other columns, the key ids become each
+	// request's destination and the columns, seconds included, follow the
+	// permutation's cycles in place, then the seconds become times in
+	// order (12 bytes and the other columns' at the peak). Times in ns
+	// (wide) follow the cycles with the other columns.
 	t.offsets = make([]int64, nk+1)
 	for r, k := range order {
 		t.offsets[r+1] = t.offsets[r] + count[k]
@@ -1081,13 +1097,10 @@ func (b *builder) finish() *Traffic {
 			next[k]++
 		}
 	} else {
-		if cap(b.times) < n {
-			b.times = hugemem.Make[int64](n, n)
-		}
-		b.times = b.times[:n]
 		off := b.secBase*secondNs - start // ns since start of secs' 0
-		times, secs := b.times[:n], b.secs[:n]
+		secs := b.secs[:n]
 		if b.reqPrec == nil && b.rateBits == nil && b.resp == nil {
+			times := b.timesRoom(n)
 			// Times alone: a time earlier than its key's last goes back
 			// among the key's few latest (a log is written nearly in
 			// order), so most keys come out sorted; further back it
@@ -1103,11 +1116,18 @@ func (b *builder) finish() *Traffic {
 				times[d] = v
 			}
 		} else {
+			// Other columns too: the seconds follow the permutation with
+			// them, then become times.
 			for i, k := range dest[:n] {
-				d := next[k]
+				dest[i] = int32(next[k])
 				next[k]++
-				times[d] = int64(secs[i])*secondNs + off
-				dest[i] = int32(d)
+			}
+			columns{secs: secs, prec: b.reqPrec, stage: b.reqStage, rate: b.rateBits, resp: b.resp}.permute(dest)
+			hugemem.Free(b.keys)
+			b.keys = nil
+			times := b.timesRoom(n) // made now, most often: the key ids are gone
+			for i, s := range secs {
+				times[i] = int64(s)*secondNs + off
 			}
 		}
 		hugemem.Free(b.secs)
@@ -1117,10 +1137,6 @@ func (b *builder) finish() *Traffic {
 	cols := columns{times: b.times, prec: b.reqPrec, stage: b.reqStage, rate: b.rateBits, resp: b.resp}
 	if b.wide {
 		cols.permute(dest)
-	} else if cols.prec != nil || cols.rate != nil || cols.resp != nil {
-		cols.times = nil // in place already
-		cols.permute(dest)
-		cols.times = b.times
 	}
 	hugemem.Free(b.keys)
 	b.keys = nil
@@ -1261,6 +1277,7 @@ func (t *Traffic) Labels(i int) []model.Stage { return t.labels[t.offsets[i]:t.o
 // precedence and stage and rate-rule bits (nil when absent).
 type columns struct {
 	times []int64
+	secs  []uint32 // whole-second times (builder.secs), in their place
 	prec  []uint8
 	stage []model.Stage
 	rate  []uint16
@@ -1271,6 +1288,9 @@ func (c columns) slice(i, j int) columns {
 	var out columns
 	if c.times != nil {
 		out.times = c.times[i:j]
+	}
+	if c.secs != nil {
+		out.secs = c.secs[i:j]
 	}
 	if c.prec != nil {
 		out.prec, out.stage = c.prec[i:j], c.stage[i:j]
@@ -1291,6 +1311,9 @@ func (c columns) Less(i, j int) bool { return c.times[i] < c.times[j] }
 func (c columns) Swap(i, j int) {
 	if c.times != nil {
 		c.times[i], c.times[j] = c.times[j], c.times[i]
+	}
+	if c.secs != nil {
+		c.secs[i], c.secs[j] = c.secs[j], c.secs[i]
 	}
 	if c.prec != nil {
 		c.prec[i], c.prec[j] = c.prec[j], c.prec[i]
@@ -1361,6 +1384,10 @@ func (c columns) permuteCycles(dest []int32, base int32) {
 		if c.times != nil {
 			t = c.times[i]
 		}
+		var sec uint32
+		if c.secs != nil {
+			sec = c.secs[i]
+		}
 		var p uint8
 		var st model.Stage
 		var rb uint16
@@ -1380,6 +1407,9 @@ func (c columns) permuteCycles(dest []int32, base int32) {
 			if c.times != nil {
 				c.times[pos], t = t, c.times[pos]
 			}
+			if c.secs != nil {
+				c.secs[pos], sec = sec, c.secs[pos]
+			}
 			if c.prec != nil {
 				c.prec[pos], p = p, c.prec[pos]
 				c.stage[pos], st = st, c.stage[pos]
@@ -1396,6 +1426,9 @@ func (c columns) permuteCycles(dest []int32, base int32) {
 		}
 		if c.times != nil {
 			c.times[i] = t
+		}
+		if c.secs != nil {
+			c.secs[i] = sec
 		}
 		if c.prec != nil {
 			c.prec[i], c.stage[i] = p, st

@@ -33,7 +33,7 @@ const (
 	memPerWorker     = 8 << 20  // a worker's Parquet writers and encoders
 	memPerPointRow   = 900      // a part's metrics, policy and column buffers per points row
 	memPerClientRow  = 160      // a part's client results and column buffers per clients row
-	memPerLogRequest = 13       // the compiled log at its build's peak (ingest: 9 bytes per request, 13 with the key ids)
+	memPerLogRequest = 16       // the compiled log at its build's peak (ingest: 4 bytes a request of seconds and 4 of key ids built, 8 of times kept, together for an instant; 9 kept)
 	memPerLogKey     = 160      // a log key's name, map entry and totals
 	// memPerClient is a scenario client's cost beyond its series and rows:
 	// the spec's parsed YAML, names and per-client state of the workload
