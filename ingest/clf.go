@@ -287,13 +287,19 @@ func quotedEscaped(b []byte) (s, rest []byte, err error) {
 // splitRequest splits "METHOD target proto"; malformed requests (such as
 // "-" or binary junk) keep what they have.
 func splitRequest(req []byte, rec *Record) {
-	i := indexSpace(req)
-	if i < 0 {
+	var i int
+	if len(req) > 4 && req[3] == ' ' && req[0] == 'G' && req[1] == 'E' && req[2] == 'T' {
+		i = 3 // most requests
+	} else if i = indexSpace(req); i < 0 {
 		rec.Method = req
 		return
 	}
 	rec.Method, req = req[:i], req[i+1:]
-	// the protocol: most often "HTTP/1.1", a few bytes from the end
+	// the protocol: most often 8 bytes ("HTTP/1.1") after the last space
+	if n := len(req); n >= 9 && req[n-9] == ' ' && spaceBytes(binary.LittleEndian.Uint64(req[n-8:])) == 0 {
+		rec.Path, rec.Proto = req[:n-9], req[n-8:]
+		return
+	}
 	j := len(req) - 1
 	for j >= 0 && req[j] != ' ' {
 		j--

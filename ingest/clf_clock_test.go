@@ -89,3 +89,38 @@ func TestHasNUL(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitRequest checks splitRequest against the plain reading (the
+// first space ends the method, the last begins the protocol) on request
+// lines of random words, spaces and protocols.
+func TestSplitRequest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	words := []string{"GET", "GETX", "GE", "POST", "-", "/", "/a", "/a b", "HTTP/1.1", "HTTP/2.0", "HTTP/1.10", "HTTP/1 1", "", " ", "\t", "x"}
+	for range 20000 {
+		var b []byte
+		for range rng.IntN(5) {
+			b = append(b, words[rng.IntN(len(words))]...)
+			if rng.IntN(3) > 0 {
+				b = append(b, ' ')
+			}
+		}
+		var got, want Record
+		splitRequest(b, &got)
+		if i := bytes.IndexByte(b, ' '); i < 0 {
+			want.Method = b
+		} else {
+			want.Method = b[:i]
+			rest := b[i+1:]
+			if j := bytes.LastIndexByte(rest, ' '); j >= 0 {
+				want.Path, want.Proto = rest[:j], rest[j+1:]
+			} else {
+				want.Path = rest
+			}
+		}
+		for _, f := range [][2][]byte{{got.Method, want.Method}, {got.Path, want.Path}, {got.Proto, want.Proto}} {
+			if !bytes.Equal(f[0], f[1]) || (f[0] == nil) != (f[1] == nil) {
+				t.Fatalf("splitRequest(%q): method %q path %q proto %q, want %q %q %q", b, got.Method, got.Path, got.Proto, want.Method, want.Path, want.Proto)
+			}
+		}
+	}
+}
