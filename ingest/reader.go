@@ -65,6 +65,7 @@ type Reader struct {
 	br          *lineBuffer
 	closeZ      func() error // releases the decompressor
 	parse       func([]byte, *Record) error
+	clf         *clfClock // set for Common and Combined lines: parse, called directly
 	csv         *csvParser
 	json        *jsonParser
 	w3c         *w3cParser
@@ -280,7 +281,13 @@ func (r *Reader) Scan() bool {
 			}
 		}
 		r.raw = line
-		if perr := r.parse(line, &r.rec); perr != nil {
+		var perr error
+		if r.clf != nil {
+			perr = parseCombined(line, &r.rec, r.clf)
+		} else {
+			perr = r.parse(line, &r.rec)
+		}
+		if perr != nil {
 			if perr == errDirective {
 				r.filtered++
 				continue
@@ -419,7 +426,8 @@ func (r *Reader) first(line []byte) (bool, error) {
 	}
 	switch r.format {
 	case FormatCLF, FormatCombined:
-		r.parse = new(clfClock).parseCombined
+		r.clf = new(clfClock)
+		r.parse = r.clf.parseCombined
 	case FormatNASATSV:
 		r.parse = ParseNASATSV
 		return bytes.Equal(bytes.TrimRight(line, "\t"), bytes.TrimRight(nasaHeader, "\t")), nil
