@@ -62,6 +62,7 @@ type Options struct {
 
 	spill *spillWriter // set by SpillLog
 	wide  bool         // keep times in ns from the start (tests compare the layouts)
+	large bool         // place whole-second times as for a large log (tests)
 }
 
 // DefaultMaxBackS is the default tolerance for times going backwards, s.
@@ -492,9 +493,9 @@ func newBuilder(opt Options, lines int64) (*builder, error) {
 		// Times alone: the times column the Traffic keeps is made now,
 		// while the heap is small (made at the end, its size would start
 		// a collection in the middle of the work); it is address space
-		// until written. With other columns it is made at the end, once
-		// the key ids are gone.
-		if b.wide || !opt.otherColumns() {
+		// until written. With other columns, or for a large log, it is
+		// made at the end, once the key ids are gone.
+		if b.wide || !opt.otherColumns() && lines <= placeMax {
 			b.times = hugemem.Make[int64](0, int(lines))
 		}
 		if !b.wide {
@@ -1035,6 +1036,12 @@ func (b *builder) timesRoom(n int) []int64 {
 	return b.times
 }
 
+// placeMax is the most requests whose whole-second times finish places
+// straight into the kept column (one pass, at the peak 16 bytes a request);
+// a larger log permutes the seconds in place instead (12 bytes a request at
+// the peak, a slower pass).
+const placeMax = 16 << 20
+
 // insertBack is how far back among its key's requests finish moves a
 // request whose time is earlier than theirs while it places them.
 const insertBack = 32
@@ -1099,7 +1106,8 @@ func (b *builder) finish() *Traffic {
 	} else {
 		off := b.secBase*secondNs - start // ns since start of secs' 0
 		secs := b.secs[:n]
-		if b.reqPrec == nil && b.rateBits == nil && b.resp == nil {
+		alone := b.reqPrec == nil && b.rateBits == nil && b.resp == nil
+		if alone && n <= placeMax && !b.opt.large {
 			times := b.timesRoom(n)
 			// Times alone: a time earlier than its key's last goes back
 			// among the key's few latest (a log is written nearly in
@@ -1116,8 +1124,8 @@ func (b *builder) finish() *Traffic {
 				times[d] = v
 			}
 		} else {
-			// Other columns too: the seconds follow the permutation with
-			// them, then become times.
+			// Other columns, or a large log: the seconds follow the
+			// permutation (with the other columns), then become times.
 			for i, k := range dest[:n] {
 				dest[i] = int32(next[k])
 				next[k]++
@@ -1126,8 +1134,22 @@ func (b *builder) finish() *Traffic {
 			hugemem.Free(b.keys)
 			b.keys = nil
 			times := b.timesRoom(n) // made now, most often: the key ids are gone
-			for i, s := range secs {
-				times[i] = int64(s)*secondNs + off
+			if !alone {
+				for i, s := range secs {
+					times[i] = int64(s)*secondNs + off
+				}
+			} else {
+				for r := range nk {
+					first, end := t.offsets[r], t.offsets[r+1]
+					for d := first; d < end; d++ {
+						v := int64(secs[d])*secondNs + off
+						j := d
+						for lo := max(first, j-insertBack); j > lo && times[j-1] > v; j-- {
+							times[j] = times[j-1]
+						}
+						times[j] = v
+					}
+				}
 			}
 		}
 		hugemem.Free(b.secs)

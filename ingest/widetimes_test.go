@@ -11,9 +11,10 @@ import (
 	"github.com/ratesweep/ratesweep/model"
 )
 
-// TestWholeSecondColumn builds random logs twice, times kept in whole
-// seconds while they can be (placed by key in one pass) and in ns from the
-// start (permuted in place), and wants the same Traffic: with and without
+// TestWholeSecondColumn builds random logs three times, times kept in
+// whole seconds while they can be (placed by key in one pass, or permuted
+// as for a large log) and in ns from the start (permuted in place), and
+// wants the same Traffic: with and without
 // request rules, rate rules and costs, times going back, and a time that
 // does not fit whole seconds (a fraction, or 100 years away) at the start,
 // the middle or the end.
@@ -78,6 +79,16 @@ func TestWholeSecondColumn(t *testing.T) {
 				if !reflect.DeepEqual(narrow, wide) {
 					t.Fatalf("seed %d, %s, %d lines (odd line %d, kind %d): whole seconds give\n%+v\nns give\n%+v",
 						seed, v.name, lines, odd, oddKind, narrow, wide)
+				}
+				opt.large = true
+				large, err := buildN(context.Background(), strings.NewReader(b.String()), opt, lines)
+				opt.large = false
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(large, wide) {
+					t.Fatalf("seed %d, %s, %d lines (odd line %d, kind %d): whole seconds placed as for a large log give\n%+v\nns give\n%+v",
+						seed, v.name, lines, odd, oddKind, large, wide)
 				}
 				if narrow.Requests() != int64(n) {
 					t.Fatalf("seed %d: %d requests of %d", seed, narrow.Requests(), n)
