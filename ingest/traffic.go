@@ -1082,10 +1082,11 @@ func (b *builder) finish() *Traffic {
 		return strings.Compare(b.names[x], b.names[y])
 	})
 	// Counting sort by key rank (stable), then by time within each key.
-	// Whole-second times alone go to their places in one pass, into the
-	// kept column (at the peak 16 bytes a request: 4 of seconds, 4 of key
-	// ids, 8 of times). With other columns, the key ids become each
-	// request's destination and the columns, seconds included, follow the
+	// Whole-second times alone, up to placeMax requests, go to their
+	// places in one pass, into the kept column (at the peak 16 bytes a
+	// request: 4 of seconds, 4 of key ids, 8 of times). With other
+	// columns, or more requests, the key ids become each request's
+	// destination and the columns, seconds included, follow the
 	// permutation's cycles in place, then the seconds become times in
 	// order (12 bytes and the other columns' at the peak). Times in ns
 	// (wide) follow the cycles with the other columns.
