@@ -97,8 +97,8 @@ func residentBytes() uint64 {
 // gzip log into the replay's columnar form (Load: key ids, times, labels),
 // as heap bytes at the peak of the build over requests (bytes/request) and
 // what the finished Traffic keeps (kept-bytes/request), key names included.
-// The log has RATESWEEP_BENCH_LINES lines (default 2,000,000; the README's
-// figure is for 100,000,000):
+// The log has RATESWEEP_BENCH_LINES lines (default 2,000,000; docs/logs.md
+// gives 10,000,000 and 20,000,000 too):
 //
 //	RATESWEEP_BENCH_LINES=100000000 go test ./ingest -run '^$' -bench LoadMemory -benchtime 1x -timeout 2h
 func BenchmarkLoadMemory(b *testing.B) {

@@ -66,32 +66,24 @@ func TestWholeSecondColumn(t *testing.T) {
 			opt.Reader = csv.Reader
 			opt.MaxBackS = -1
 			for _, lines := range []int64{0, int64(n) + 10} {
-				narrow, err := buildN(context.Background(), strings.NewReader(b.String()), opt, lines)
-				if err != nil {
-					t.Fatal(err)
+				build := func(wide, large bool) *Traffic {
+					o := opt
+					o.wide, o.large = wide, large
+					tr, err := buildN(context.Background(), strings.NewReader(b.String()), o, lines)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return tr
 				}
-				opt.wide = true
-				wide, err := buildN(context.Background(), strings.NewReader(b.String()), opt, lines)
-				opt.wide = false
-				if err != nil {
-					t.Fatal(err)
+				ns := build(true, false)
+				for _, large := range []bool{false, true} {
+					if got := build(false, large); !reflect.DeepEqual(got, ns) {
+						t.Fatalf("seed %d, %s, %d lines (odd line %d, kind %d): whole seconds (as for a large log: %v) give\n%+v\nns give\n%+v",
+							seed, v.name, lines, odd, oddKind, large, got, ns)
+					}
 				}
-				if !reflect.DeepEqual(narrow, wide) {
-					t.Fatalf("seed %d, %s, %d lines (odd line %d, kind %d): whole seconds give\n%+v\nns give\n%+v",
-						seed, v.name, lines, odd, oddKind, narrow, wide)
-				}
-				opt.large = true
-				large, err := buildN(context.Background(), strings.NewReader(b.String()), opt, lines)
-				opt.large = false
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !reflect.DeepEqual(large, wide) {
-					t.Fatalf("seed %d, %s, %d lines (odd line %d, kind %d): whole seconds placed as for a large log give\n%+v\nns give\n%+v",
-						seed, v.name, lines, odd, oddKind, large, wide)
-				}
-				if narrow.Requests() != int64(n) {
-					t.Fatalf("seed %d: %d requests of %d", seed, narrow.Requests(), n)
+				if ns.Requests() != int64(n) {
+					t.Fatalf("seed %d: %d requests of %d", seed, ns.Requests(), n)
 				}
 			}
 		}
