@@ -298,3 +298,43 @@ func readPolicyColumn(t *testing.T, dir string) ([]string, error) {
 	}
 	return labels, nil
 }
+
+// A count_if entry after a plain one in sweep: honours its condition on a
+// replayed log whatever the order (the batch replays of the plain entry
+// see times alone and must not take the count_if point along). One key,
+// 8 requests 100 ms apart, every one a 401: capacity (limit) 5 of 8
+// counted failures admits 5, catches 3; the plain entry's 4 catches 4.
+func TestCountIfAfterPlainEntry(t *testing.T) {
+	dir := t.TempDir()
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	b.WriteString("ts,client,path,code\n")
+	for i := range 8 {
+		fmt.Fprintf(&b, "%s,1.1.1.1,/login,401\n", day.Add(time.Duration(i)*100*time.Millisecond).Format(time.RFC3339Nano))
+	}
+	log := filepath.Join(dir, "log.csv")
+	if err := os.WriteFile(log, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, alg := range []string{"token_bucket, rate: 1, capacity", "sliding_window, window_s: 10, limit",
+		"fixed_window, window_s: 10, limit", "sliding_log, window_s: 10, limit", "gcra, rate: 1, capacity", "sliding_counter, window_s: 10, limit"} {
+		plain := fmt.Sprintf("  - {algorithm: %s: 4}\n", alg)
+		counted := fmt.Sprintf("  - {algorithm: %s: 5, count_if: {status: [401]}}\n", alg)
+		for _, entries := range []string{plain + counted, counted + plain} {
+			spec := fmt.Sprintf("name: x\ntraffic:\n  log: %q\n  format: csv\n  csv: {time_format: rfc3339, columns: {time: ts, ip: client, path: path, status: code}}\n  rules: [{name: stuffer, stage: none, status: 401}]\nsweep:\n%s", log, entries)
+			_, rows, _ := runSpecText(t, spec, "x.yaml")
+			if len(rows) != 2 {
+				t.Fatalf("%d rows", len(rows))
+			}
+			for _, r := range rows {
+				want := int64(4)
+				if r.CountIf != "" {
+					want = 3
+				}
+				if r.Caught != want || r.Missed != 8-want || r.FalseCut != 0 {
+					t.Errorf("%s (entries %q): caught %d missed %d false cut %d, want caught %d", r.Key(), entries, r.Caught, r.Missed, r.FalseCut, want)
+				}
+			}
+		}
+	}
+}

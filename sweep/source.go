@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/model"
@@ -294,6 +295,11 @@ var noBatch = false
 func (s *trafficSim) runBatch(ps []model.Policy, put func(k int, clients []model.ClientResult, m *model.Metrics)) int {
 	if noBatch || ps[0].Weighed() || s.src.reacts != nil { // weighed policies and reactions replay request by request (run)
 		return 0
+	}
+	// The batch paths replay times alone: a weighed point (its requests'
+	// costs or statuses decide) ends the batch, wherever it stands.
+	if k := slices.IndexFunc(ps, model.Policy.Weighed); k >= 0 {
+		ps = ps[:k]
 	}
 	tr := s.tr
 	nr := len(s.grouping.Names)
