@@ -234,7 +234,7 @@ func validateStack(p Policy) error {
 	case p.Key != KeyClient || p.Nodes > 1 || p.LB != RoundRobin || p.State != Local || p.SyncMs != 0:
 		return fieldErr("key", "an all_of policy takes no key, nodes, lb, state or sync_ms of its own: give each component its key (all_of[i].key)")
 	}
-	for i, c := range s.Components {
+	for i, c := range p.components() {
 		path := fmt.Sprintf("all_of[%d]", i)
 		switch {
 		case c.Algorithm == AllOf:
@@ -316,14 +316,40 @@ type stackDecider struct {
 	rc    RejectedCounts
 }
 
-var _ decider = (*stackDecider)(nil)
+var (
+	_ decider        = (*stackDecider)(nil)
+	_ RequestDecider = (*stackDecider)(nil)
+)
 
 func (s *stackDecider) configure(p Policy) {
 	s.rc = p.Stack.RejectedCounts
 	s.parts = s.parts[:0]
-	for _, c := range p.Stack.Components {
+	for _, c := range p.components() {
 		s.parts = append(s.parts, newDecider(c))
 	}
+}
+
+// components returns the components of an all_of policy as they decide:
+// each spends a request's cost when the stack's traffic carries costs.
+func (p Policy) components() []Policy {
+	cs := slices.Clone(p.Stack.Components)
+	for i := range cs {
+		cs[i].Costed = cs[i].Costed || p.Costed
+	}
+	return cs
+}
+
+// weighed reports whether some component weighs requests (its count_if).
+func (s *Stack) weighed() bool {
+	if s == nil {
+		return false
+	}
+	for _, c := range s.Components {
+		if c.Weighed() {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *stackDecider) Reset() {
@@ -334,12 +360,19 @@ func (s *stackDecider) Reset() {
 
 // Allow reports whether every component admits a request at t, counting it
 // as rejected_counts says.
-func (s *stackDecider) Allow(t int64) bool { return decideAll(s.parts, s.rc, t) }
+func (s *stackDecider) Allow(t int64) bool { return decideAll(s.parts, s.rc, t, 1, 0) }
+
+// AllowRequest is Allow for a request costing cost units whose response has
+// status: each component weighs it as its own modifiers say (its count_if,
+// the cost it spends).
+func (s *stackDecider) AllowRequest(t, cost int64, status int) bool {
+	return decideAll(s.parts, s.rc, t, cost, status)
+}
 
 func (s *stackDecider) AllowN(t, n int64) int64 {
 	var k int64
 	for range n {
-		if decideAll(s.parts, s.rc, t) {
+		if decideAll(s.parts, s.rc, t, 1, 0) {
 			k++
 		}
 	}
@@ -390,32 +423,57 @@ func (s *stackDecider) stateSize(t int64) (bool, int64) {
 	return live, bytes
 }
 
-// decideAll decides a request at t on the components' deciders for its
-// keys: with rejected_counts all each decides as if alone; with none they
-// look first and commit only when every one admits, while one that rejects
-// applies its own rule for a request it rejects.
-func decideAll(parts []decider, rc RejectedCounts, t int64) bool {
+// decideAll decides a request at t, costing cost units, whose response has
+// status, on the components' deciders for its keys: with rejected_counts
+// all each decides as if alone; with none they look first and commit only
+// when every one admits, while one that rejects applies its own rule for a
+// request it rejects. A component that weighs requests (a RequestDecider:
+// costs, count_if) weighs this one; the others see its time alone.
+func decideAll(parts []decider, rc RejectedCounts, t, cost int64, status int) bool {
 	ok := true
 	if rc == RejectedCountedByAll {
 		for _, d := range parts {
-			if !d.Allow(t) {
+			if !allowRequest(d, t, cost, status) {
 				ok = false
 			}
 		}
 		return ok
 	}
 	for _, d := range parts {
-		if !d.peek(t) {
+		if !fitsRequest(d, t, cost, status) {
 			ok = false
 			break
 		}
 	}
 	for _, d := range parts {
-		if ok || !d.peek(t) {
-			d.Allow(t)
+		if ok || !fitsRequest(d, t, cost, status) {
+			allowRequest(d, t, cost, status)
 		}
 	}
 	return ok
+}
+
+// allowRequest decides a request on d: weighed when d weighs requests.
+func allowRequest(d decider, t, cost int64, status int) bool {
+	if rd, ok := d.(RequestDecider); ok {
+		return rd.AllowRequest(t, cost, status)
+	}
+	return d.Allow(t)
+}
+
+// requestFitter is the look without commitment of a decider that weighs
+// requests: whether AllowRequest would admit the request now.
+type requestFitter interface {
+	fitsRequest(t, cost int64, status int) bool
+}
+
+// fitsRequest reports whether allowRequest would admit the request now,
+// leaving d unchanged.
+func fitsRequest(d decider, t, cost int64, status int) bool {
+	if f, ok := d.(requestFitter); ok {
+		return f.fitsRequest(t, cost, status)
+	}
+	return d.peek(t)
 }
 
 // atOrigin places the components' window boundaries for event times

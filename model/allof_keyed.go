@@ -3,7 +3,8 @@ package model
 // runStack is Run for an all_of policy whose components hang on different
 // keys: every request of the merged stream (keyed.go) is decided by each
 // component's limiter for the request's key under that component (its
-// client, address, account, organisation, or one global limiter).
+// client, address, account, organisation, or one global limiter), each
+// weighing its cost and status as the component's modifiers say.
 func (s *Simulator) runStack(p Policy, out *Outcome) {
 	w := s.w
 	if s.keyed == nil {
@@ -14,7 +15,7 @@ func (s *Simulator) runStack(p Policy, out *Outcome) {
 	for i := range out.Clients {
 		out.Clients[i] = ClientResult{}
 	}
-	comps := p.Stack.Components
+	comps := p.components()
 	stores := make([]map[int32]decider, len(comps)) // a component's limiter per key used
 	for i := range comps {
 		stores[i] = map[int32]decider{}
@@ -33,7 +34,7 @@ func (s *Simulator) runStack(p Policy, out *Outcome) {
 			}
 			parts[i] = d
 		}
-		ok := decideAll(parts, p.Stack.RejectedCounts, r.t)
+		ok := decideAll(parts, p.Stack.RejectedCounts, r.t, w.Scenario.Clients[r.client].RequestCost(), int(r.status))
 		res := &out.Clients[r.client]
 		res.Offered++
 		if ok {
@@ -47,6 +48,7 @@ func (s *Simulator) runStack(p Policy, out *Outcome) {
 		}
 	}
 	out.Metrics = w.Metrics(out.Clients)
+	w.costMetrics(p, out)
 	out.LegitAccounts, out.LegitAccountsLocked = 0, 0
 	for _, f := range k.acct {
 		if f&1 != 0 {

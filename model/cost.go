@@ -24,7 +24,7 @@ type RequestDecider interface {
 
 // Weighed reports whether p's deciders weigh requests (RequestDecider):
 // its traffic has costs or it counts only some responses.
-func (p Policy) Weighed() bool { return p.Costed || p.CountIf != "" }
+func (p Policy) Weighed() bool { return p.Costed || p.CountIf != "" || p.Stack.weighed() }
 
 // spender is the ability costs need from an algorithm's decider (found by
 // type assertion): an all-or-nothing spend of c units.
@@ -44,7 +44,7 @@ const MaxCost = 1 << 40
 
 var costModifier = modifier{
 	name: "cost",
-	uses: func(p Policy) bool { return p.Costed },
+	uses: func(p Policy) bool { return p.Costed && p.Stack == nil }, // all_of: each component spends (Policy.components)
 	validate: func(p Policy) error {
 		if _, ok := p.Algorithm.Describe().decider().(spender); !ok {
 			return fieldErr("cost", "%s counts requests, not costs: it cannot spend a request's cost units (use token_bucket, gcra or a window)", p.Algorithm)
@@ -71,6 +71,7 @@ var (
 func (d *costDecider) AllowRequest(t, cost int64, _ int) bool { return d.sp.spend(t, max(cost, 1)) }
 func (d *costDecider) spend(t, c int64) bool                  { return d.sp.spend(t, c) }
 func (d *costDecider) fits(t, c int64) bool                   { return d.sp.fits(t, c) }
+func (d *costDecider) fitsRequest(t, cost int64, _ int) bool  { return d.sp.fits(t, max(cost, 1)) }
 
 func (d *costDecider) cloneInto(dst decider) decider {
 	c, _ := dst.(*costDecider)

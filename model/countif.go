@@ -178,6 +178,15 @@ func (d *countIfDecider) AllowRequest(t, cost int64, status int) bool {
 	return d.inner.peek(t)
 }
 
+// fitsRequest reports whether AllowRequest would admit the request now: a
+// request is admitted iff one would be, matching or not.
+func (d *countIfDecider) fitsRequest(t, cost int64, _ int) bool {
+	if d.sp != nil {
+		return d.sp.fits(t, max(cost, 1))
+	}
+	return d.inner.peek(t)
+}
+
 // Allow decides a request whose response is unknown: it does not match.
 func (d *countIfDecider) Allow(t int64) bool { return d.AllowRequest(t, 1, 0) }
 

@@ -106,7 +106,7 @@ var penaltyBoxModifier = modifier{
 		for _, l := range p.levels() {
 			b.levels = append(b.levels, penaltyLevel{after: l.After, blockNs: blockNs(l.BlockS)})
 		}
-		if rd, ok := inner.(RequestDecider); ok { // costs, count_if (penaltybox_weighed.go)
+		if rd, ok := inner.(RequestDecider); ok && p.Weighed() { // costs, count_if (penaltybox_weighed.go)
 			return &weighedBox{penaltyBox: b, rd: rd}
 		}
 		return b

@@ -32,6 +32,14 @@ func (w *weighedBox) AllowRequest(t, cost int64, status int) bool {
 	return false
 }
 
+// fitsRequest is false during the key's block, the limiter's otherwise.
+func (w *weighedBox) fitsRequest(t, cost int64, status int) bool {
+	if w.blocked && t < w.until {
+		return false
+	}
+	return fitsRequest(w.inner, t, cost, status)
+}
+
 func (w *weighedBox) cloneInto(dst decider) decider {
 	c, _ := dst.(*weighedBox)
 	var into decider

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
@@ -75,7 +76,7 @@ func decodeStackEntry(n *yaml.Node, p string) (Entry, error) {
 			c.Errorf(it, ip+".algorithm", "a component cannot itself be all_of")
 			continue
 		}
-		e.Components = append(e.Components, ce.Algorithm)
+		e.Components = append(e.Components, Entry{Algorithm: ce.Algorithm, BlockLevels: ce.BlockLevels, CountIf: ce.CountIf})
 		for _, ax := range ce.Axes {
 			ax.Param = model.ComponentParamName(i, ax.Param)
 			e.Axes = append(e.Axes, ax)
@@ -94,7 +95,10 @@ func decodeStackEntry(n *yaml.Node, p string) (Entry, error) {
 func (e *Entry) newPolicy() model.Policy {
 	p := model.Policy{Algorithm: e.Algorithm}
 	if e.Components != nil {
-		p.Stack = model.NewStack(e.Components, 0)
+		p.Stack = &model.Stack{}
+		for _, c := range e.Components {
+			p.Stack.Components = append(p.Stack.Components, model.Policy{Algorithm: c.Algorithm, BlockLevels: c.BlockLevels, CountIf: c.CountIf})
+		}
 	}
 	return p
 }
@@ -114,14 +118,20 @@ func (e *Entry) writeStackYAML(b *strings.Builder) {
 		b.WriteString("   ")
 	}
 	b.WriteString(" all_of:\n")
-	for i, alg := range e.Components {
-		fmt.Fprintf(b, "      - algorithm: %s\n", alg)
+	for i, c := range e.Components {
+		fmt.Fprintf(b, "      - algorithm: %s\n", c.Algorithm)
 		for _, a := range e.Axes {
 			if j, name, ok := model.ComponentParam(a.Param); ok && j == i {
 				bare := a
 				bare.Param = name
 				fmt.Fprintf(b, "        %s: %s\n", name, bare.yaml())
 			}
+		}
+		if c.BlockLevels != nil {
+			fmt.Fprintf(b, "        %s: %s\n", blockLevelsKey, levelsYAML(c.BlockLevels))
+		}
+		if c.CountIf != "" {
+			fmt.Fprintf(b, "        count_if: %s\n", strconv.Quote(c.CountIf))
 		}
 	}
 }

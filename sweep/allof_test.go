@@ -3,11 +3,17 @@ package sweep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
+	"github.com/ratesweep/ratesweep/model"
+	"golang.org/x/time/rate"
 )
 
 const stackSpec = `name: stacked
@@ -181,5 +187,132 @@ func TestStackOnLog(t *testing.T) {
 	bad := strings.Replace(src, "{algorithm: sliding_window, window_s: 60, limit: 30}", "{algorithm: sliding_window, window_s: 60, limit: 30, key: global}", 1)
 	if _, err := ReadSpec([]byte(bad), "antlr-stack.yaml", "../configs/examples"); err == nil || !strings.Contains(err.Error(), "sweep[3].all_of[1].key: a replayed log hangs every component on its traffic key") {
 		t.Errorf("a component on another key: %v", err)
+	}
+}
+
+// writeStatusLog writes a CSV log of one key's requests, one a second from
+// the start of 2026, with the given statuses and paths.
+func writeStatusLog(t *testing.T, statuses []int, paths []string) string {
+	t.Helper()
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	b.WriteString("ts,client,path,code\n")
+	for i, st := range statuses {
+		fmt.Fprintf(&b, "%s,1.1.1.1,%s,%d\n", day.Add(time.Duration(i)*time.Second).Format(time.RFC3339), paths[i], st)
+	}
+	log := filepath.Join(t.TempDir(), "log.csv")
+	if err := os.WriteFile(log, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return log
+}
+
+// count_if inside an all_of component counts only the matching responses
+// there, is named in the policy label and reads back. The hand-worked
+// stack: fixed_window limit 3 counting 401s admits 200, 401, 200, 401, 401
+// (three failures counted), then refuses the rest of the minute, matching
+// or not: 5 of 10 admitted; the same stack without count_if admits 3.
+func TestCountIfInStackComponent(t *testing.T) {
+	statuses := []int{200, 401, 200, 401, 401, 200, 401, 200, 200, 401}
+	paths := slices.Repeat([]string{"/login"}, len(statuses))
+	log := writeStatusLog(t, statuses, paths)
+	for _, rc := range []string{"all", "none"} {
+		spec := fmt.Sprintf(`name: x
+traffic:
+  log: %q
+  format: csv
+  csv: {time_format: rfc3339, columns: {time: ts, ip: client, path: path, status: code}}
+sweep:
+  - rejected_counts: %s
+    all_of:
+      - {algorithm: fixed_window, window_s: 60, limit: 3, count_if: {status: [401]}}
+      - {algorithm: fixed_window, window_s: 60, limit: 100}
+  - rejected_counts: %[2]s
+    all_of:
+      - {algorithm: fixed_window, window_s: 60, limit: 3}
+      - {algorithm: fixed_window, window_s: 60, limit: 100}
+`, log, rc)
+		sp, rows, _ := runSpecText(t, spec, "x.yaml")
+		if len(rows) != 2 {
+			t.Fatalf("%d rows", len(rows))
+		}
+		want := map[string]int64{
+			"all_of rejected_counts=" + rc + " [fixed_window window_s=60 limit=3 count_if=401] [fixed_window window_s=60 limit=100]": 5,
+			"all_of rejected_counts=" + rc + " [fixed_window window_s=60 limit=3] [fixed_window window_s=60 limit=100]":              7,
+		}
+		for _, r := range rows {
+			w, ok := want[r.Key()]
+			if !ok {
+				t.Errorf("unexpected policy %q", r.Key())
+				continue
+			}
+			if r.FalseCut != w {
+				t.Errorf("%s: false cut %d, hand-worked %d", r.Key(), r.FalseCut, w)
+			}
+			p, err := model.ParseLabel(r.Key())
+			if err != nil || p.Canonical() != r.Key() {
+				t.Errorf("%s does not read back: %v %q", r.Key(), err, p.Canonical())
+			}
+		}
+		back, err := ParseSpec(sp.YAML(), nil)
+		if err != nil || string(back.YAML()) != string(sp.YAML()) {
+			t.Errorf("canonical spec does not read back: %v\n%s", err, sp.YAML())
+		}
+	}
+}
+
+// Every component of an all_of spends a request's cost: a token bucket
+// (x/time/rate AllowN, looked at first with TokensAt) and a fixed window
+// of 25 units a minute, with rejected_counts none (a request is charged
+// only when both have room).
+func TestCostsInStack(t *testing.T) {
+	var statuses []int
+	var paths []string
+	for i := range 180 {
+		statuses = append(statuses, 200)
+		if i%3 == 0 {
+			paths = append(paths, "/graphql")
+		} else {
+			paths = append(paths, "/rest")
+		}
+	}
+	log := writeStatusLog(t, statuses, paths)
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	lim := rate.NewLimiter(1, 10)
+	var window, admitted, offered int64
+	for i, path := range paths {
+		at := day.Add(time.Duration(i) * time.Second)
+		if i%60 == 0 {
+			window = 0
+		}
+		c := int64(1)
+		if path == "/graphql" {
+			c = 4
+		}
+		offered += c
+		if lim.TokensAt(at) >= float64(c) && window+c <= 25 {
+			lim.AllowN(at, int(c))
+			window += c
+			admitted += c
+		}
+	}
+	spec := fmt.Sprintf(`name: x
+traffic:
+  log: %q
+  format: csv
+  csv: {time_format: rfc3339, columns: {time: ts, ip: client, path: path, status: code}}
+  cost: {rules: [{path_prefix: /graphql, cost: 4}], default: 1}
+sweep:
+  - rejected_counts: none
+    all_of:
+      - {algorithm: token_bucket, rate: 1, capacity: 10}
+      - {algorithm: fixed_window, window_s: 60, limit: 25}
+`, log)
+	_, rows, _ := runSpecText(t, spec, "x.yaml")
+	if len(rows) != 1 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	if got := rows[0].Cost.FalseCut; got != offered-admitted || admitted == 0 || admitted == offered {
+		t.Errorf("false cut %d cost units, hand-worked %d (admitted %d of %d)", got, offered-admitted, admitted, offered)
 	}
 }

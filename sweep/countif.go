@@ -109,7 +109,21 @@ func countIfYAML(e *Entry) string {
 // countsIf reports whether some entry counts only some responses.
 func (s *Spec) countsIf() bool {
 	for i := range s.Entries {
-		if s.Entries[i].CountIf != "" {
+		if s.Entries[i].countsIf() {
+			return true
+		}
+	}
+	return false
+}
+
+// countsIf reports whether the entry, or one of its components, counts
+// only some responses.
+func (e *Entry) countsIf() bool {
+	if e.CountIf != "" {
+		return true
+	}
+	for i := range e.Components {
+		if e.Components[i].CountIf != "" {
 			return true
 		}
 	}

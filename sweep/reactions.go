@@ -204,7 +204,7 @@ func checkReactions(s *Spec, sw, tr *yaml.Node) error {
 		}
 	}
 	for i, e := range s.Entries {
-		if e.CountIf != "" && s.Traffic != nil {
+		if e.countsIf() && s.Traffic != nil {
 			path := fmt.Sprintf("sweep[%d].count_if", i)
 			return yamlx.Errorf(yamlx.Locate(at(i), "count_if"), path, "a retry has no logged response to count by (%s)", why)
 		}

@@ -47,9 +47,10 @@ type Entry struct {
 	// CountIf is the entry's count_if (model.Policy.CountIf), or "".
 	CountIf string
 	costed  bool // checkCorners checks Costed policies
-	// Components are the algorithms of an all_of entry's components (its
-	// axes are rejected_counts and all_of[i].name), nil otherwise.
-	Components []model.Algorithm
+	// Components are an all_of entry's components, nil otherwise: each its
+	// algorithm and modifiers (count_if, block_levels); their axes are the
+	// outer entry's, named all_of[i].name beside rejected_counts.
+	Components []Entry
 }
 
 // AxisKind is how an axis was written in the spec.
