@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit duckdb check baseline cross test-windows dist actionlint bench bench-ingest bench-events bench-reactions bench-check bench-month test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race test-adversarial test-fail2ban
+.PHONY: all build run tables test vet unit docs duckdb check baseline cross test-windows dist actionlint bench bench-ingest bench-events bench-reactions bench-check bench-month test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race test-adversarial test-fail2ban
 
 all: build
 
@@ -28,6 +28,10 @@ tables: build
 
 vet:
 	$(GO) vet ./...
+
+# Rewrite the tables docs/ generates from the code (docs/compatibility.md).
+docs:
+	$(GO) test ./sweep -run TestCompatibilityDoc -count=1 -update-docs
 
 unit:
 	$(GO) test ./...

@@ -79,6 +79,10 @@ func (o *Options) respOf(rec *Record) (uint32, error) {
 // unpackResp returns a request's cost and status.
 func unpackResp(r uint32) (cost int64, status int) { return max(1, int64(r>>10)), int(r & 1023) }
 
+// UnpackResp returns the cost (units, >= 1) and response status (0 when
+// not logged) of one request of Traffic.Costs.
+func UnpackResp(r uint32) (cost int64, status int) { return unpackResp(r) }
+
 // of is what rec costs.
 func (c *CostConfig) of(rec *Record) int64 {
 	if c.Field == "bytes" {

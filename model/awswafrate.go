@@ -51,6 +51,7 @@ var AWSWindows = []int{60, 120, 300, 600}
 // awsWAFRateAlgorithm is aws_waf_rate, an AWS WAF rate-based rule.
 var awsWAFRateAlgorithm = Descriptor{
 	Name: "aws_waf_rate", Title: "AWS WAF rate", Family: WindowFamily, ColorSlot: 10,
+	Example:        "aws_waf_rate window_s=300 limit=1000",
 	Params:         []string{"window_s", "limit"},
 	Optional:       []string{"lag_s"},
 	CountsRejected: true,
@@ -215,8 +216,9 @@ func (d *awsWAFRateLimiter) cloneInto(dst decider) decider {
 		c = &awsWAFRateLimiter{}
 	}
 	ring := append(c.ring[:0], d.ring...)
+	spans := append(c.blocks.spans[:0], d.blocks.spans...)
 	*c = *d
-	c.ring = ring
+	c.ring, c.blocks.spans = ring, spans
 	return c
 }
 

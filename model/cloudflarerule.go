@@ -46,8 +46,9 @@ const maxCloudflareRequests = 1_000_000_000
 // rule.
 var cloudflareRuleAlgorithm = Descriptor{
 	Name: "cloudflare_rule", Title: "Cloudflare rule", Family: WindowFamily, ColorSlot: 11,
-	Params: []string{"period_s", "requests_per_period", "mitigation_timeout_s", "counts"},
-	Cost:   150,
+	Example: "cloudflare_rule period_s=60 counts=all requests_per_period=100 mitigation_timeout_s=600",
+	Params:  []string{"period_s", "requests_per_period", "mitigation_timeout_s", "counts"},
+	Cost:    150,
 	Validate: func(p Policy) error {
 		switch {
 		case p.Key == KeyBoth:

@@ -9,8 +9,9 @@ import "fmt"
 // service_s is a property of the backend, not a setting.
 var concurrencyAlgorithm = Descriptor{
 	Name: "concurrency", Family: InFlightFamily, ColorSlot: 8,
-	Params: []string{"limit", "service_s"},
-	Cost:   260,
+	Example: "concurrency limit=10 service_s=0.5",
+	Params:  []string{"limit", "service_s"},
+	Cost:    260,
 	Validate: func(p Policy) error {
 		if p.Limit < 0 {
 			return fieldErr("limit", "must be >= 0 requests in flight, got %d", p.Limit)

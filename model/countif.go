@@ -146,8 +146,40 @@ var countIfModifier = modifier{
 	wrap: func(inner decider, p Policy) decider {
 		s, _ := parseStatusSet(p.CountIf) // Validate
 		sp, _ := inner.(spender)
-		return &countIfDecider{wrapper: wrapper{inner}, match: s, sp: sp}
+		d := &countIfDecider{wrapper: wrapper{inner}, match: s, sp: sp}
+		if _, ok := inner.(blockCounter); ok { // a managed rule's own blocks
+			return &countIfBlocks{d}
+		}
+		return d
 	},
+}
+
+// countIfBlocks is count_if over a limiter that blocks its keys by its own
+// logic (a managed rule's mitigation or penalty box): the limiter's blocks
+// are the policy's.
+type countIfBlocks struct{ *countIfDecider }
+
+var _ blockCounter = (*countIfBlocks)(nil)
+
+func (d *countIfBlocks) blockStats(horizonNs int64) (int64, int64) {
+	return d.inner.(blockCounter).blockStats(horizonNs)
+}
+
+func (d *countIfBlocks) blockStarted() (bool, int64) { return d.inner.(blockCounter).blockStarted() }
+
+func (d *countIfBlocks) blockSpans(horizonNs int64) []span {
+	if l, ok := d.inner.(blockLister); ok {
+		return l.blockSpans(horizonNs)
+	}
+	return nil
+}
+
+func (d *countIfBlocks) cloneInto(dst decider) decider {
+	var into decider
+	if c, ok := dst.(*countIfBlocks); ok {
+		into = c.countIfDecider
+	}
+	return &countIfBlocks{d.countIfDecider.cloneInto(into).(*countIfDecider)}
 }
 
 // countIfDecider is the count_if modifier's decider.

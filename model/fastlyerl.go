@@ -47,6 +47,7 @@ const (
 // fastlyERLAlgorithm is fastly_erl, Fastly's Edge Rate Limiting.
 var fastlyERLAlgorithm = Descriptor{
 	Name: "fastly_erl", Title: "Fastly ERL", Family: WindowFamily, ColorSlot: 12,
+	Example:  "fastly_erl window_s=10 rate=100 penalty_box_s=300",
 	Params:   []string{"window_s", "rate", "penalty_box_s"},
 	Optional: []string{"undercount_pct"},
 	Cost:     150,

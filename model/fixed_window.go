@@ -11,6 +11,7 @@ import (
 // reset at each boundary (SPEC.md).
 var fixedWindowAlgorithm = Descriptor{
 	Name: "fixed_window", Title: "fixed window", Family: WindowFamily, Lesson: true, ColorSlot: 0,
+	Example:  "fixed_window window_s=60 limit=600",
 	Params:   []string{"window_s", "limit"},
 	Optional: []string{"phase_s"},
 	Cost:     100,

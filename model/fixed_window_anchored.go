@@ -6,6 +6,7 @@ import "fmt"
 // a key's first hit (express-rate-limit, ulule/limiter).
 var anchoredWindowAlgorithm = Descriptor{
 	Name: "fixed_window_anchored", Family: WindowFamily, ColorSlot: 7,
+	Example:        "fixed_window_anchored window_s=60 limit=600",
 	Params:         []string{"window_s", "limit"},
 	CountsRejected: true,
 	Cost:           100,

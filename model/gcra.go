@@ -7,8 +7,9 @@ import "fmt"
 // second, kept as one theoretical arrival time.
 var gcraAlgorithm = Descriptor{
 	Name: "gcra", Family: BucketFamily, ColorSlot: 5,
-	Params: []string{"rate", "capacity"},
-	Cost:   220,
+	Example: "gcra rate=10 capacity=100",
+	Params:  []string{"rate", "capacity"},
+	Cost:    220,
 	Validate: func(p Policy) error {
 		if err := validateBucket(p); err != nil {
 			return err

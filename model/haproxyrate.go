@@ -95,8 +95,9 @@ func NewHAProxyRateDecider(c HAProxyRateConfig, originNs int64) (Decider, error)
 // counters (http_req_rate, gpc0_rate), exactly (docs/haproxy-rate.md).
 var haproxyRateAlgorithm = Descriptor{
 	Name: "haproxy_rate", Title: "HAProxy rate", Family: WindowFamily, ColorSlot: 9,
-	Params: []string{"period_s", "limit", "counts"},
-	Cost:   150,
+	Example: "haproxy_rate period_s=10 limit=100 counts=all",
+	Params:  []string{"period_s", "limit", "counts"},
+	Cost:    150,
 	Validate: func(p Policy) error {
 		// A request the counter denies is still counted (counts all), which
 		// the lagged and two-key simulations' charges do not model.

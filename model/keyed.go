@@ -338,7 +338,9 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 	}
 	out.StateMeasured, out.StateKeysPeak, out.StateBytesPeak = true, peakKeys, peakBytes
 	if box {
-		k.blocks.finish(k.w, out, int64(w.Scenario.DurationS)*secondNs)
+		horizon := int64(w.Scenario.DurationS) * secondNs
+		k.blocks.collect(k, p.Key, nKeys, horizon)
+		k.blocks.finish(k.w, out, horizon)
 	}
 	w.costMetrics(p, out)
 	if delays != nil {

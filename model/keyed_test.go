@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -394,5 +395,35 @@ func BenchmarkRunKeyed(b *testing.B) {
 				s.Run(p, &o)
 			}
 		})
+	}
+}
+
+// aws_waf_rate's blocks in a keyed scenario: two clients behind one
+// address pool (a key they share) are blocked together, as often and as
+// long as one limiter fed with both clients' requests says (its blocks
+// start with its checks, not with a request).
+func TestAWSBlocksOnSharedKey(t *testing.T) {
+	w := keyedScenario(t, `
+name: shared
+duration_s: 600
+clients:
+  - {name: a, class: abusive, stage: none, addresses: 1, segments: [[0, 600, 2]], address_pool: nat}
+  - {name: b, class: legit, addresses: 1, segments: [[0, 600, 1]], address_pool: nat}
+`)
+	p := Policy{Algorithm: AWSWAFRate, WindowS: 60, Limit: 100, Key: KeyAddress}
+	out := runPolicy(w, p)
+	d := newDecider(Policy{Algorithm: AWSWAFRate, WindowS: 60, Limit: 100})
+	var times []int64
+	for _, ts := range w.Realise(0, 0, nil) {
+		times = append(times, ts...)
+	}
+	slices.Sort(times)
+	for _, tm := range times {
+		d.Allow(tm)
+	}
+	n, ns, _ := BlockStats(d, 600*secondNs)
+	if n == 0 || out.Blocks != n || out.Clients[0].BlockedNs != ns || out.Clients[1].BlockedNs != ns || out.LegitBlockedS != float64(ns)/1e9 {
+		t.Errorf("keyed run: %d blocks, clients blocked %d and %d ns, legit %v s; one limiter: %d blocks, %d ns",
+			out.Blocks, out.Clients[0].BlockedNs, out.Clients[1].BlockedNs, out.LegitBlockedS, n, ns)
 	}
 }

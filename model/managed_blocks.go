@@ -1,5 +1,7 @@
 package model
 
+import "slices"
+
 // ruleBlocks gives a managed rule that blocks its key by its own logic
 // (cloudflare_rule's mitigation timeout, fastly_erl's penalty box) the
 // penalty box's block accounting (blockCounter): a block starts with the
@@ -65,9 +67,22 @@ type awsBlocks struct {
 	in        bool
 	from      int64
 	// blocks counts the blocks started; closedNs is the length of those
-	// that have ended.
+	// that have ended, spans the blocks themselves.
 	blocks, closedNs int64
+	spans            []span
 }
+
+// span is a block [from, until), ns.
+type span struct{ from, until int64 }
+
+// blockLister is a limiter whose blocks start with its own checks, not
+// with a request (aws_waf_rate), so that a keyed run cannot see them
+// start: it lists them when the run ends, up to horizonNs.
+type blockLister interface {
+	blockSpans(horizonNs int64) []span
+}
+
+var _ blockLister = (*awsWAFRateLimiter)(nil)
 
 var _ blockCounter = (*awsWAFRateLimiter)(nil)
 
@@ -87,6 +102,7 @@ func (d *awsWAFRateLimiter) account(a *awsBlocks, c int64) {
 			// No bucket of the key falls in this check's window or a later one's.
 			if a.in {
 				a.closedNs += d.acting(j) - a.from
+				a.spans = append(a.spans, span{a.from, d.acting(j)})
 				a.in = false
 			}
 			a.acted = c
@@ -107,6 +123,7 @@ func (d *awsWAFRateLimiter) account(a *awsBlocks, c int64) {
 			a.blocks++
 		case !over && a.in:
 			a.closedNs += d.acting(j) - a.from
+			a.spans = append(a.spans, span{a.from, d.acting(j)})
 			a.in = false
 		}
 		a.acted = j
@@ -131,6 +148,21 @@ func (d *awsWAFRateLimiter) blockStats(horizonNs int64) (int64, int64) {
 		ns += max(0, horizonNs-a.from)
 	}
 	return a.blocks, ns
+}
+
+// blockSpans lists the blocks blockStats counts: the running one up to
+// horizonNs.
+func (d *awsWAFRateLimiter) blockSpans(horizonNs int64) []span {
+	a := d.blocks
+	if !a.accounted {
+		return nil
+	}
+	a.spans = slices.Clip(a.spans) // the copy's appends leave d's alone
+	d.account(&a, d.actingAt(horizonNs-1))
+	if a.in {
+		a.spans = append(a.spans, span{a.from, max(a.from, horizonNs)})
+	}
+	return a.spans
 }
 
 // blockStarted is always false: a block of aws_waf_rate starts with a

@@ -112,3 +112,40 @@ func awsRefBlocks(p Policy, times, sizes []int64, h int64) []refBlock {
 	}
 	return blocks
 }
+
+// A managed rule under count_if reports the rule's own blocks: when every
+// request matches, the blocks and their length equal the bare rule's.
+func TestManagedRuleBlocksUnderCountIf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 12))
+	for _, a := range []Algorithm{CloudflareRule, FastlyERL, AWSWAFRate} {
+		var total int64
+		for trial := range 50 {
+			p := randomManagedPolicy(rng, a)
+			bare := newDecider(p)
+			p.CountIf = "401"
+			rd := newDecider(p).(RequestDecider)
+			times, sizes := managedTrace(rng, 200)
+			for i, tm := range times {
+				for range sizes[i] {
+					if got, want := rd.AllowRequest(tm, 1, 401), bare.Allow(tm); got != want {
+						t.Fatalf("%s trial %d %v: request at %d: %v, bare rule %v", a, trial, p, tm, got, want)
+					}
+				}
+			}
+			h := times[len(times)-1] + int64(time.Minute)
+			n, ns, ok := BlockStats(rd, h)
+			wn, wns, _ := BlockStats(bare, h)
+			if !ok || n != wn || ns != wns {
+				t.Fatalf("%s trial %d %v: blocks %d (%d ns, %v), bare rule %d (%d ns)", a, trial, p, n, ns, ok, wn, wns)
+			}
+			clone := rd.(decider).cloneInto(nil)
+			if cn, cns, _ := BlockStats(clone, h); cn != n || cns != ns {
+				t.Fatalf("%s trial %d: a clone reports %d blocks, the original %d", a, trial, cn, n)
+			}
+			total += n
+		}
+		if total == 0 {
+			t.Errorf("%s: no block started", a)
+		}
+	}
+}

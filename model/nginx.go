@@ -6,6 +6,7 @@ import "fmt"
 // burst requests beyond the one in service and delays those beyond delay.
 var nginxAlgorithm = Descriptor{
 	Name: "nginx", Family: BucketFamily, ColorSlot: 6,
+	Example:  "nginx rate=10 burst=20",
 	Params:   []string{"rate", "burst"},
 	Optional: []string{"delay"},
 	Cost:     1300,

@@ -1,5 +1,10 @@
 package model
 
+import (
+	"cmp"
+	"slices"
+)
+
 // keyedBlocks attributes a keyed run's penalty-box blocks to clients: a
 // block of a key blocks every client whose requests use that key (its
 // addresses or accounts, every client for key: global), and a client's
@@ -42,6 +47,44 @@ func (b *keyedBlocks) observe(k *keyedSim, key Key, d decider, r *keyedReq) {
 		for _, c := range b.users(k, key)[id] {
 			b.add(c, r.t, until)
 		}
+	}
+}
+
+// collect counts the blocks of the limiters that list them when the run
+// ends (blockLister: aws_waf_rate, whose blocks start with its checks),
+// each for every client of its key, in time order; nKeys is the number
+// of keys under key (a slot's key is slot mod nKeys).
+func (b *keyedBlocks) collect(k *keyedSim, key Key, nKeys int, horizonNs int64) {
+	type block struct {
+		client      int32
+		from, until int64
+	}
+	var bs []block
+	for _, slot := range k.touched {
+		bl, ok := k.stores[slot].(blockLister)
+		if !ok {
+			continue
+		}
+		id := slot % int32(nKeys)
+		for _, s := range bl.blockSpans(horizonNs) {
+			b.blocks++
+			switch key {
+			case KeyClient:
+				bs = append(bs, block{id, s.from, s.until})
+			case KeyGlobal:
+				for c := range b.until {
+					bs = append(bs, block{int32(c), s.from, s.until})
+				}
+			default:
+				for _, c := range b.users(k, key)[id] {
+					bs = append(bs, block{c, s.from, s.until})
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(bs, func(x, y block) int { return cmp.Compare(x.from, y.from) })
+	for _, x := range bs {
+		b.add(x.client, x.from, x.until)
 	}
 }
 

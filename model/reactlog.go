@@ -9,6 +9,9 @@ type KeyReaction struct {
 	Attempts  [4]int64 // requests that reached the limiter, retries included, by label
 	GaveUp    int64    // intended requests never served
 	Throttled int64    // requests the client rejected itself (adaptive throttling)
+	// OfferedCost and ServedCost are Offered and Served in cost units, by
+	// label, when the replay was weighed (KeyReplay.Weigh); 0 otherwise.
+	OfferedCost, ServedCost [4]int64
 }
 
 // Delays pools added latencies of served requests (ns) over keys, for their
@@ -37,6 +40,18 @@ func (x *Delays) P99S() float64 { return x.d.quantileS(0.99) }
 type KeyReplay struct {
 	r      *reactor
 	shaped delayStats
+	// costs and statuses weigh the next Replay's requests (Weigh).
+	weighed  bool
+	costs    []int64
+	statuses []int16
+}
+
+// Weigh makes the next Replay weighed, for a policy with costs or
+// count_if: intended request j costs costs[j] units and its response has
+// status statuses[j]; a retry repeats its request, so it costs and is
+// answered the same. The slices are read during that Replay alone.
+func (k *KeyReplay) Weigh(costs []int64, statuses []int16) {
+	k.weighed, k.costs, k.statuses = true, costs, statuses
 }
 
 // NewKeyReplay returns an empty KeyReplay.
@@ -54,6 +69,10 @@ func (k *KeyReplay) Replay(d Decider, rx *Reaction, times []int64, labels []Stag
 	r := k.r
 	r.startStream(rx, times, seed^reactSeed^keyStreamSalt, streamSeed(replicate, 0)^fnv1a(name))
 	r.labels = labels
+	if k.weighed {
+		r.weigh(1, k.costs, k.statuses)
+		k.weighed, k.costs, k.statuses = false, nil, nil
+	}
 	r.delays.reset()
 	var shaped *delayStats
 	if shapes {
@@ -65,8 +84,18 @@ func (k *KeyReplay) Replay(d Decider, rx *Reaction, times []int64, labels []Stag
 		r.step(d, endNs, shaped)
 	}
 	*out = KeyReaction{Served: r.servedBy, Attempts: r.attemptsBy, GaveUp: r.res.GaveUp, Throttled: r.res.Throttled}
-	for _, l := range labels {
+	for j, l := range labels {
 		out.Offered[l]++
+		if r.weighed {
+			c := int64(1)
+			if r.costs != nil {
+				c = r.costs[j]
+			}
+			out.OfferedCost[l] += c
+		}
+	}
+	if r.weighed {
+		out.ServedCost = r.servedCostBy
 	}
 }
 

@@ -21,6 +21,16 @@ func TestKeyReplayEqualsReferenceLoop(t *testing.T) {
 		if p.Algorithm.Describe().newDecider == nil {
 			continue
 		}
+		weighed := trial%3 == 1 // costs or count_if: a retry repeats its request's cost and status
+		if weighed {
+			p.Costed = true
+			if rng.IntN(2) == 0 {
+				p.CountIf = "401"
+			}
+			if p.Validate() != nil {
+				continue
+			}
+		}
 		seed, rep := rng.Uint64(), rng.IntN(4)
 		d := newDecider(p)
 		var all, legit Delays
@@ -44,6 +54,18 @@ func TestKeyReplayEqualsReferenceLoop(t *testing.T) {
 				}
 			}
 			slices.Sort(times)
+			var weights [][]refWeight
+			var costs []int64
+			var statuses []int16
+			if weighed {
+				weights = [][]refWeight{make([]refWeight, n)}
+				for j := range n {
+					c, st := 1+rng.Int64N(4), []int{200, 401}[rng.IntN(2)]
+					costs, statuses = append(costs, c), append(statuses, int16(st))
+					weights[0][j] = refWeight{c, st}
+				}
+				kr.Weigh(costs, statuses)
+			}
 			var got KeyReaction
 			kr.Replay(d, &rx, times, labels, endNs, p.Shapes(), seed, rep, name, &got)
 			kr.Delays(&all, &legit)
@@ -51,14 +73,20 @@ func TestKeyReplayEqualsReferenceLoop(t *testing.T) {
 			h := fnv.New64a()
 			h.Write([]byte(name))
 			stream := rand.New(rand.NewPCG(seed^reactSeed^keyStreamSalt, streamSeed(rep, 0)^h.Sum64()))
-			_, res, reqs := refLoop([]*Reaction{&rx}, []*rand.Rand{stream}, p, [][]int64{times}, endNs, false)
+			_, res, reqs := refLoopWeighed([]*Reaction{&rx}, []*rand.Rand{stream}, p, [][]int64{times}, endNs, false, weights)
 			want := KeyReaction{GaveUp: res[0].GaveUp, Throttled: res[0].Throttled}
 			for j, q := range reqs[0] {
 				l := labels[j]
 				want.Offered[l]++
 				want.Attempts[l] += int64(q.attempts)
+				if weighed {
+					want.OfferedCost[l] += costs[j]
+				}
 				if q.served {
 					want.Served[l]++
+					if weighed {
+						want.ServedCost[l] += costs[j]
+					}
 					wantAll.add(q.latNs)
 					if l == NoStage {
 						wantLegit.add(q.latNs)

@@ -55,6 +55,16 @@ type reactor struct {
 	labels               []Stage
 	attemptsBy, servedBy [4]int64
 	other                delayStats
+	// Weighed requests (a policy with costs or count_if): a retry repeats
+	// its request, so it costs what the request cost and its response has
+	// the request's status. costs (nil: cost each) and statuses (nil: 0)
+	// are by intended request; servedCostBy counts the served units by
+	// label (labels nil: all under NoStage).
+	weighed      bool
+	cost         int64
+	costs        []int64
+	statuses     []int16
+	servedCostBy [4]int64
 	// raOf is the decider ra was found for: the type assertion of
 	// RetryAfter once per decider, not once per retry.
 	raOf Decider
@@ -140,6 +150,7 @@ func (r *reactor) startStream(rx *Reaction, times []int64, seed1, seed2 uint64) 
 	r.rx, r.times, r.next, r.retries, r.seq = rx, times, 0, r.retries[:0], 0
 	r.served, r.res = 0, ClientReaction{}
 	r.labels, r.attemptsBy, r.servedBy = nil, [4]int64{}, [4]int64{}
+	r.weighed, r.cost, r.costs, r.statuses, r.servedCostBy = false, 1, nil, r.statuses[:0], [4]int64{}
 	r.other.reset()
 	r.pcg.Seed(seed1, seed2)
 	r.budgetIn.reset(budgetTTLS)
@@ -186,7 +197,7 @@ func (r *reactor) step(d Decider, endNs int64, shaped *delayStats) {
 	if r.labels != nil {
 		r.attemptsBy[r.labels[ev.req]]++
 	}
-	if d.Allow(ev.t) {
+	if r.allow(d, ev) {
 		if rx.ThrottleK > 0 {
 			r.accepted.add(ev.t/secondNs, 1)
 		}
@@ -212,6 +223,36 @@ func (r *reactor) step(d Decider, endNs int64, shaped *delayStats) {
 	if !r.retry(d, ev, endNs) {
 		r.res.GaveUp++
 	}
+}
+
+// weigh makes the reactor's requests weighed: each costs costs[i] units
+// (nil: cost each) and has response status statuses[i] (nil: 0).
+func (r *reactor) weigh(cost int64, costs []int64, statuses []int16) {
+	r.weighed, r.cost, r.costs, r.statuses = true, max(cost, 1), costs, statuses
+}
+
+// allow offers the attempt ev to d: weighed, when the reactor's requests
+// are, with its request's cost and status.
+func (r *reactor) allow(d Decider, ev retry) bool {
+	if !r.weighed {
+		return d.Allow(ev.t)
+	}
+	c, st := r.cost, 0
+	if r.costs != nil {
+		c = r.costs[ev.req]
+	}
+	if len(r.statuses) > 0 {
+		st = int(r.statuses[ev.req])
+	}
+	ok := allowRequest(d.(decider), ev.t, c, st)
+	if ok {
+		l := NoStage
+		if r.labels != nil {
+			l = r.labels[ev.req]
+		}
+		r.servedCostBy[l] += c
+	}
+	return ok
 }
 
 // finish returns the client's served requests and reaction measures.
@@ -343,6 +384,8 @@ type reactSim struct {
 	fluidDone bool
 	queue     clientQueue // shared key: the clients by their next request
 	legit     delayStats  // added latency of legitimate served requests
+	pcg       *rand.PCG   // draws the weighed clients' statuses
+	rng       *rand.Rand
 }
 
 // ReactionsSupport reports why policy p cannot run on a scenario whose
@@ -406,6 +449,9 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 			times = s.events[i]
 		}
 		rs.rs[i].start(&sc.Clients[i].React, times, s.keySeed, s.keyRep, sc.stream(i))
+		if p.Weighed() {
+			rs.weigh(rs.rs[i], &sc.Clients[i], times, s.keySeed, s.keyRep, sc.stream(i))
+		}
 	}
 	if p.Key == KeyGlobal {
 		rs.runShared(d, nc, endNs, shaped)
@@ -437,12 +483,32 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 		rs.legit.positive = append(rs.legit.positive, r.delays.positive...)
 	}
 	out.Metrics = w.Metrics(out.Clients)
+	w.costMetrics(p, out)
 	if shaped != nil {
 		out.MeanDelayS, out.P99DelayS = shaped.meanS(), shaped.quantileS(0.99)
 	}
 	rm.LegitDelayMeanS, rm.LegitDelayP99S = rs.legit.meanS(), rs.legit.quantileS(0.99)
 	rm.Finish(&out.Metrics)
 	out.Metrics.Reactions = rm
+}
+
+// weigh gives client c's reactor r (started on its intended requests
+// times) their cost and statuses: the statuses drawn as a weighed run
+// without reactions draws them (weighClient), one per intended request.
+func (rs *reactSim) weigh(r *reactor, c *Client, times []int64, seed uint64, replicate, stream int) {
+	if rs.pcg == nil {
+		rs.pcg = rand.NewPCG(0, 0)
+		rs.rng = rand.New(rs.pcg)
+	}
+	seedFails(rs.pcg, seed, replicate, stream)
+	st := r.statuses[:0]
+	if cap(st) < len(times) {
+		st = make([]int16, 0, len(times))
+	}
+	for range times {
+		st = append(st, int16(c.nextStatus(rs.rng)))
+	}
+	r.weigh(c.RequestCost(), nil, st)
 }
 
 // Finish derives the measures that follow from the attempts and m's

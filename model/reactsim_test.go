@@ -74,8 +74,27 @@ func refReactions(w *Workload, p Policy, times [][]int64, seed uint64, rep int, 
 	for i := range sc.Clients {
 		rxs[i], rngs[i] = &sc.Clients[i].React, rand.New(rand.NewPCG(seed^reactSeed, streamSeed(rep, i)))
 	}
-	out, res, _ := refLoop(rxs, rngs, p, times, int64(sc.DurationS)*secondNs, shared)
+	var weights [][]refWeight
+	if p.Weighed() { // a retry repeats its request: its cost, its status
+		weights = make([][]refWeight, len(sc.Clients))
+		for i := range sc.Clients {
+			c := &sc.Clients[i]
+			pcg := rand.NewPCG(0, 0)
+			frng := rand.New(pcg)
+			seedFails(pcg, seed, rep, i)
+			for range times[i] {
+				weights[i] = append(weights[i], refWeight{c.RequestCost(), c.nextStatus(frng)})
+			}
+		}
+	}
+	out, res, _ := refLoopWeighed(rxs, rngs, p, times, int64(sc.DurationS)*secondNs, shared, weights)
 	return out, res
+}
+
+// refWeight is an intended request's cost and response status.
+type refWeight struct {
+	cost   int64
+	status int
 }
 
 // refRequest is what became of one intended request in the reference loop.
@@ -88,6 +107,12 @@ type refRequest struct {
 // refLoop is the reference loop over clients with reactions rxs and random
 // streams rngs; it also returns what became of every intended request.
 func refLoop(rxs []*Reaction, rngs []*rand.Rand, p Policy, times [][]int64, endNs int64, shared bool) ([]ClientResult, []ClientReaction, [][]refRequest) {
+	return refLoopWeighed(rxs, rngs, p, times, endNs, shared, nil)
+}
+
+// refLoopWeighed is refLoop with every attempt at request j of client i
+// weighed by weights[i][j] (nil: not weighed).
+func refLoopWeighed(rxs []*Reaction, rngs []*rand.Rand, p Policy, times [][]int64, endNs int64, shared bool, weights [][]refWeight) ([]ClientResult, []ClientReaction, [][]refRequest) {
 	var pending []refEvent
 	cls := make([]*refClient, len(rxs))
 	ds := make([]decider, len(rxs))
@@ -146,7 +171,14 @@ func refLoop(rxs []*Reaction, rngs []*rand.Rand, p Policy, times [][]int64, endN
 		}
 		c.res.Attempts++
 		reqs[ev.client][ev.req].attempts++
-		if d.Allow(ev.t) {
+		var ok bool
+		if weights != nil {
+			wt := weights[ev.client][ev.req]
+			ok = d.(RequestDecider).AllowRequest(ev.t, wt.cost, wt.status)
+		} else {
+			ok = d.Allow(ev.t)
+		}
+		if ok {
 			if rx.ThrottleK > 0 {
 				c.accepted = append(c.accepted, sec)
 			}
@@ -243,6 +275,12 @@ func TestReactionsEqualReferenceLoop(t *testing.T) {
 		if !sc.Reacts() {
 			sc.Clients[0].React = Reaction{Retry: RetryImmediate, MaxRetries: 2}
 		}
+		if trial%3 == 1 {
+			for i := range sc.Clients {
+				sc.Clients[i].Cost = 1 + rng.Int64N(4)
+				sc.Clients[i].FailShare = rng.Float64()
+			}
+		}
 		w, err := NewWorkload(sc)
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
@@ -250,6 +288,15 @@ func TestReactionsEqualReferenceLoop(t *testing.T) {
 		p := randomPolicy(rng, Algorithms[rng.IntN(len(Algorithms))])
 		if p.Algorithm.Describe().newDecider == nil {
 			continue
+		}
+		if trial%3 == 1 { // weighed: costs or count_if, retries repeat their request's
+			p.Costed = sc.Costed()
+			if rng.IntN(2) == 0 {
+				p.CountIf = "401"
+			}
+			if p.Validate() != nil {
+				continue
+			}
 		}
 		shared := rng.IntN(3) == 0
 		if shared {

@@ -86,6 +86,10 @@ type Descriptor struct {
 	// Optional are the parameters it may give (absent ones hold their
 	// Default), besides the deployment parameters every algorithm takes.
 	Optional []string
+	// Example is the label of a valid policy of the algorithm (ParseLabel's
+	// form, e.g. "fixed_window window_s=60 limit=600"): the policy tests,
+	// generated docs and tables start from.
+	Example string
 	// CountsRejected is true when a rejected request still counts against
 	// the key (sliding_log logs every attempt).
 	CountsRejected bool
@@ -279,4 +283,22 @@ func (f *foreignDecider) stateSize(t int64) (bool, int64) {
 		return s.StateSize(t)
 	}
 	return false, 0
+}
+
+// ExamplePolicy returns the algorithm's Example policy (a valid policy of
+// it); for all_of, two components at their examples. It panics on an
+// algorithm whose Example does not parse: a registration error.
+func ExamplePolicy(a Algorithm) Policy {
+	if a == AllOf {
+		return Policy{Algorithm: AllOf, Stack: &Stack{Components: []Policy{ExamplePolicy(FixedWindow), ExamplePolicy(TokenBucket)}}}
+	}
+	d := a.Describe()
+	if d == nil {
+		panic(fmt.Sprintf("model: no algorithm %d", a))
+	}
+	p, err := ParseLabel(d.Example)
+	if err != nil || p.Algorithm != a {
+		panic(fmt.Sprintf("model: %s: Example %q: %v", d.Name, d.Example, err))
+	}
+	return p
 }

@@ -77,3 +77,17 @@ func TestRegisterRefuses(t *testing.T) {
 		t.Fatalf("registry grew from %d to %d", n, len(registry))
 	}
 }
+
+// Every algorithm's Example is a valid policy of it whose label reads back.
+func TestExamplePolicies(t *testing.T) {
+	for _, a := range Algorithms {
+		p := ExamplePolicy(a)
+		if err := p.Validate(); err != nil {
+			t.Errorf("%s: example %v: %v", a, p, err)
+		}
+		back, err := ParseLabel(p.Canonical())
+		if err != nil || back.Canonical() != p.Canonical() {
+			t.Errorf("%s: example %q reads back as %q (%v)", a, p.Canonical(), back.Canonical(), err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import "fmt"
 // by its overlap with the last window_s seconds.
 var slidingCounterAlgorithm = Descriptor{
 	Name: "sliding_counter", Family: WindowFamily, ColorSlot: 4,
+	Example:  "sliding_counter window_s=60 limit=600",
 	Params:   []string{"window_s", "limit"},
 	Cost:     250,
 	Validate: validateWindow,

@@ -9,6 +9,7 @@ import (
 // seconds counts, rejected ones too (the Redis ZADD-then-ZCARD pattern).
 var slidingLogAlgorithm = Descriptor{
 	Name: "sliding_log", Family: WindowFamily, ColorSlot: 3,
+	Example:        "sliding_log window_s=60 limit=600",
 	Params:         []string{"window_s", "limit"},
 	CountsRejected: true,
 	Cost:           270,

@@ -8,6 +8,7 @@ import "fmt"
 // decider is the sliding log of admitted requests (sliding_log.go).
 var slidingWindowAlgorithm = Descriptor{
 	Name: "sliding_window", Title: "sliding window", Family: WindowFamily, Lesson: true, ColorSlot: 1,
+	Example:  "sliding_window window_s=60 limit=600",
 	Params:   []string{"window_s", "limit"},
 	Cost:     80,
 	Validate: validateWindow,

@@ -11,6 +11,7 @@ import (
 // one token (x/time/rate; SPEC.md).
 var tokenBucketAlgorithm = Descriptor{
 	Name: "token_bucket", Title: "token bucket", Family: BucketFamily, Lesson: true, ColorSlot: 2,
+	Example:    "token_bucket rate=10 capacity=100",
 	Params:     []string{"rate", "capacity"},
 	Cost:       230,
 	Validate:   validateBucket,

@@ -72,7 +72,7 @@ func KeyShardDir(dir string, s Shard) string {
 func CheckKeySharding(spec *Spec) error {
 	const how = "run it without --shard-by key (shard the grid instead: --shard I/N)"
 	if spec.Traffic == nil && spec.Scenario != nil && spec.Scenario.Reacts() {
-		return inputErrorf("shard_by key: scenario %q has clients that react (retries, throttling), whose delays are means and percentiles over every request, which key shards cannot add up: %s", spec.Scenario.Name, how)
+		return inputErrorf("shard_by key: scenario %q has clients that react (retries, throttling): retries and their latencies pool every key, which a key shard does not see (their delays are means and percentiles over every request): %s", spec.Scenario.Name, how)
 	}
 	for i, en := range spec.Entries {
 		for _, ax := range en.Axes {
@@ -96,7 +96,7 @@ func CheckKeySharding(spec *Spec) error {
 		return nil
 	}
 	if spec.Traffic.Reacts() {
-		return inputErrorf("shard_by key: the log's clients react (traffic.reactions): their retries run to the end of the whole log and their latencies' percentiles pool every key, which a key shard does not see: %s", how)
+		return inputErrorf("shard_by key: the log's clients react (traffic.reactions): retries and their latencies pool every key, which a key shard does not see (retries run to the end of the whole log, latency percentiles pool every key): %s", how)
 	}
 	if spec.Traffic.Overlay != nil {
 		return inputErrorf("shard_by key: the overlay places its keys by rank over the whole log, which a key shard does not see: %s", how)

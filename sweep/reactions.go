@@ -182,10 +182,10 @@ func (r *partResult) setReactions(row int, m *model.Metrics, sim pointSim) {
 
 // checkReactions refuses a spec whose clients react and whose sweep takes
 // a deployment the simulation of reactions does not model (two keys at
-// once, several nodes, shared state), or, on a log, weighs requests (cost,
-// count_if: a retry has no logged response); sw is the sweep node, tr the
-// traffic node, for lines.
-func checkReactions(s *Spec, sw, tr *yaml.Node) error {
+// once, several nodes, shared state); sw is the sweep node, for lines.
+// Costs and count_if are modelled: a retry repeats its request, so it
+// costs what the request cost and is answered as the request was.
+func checkReactions(s *Spec, sw *yaml.Node) error {
 	if !specReacts(s) {
 		return nil
 	}
@@ -199,15 +199,8 @@ func checkReactions(s *Spec, sw, tr *yaml.Node) error {
 	why := "the scenario's clients react: on_reject or throttle"
 	if s.Traffic != nil {
 		why = "the log's clients react: traffic.reactions or an overlay client's on_reject or throttle"
-		if s.Costed() {
-			return yamlx.Errorf(yamlx.Locate(tr, "cost"), "traffic.cost", "reactions replay a log one request at a time without costs: drop cost (%s)", why)
-		}
 	}
 	for i, e := range s.Entries {
-		if e.countsIf() && s.Traffic != nil {
-			path := fmt.Sprintf("sweep[%d].count_if", i)
-			return yamlx.Errorf(yamlx.Locate(at(i), "count_if"), path, "a retry has no logged response to count by (%s)", why)
-		}
 		for _, ax := range e.Axes {
 			for _, v := range ax.Values {
 				p := model.Policy{Algorithm: e.Algorithm}

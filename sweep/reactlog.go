@@ -16,6 +16,23 @@ type logReactions struct {
 	legit     []model.Delays   // per worker
 	keys      []model.KeyReaction
 	rows      []model.ClientReaction
+	weights   []keyWeights // per worker
+}
+
+// keyWeights are one key's requests' costs and statuses, unpacked.
+type keyWeights struct {
+	costs    []int64
+	statuses []int16
+}
+
+// unpack fills kw from a key's packed costs and statuses (ingest.Traffic.Costs).
+func (kw *keyWeights) unpack(resp []uint32) {
+	kw.costs, kw.statuses = kw.costs[:0], kw.statuses[:0]
+	for _, r := range resp {
+		c, st := ingest.UnpackResp(r)
+		kw.costs = append(kw.costs, c)
+		kw.statuses = append(kw.statuses, int16(st))
+	}
 }
 
 // runReactions is run for a log whose clients react (traffic.reactions or
@@ -54,12 +71,21 @@ func (s *trafficSim) runReactions(p model.Policy, clients []model.ClientResult) 
 	endNs := int64(tr.DurationS) * int64(1e9)
 	none := &model.Reaction{}
 	shapes := p.Shapes()
+	weighed := p.Weighed() && tr.Weighed()
+	for len(lr.weights) < workers {
+		lr.weights = append(lr.weights, keyWeights{})
+	}
 	ingest.ForKeyRanges(workers, s.ranges, func(w, lo, hi int) {
 		kr, d := lr.krs[w], ds[w]
 		for i := lo; i < hi; i++ {
 			rx := rxs[i]
 			if rx == nil {
 				rx = none
+			}
+			if weighed {
+				kw := &lr.weights[w]
+				kw.unpack(tr.Costs(i))
+				kr.Weigh(kw.costs, kw.statuses)
 			}
 			kr.Replay(d, rx, s.times[i], tr.Labels(i), endNs, shapes, s.seed, s.rep, tr.Keys[i].Name, &lr.keys[i])
 			kr.Delays(&lr.rowDelays[w][g.Of[i]], &lr.legit[w])
@@ -74,7 +100,7 @@ func (s *trafficSim) runReactions(p model.Policy, clients []model.ClientResult) 
 	var rm model.ReactionMetrics
 	for i := range lr.keys {
 		k := &lr.keys[i]
-		s.replay.Keys[i] = ingest.KeyResult{Offered: k.Offered, Admitted: k.Served}
+		s.replay.Keys[i] = ingest.KeyResult{Offered: k.Offered, Admitted: k.Served, OfferedCost: k.OfferedCost, AdmittedCost: k.ServedCost}
 		row := &lr.rows[g.Of[i]]
 		for l, a := range k.Attempts {
 			row.Attempts += a

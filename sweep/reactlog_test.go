@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"golang.org/x/time/rate"
 )
 
 // overlayReactSpec overlays two identical attackers on a small log; the
@@ -149,5 +151,47 @@ func TestLogReactionsRefuseKeyShards(t *testing.T) {
 	s.Traffic.Overlay = nil
 	if err := CheckKeySharding(s); err == nil || !strings.Contains(err.Error(), "react") || !strings.Contains(err.Error(), "without --shard-by key") {
 		t.Errorf("error %v: want one refusing key shards of a log whose clients react", err)
+	}
+}
+
+// A log with costs whose clients react: a retry repeats its request and
+// costs what it cost. One key, a 4-unit request a second, token_bucket
+// rate 1 capacity 10, an immediate retry (which the bucket refuses again
+// at the same instant): the units served are x/time/rate's AllowN(t, 4),
+// the attempts one more per refused request.
+func TestReactionsWithCostsOnLog(t *testing.T) {
+	var statuses []int
+	var paths []string
+	for range 60 {
+		statuses, paths = append(statuses, 200), append(paths, "/graphql")
+	}
+	log := writeStatusLog(t, statuses, paths)
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	lim := rate.NewLimiter(1, 10)
+	var served, refused int64
+	for i := range 60 {
+		if lim.AllowN(day.Add(time.Duration(i)*time.Second), 4) {
+			served++
+		} else {
+			refused++
+		}
+	}
+	spec := fmt.Sprintf(`name: x
+traffic:
+  log: %q
+  format: csv
+  csv: {time_format: rfc3339, columns: {time: ts, ip: client, path: path, status: code}}
+  cost: {rules: [{path_prefix: /graphql, cost: 4}], default: 1}
+  reactions: [{match: all, on_reject: {retry: immediate, max_retries: 1}}]
+sweep:
+  - {algorithm: token_bucket, rate: 1, capacity: 10}
+`, log)
+	_, rows, _ := runSpecText(t, spec, "x.yaml")
+	if len(rows) != 1 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	r := rows[0]
+	if r.FalseCut != refused || r.Cost.FalseCut != 4*refused || r.Reactions.AttemptsLegit != 60+refused || served == 0 || refused == 0 {
+		t.Errorf("false cut %d (%d units), attempts %d; x/time/rate serves %d of 60, refuses %d", r.FalseCut, r.Cost.FalseCut, r.Reactions.AttemptsLegit, served, refused)
 	}
 }

@@ -255,7 +255,10 @@ func decodeSpec(root *yaml.Node, resolve func(string) (string, []byte, error), d
 		c.Add(decodeShardBy(m.Get("shard_by"), s))
 	}
 	if c.Len() == 0 {
-		c.Add(checkReactions(s, m.Get("sweep"), m.Get("traffic")))
+		c.Add(checkCompat(s, m.Get("sweep")))
+	}
+	if c.Len() == 0 {
+		c.Add(checkReactions(s, m.Get("sweep")))
 	}
 	c.Add(checkStackKeys(s, m.Get("sweep")))
 	if err := c.Err(); err != nil {
