@@ -69,35 +69,52 @@ type Param struct {
 	Role Role
 	// Scale is how its values are usually spread on a grid axis.
 	Scale Scale
+	// field reads and writes the parameter in a Policy (nil for the
+	// parameters of all_of, which live in its components).
+	field *access
+}
+
+// access reads and writes one parameter's field of a Policy as a float64.
+type access struct {
+	get func(p *Policy) float64
+	set func(p *Policy, v float64) // whole-number fields truncate v
+}
+
+// fieldOf is the access to the field f points at.
+func fieldOf[T ~int | ~int64 | ~float64 | ~uint8](f func(p *Policy) *T) *access {
+	return &access{
+		get: func(p *Policy) float64 { return float64(*f(p)) },
+		set: func(p *Policy, v float64) { *f(p) = T(v) },
+	}
 }
 
 // Params lists every parameter of every algorithm, in column order.
 var Params = []Param{
-	{Name: "window_s", Whole: true, Unit: "s", Min: 0, MinOpen: true, Scale: LogScale},
-	{Name: "limit", Int: true, Unit: "requests", Min: 0, Scale: LogScale},
-	{Name: "rate", Unit: "requests/s", Min: 0, MinOpen: true, Scale: LogScale},
-	{Name: "capacity", Int: true, Unit: "requests", Min: 1, Scale: LogScale},
-	{Name: "phase_s", Int: true, Unit: "s", Min: 0},
-	{Name: "burst", Int: true, Unit: "requests", Min: 0, Scale: LogScale},
-	{Name: "delay", Int: true, Unit: "requests", Min: 0},
-	{Name: "service_s", Unit: "s", Min: 0, MinOpen: true, Role: System, Scale: LogScale},
+	{Name: "window_s", Whole: true, Unit: "s", Min: 0, MinOpen: true, Scale: LogScale, field: fieldOf(func(p *Policy) *int { return &p.WindowS })},
+	{Name: "limit", Int: true, Unit: "requests", Min: 0, Scale: LogScale, field: fieldOf(func(p *Policy) *int64 { return &p.Limit })},
+	{Name: "rate", Unit: "requests/s", Min: 0, MinOpen: true, Scale: LogScale, field: fieldOf(func(p *Policy) *float64 { return &p.Rate })},
+	{Name: "capacity", Int: true, Unit: "requests", Min: 1, Scale: LogScale, field: fieldOf(func(p *Policy) *int64 { return &p.Capacity })},
+	{Name: "phase_s", Int: true, Unit: "s", Min: 0, field: fieldOf(func(p *Policy) *int { return &p.PhaseS })},
+	{Name: "burst", Int: true, Unit: "requests", Min: 0, Scale: LogScale, field: fieldOf(func(p *Policy) *int64 { return &p.Burst })},
+	{Name: "delay", Int: true, Unit: "requests", Min: 0, field: fieldOf(func(p *Policy) *int64 { return &p.Delay })},
+	{Name: "service_s", Unit: "s", Min: 0, MinOpen: true, Role: System, Scale: LogScale, field: fieldOf(func(p *Policy) *float64 { return &p.ServiceS })},
 	// Keys and distributed state (docs/keys.md): every algorithm takes them.
-	{Name: "key", Values: keyNames, Role: Deployment},
-	{Name: "nodes", Int: true, Unit: "nodes", Min: 1, Default: 1, Role: Deployment},
-	{Name: "lb", Values: lbNames, Role: Deployment},
-	{Name: "state", Values: stateNames, Role: Deployment},
-	{Name: "sync_ms", Unit: "ms", Min: 0, Role: System},
+	{Name: "key", Values: keyNames, Role: Deployment, field: fieldOf(func(p *Policy) *Key { return &p.Key })},
+	{Name: "nodes", Int: true, Unit: "nodes", Min: 1, Default: 1, Role: Deployment, field: fieldOf(func(p *Policy) *int { return &p.Nodes })},
+	{Name: "lb", Values: lbNames, Role: Deployment, field: fieldOf(func(p *Policy) *LB { return &p.LB })},
+	{Name: "state", Values: stateNames, Role: Deployment, field: fieldOf(func(p *Policy) *State { return &p.State })},
+	{Name: "sync_ms", Unit: "ms", Min: 0, Role: System, field: fieldOf(func(p *Policy) *float64 { return &p.SyncMs })},
 	// HAProxy's stick-table rates (haproxy_rate, docs/haproxy-rate.md).
-	{Name: "period_s", Unit: "s", Min: 0, MinOpen: true, Scale: LogScale},
-	{Name: "counts", Values: []string{"all", "admitted"}},
+	{Name: "period_s", Unit: "s", Min: 0, MinOpen: true, Scale: LogScale, field: fieldOf(func(p *Policy) *float64 { return &p.PeriodS })},
+	{Name: "counts", Values: []string{"all", "admitted"}, field: fieldOf(func(p *Policy) *HAProxyCounts { return &p.Counts })},
 	// Managed rules (aws_waf_rate, cloudflare_rule, fastly_erl: docs/managed-rules.md).
-	{Name: "lag_s", Unit: "s", Min: 0, MinOpen: true, Default: DefaultAWSLagS, Role: System},
-	{Name: "requests_per_period", Int: true, Unit: "requests", Min: 1, Scale: LogScale},
-	{Name: "mitigation_timeout_s", Whole: true, Unit: "s", Min: 0},
-	{Name: "penalty_box_s", Whole: true, Unit: "s", Min: 60},
-	{Name: "undercount_pct", Unit: "%", Min: 0, Role: System},
+	{Name: "lag_s", Unit: "s", Min: 0, MinOpen: true, Default: DefaultAWSLagS, Role: System, field: fieldOf(func(p *Policy) *float64 { return &p.LagS })},
+	{Name: "requests_per_period", Int: true, Unit: "requests", Min: 1, Scale: LogScale, field: fieldOf(func(p *Policy) *int64 { return &p.RequestsPerPeriod })},
+	{Name: "mitigation_timeout_s", Whole: true, Unit: "s", Min: 0, field: fieldOf(func(p *Policy) *int { return &p.MitigationTimeoutS })},
+	{Name: "penalty_box_s", Whole: true, Unit: "s", Min: 60, field: fieldOf(func(p *Policy) *int { return &p.PenaltyBoxS })},
+	{Name: "undercount_pct", Unit: "%", Min: 0, Role: System, field: fieldOf(func(p *Policy) *float64 { return &p.UndercountPct })},
 	// The penalty box (docs/penalty-box.md): every algorithm takes it.
-	{Name: "block_s", Unit: "s", Min: 0},
+	{Name: "block_s", Unit: "s", Min: 0, field: fieldOf(func(p *Policy) *float64 { return &p.BlockS })},
 }
 
 // ParamName returns the name of value v of an enumerated parameter, or ""
@@ -283,52 +300,20 @@ func (p Policy) validateAlgorithm() error {
 
 // Get returns the value of parameter name (0 for parameters p does not have).
 func (p *Policy) Get(name string) float64 {
-	switch name {
-	case "window_s":
-		return float64(p.WindowS)
-	case "limit":
-		return float64(p.Limit)
-	case "rate":
-		return p.Rate
-	case "capacity":
-		return float64(p.Capacity)
-	case "phase_s":
-		return float64(p.PhaseS)
-	case "burst":
-		return float64(p.Burst)
-	case "delay":
-		return float64(p.Delay)
-	case "service_s":
-		return p.ServiceS
-	case "key":
-		return float64(p.Key)
-	case "nodes":
-		return float64(p.Nodes)
-	case "lb":
-		return float64(p.LB)
-	case "state":
-		return float64(p.State)
-	case "sync_ms":
-		return p.SyncMs
-	case "period_s":
-		return p.PeriodS
-	case "counts":
-		return float64(p.Counts)
-	case "lag_s":
-		return p.LagS
-	case "requests_per_period":
-		return float64(p.RequestsPerPeriod)
-	case "mitigation_timeout_s":
-		return float64(p.MitigationTimeoutS)
-	case "penalty_box_s":
-		return float64(p.PenaltyBoxS)
-	case "undercount_pct":
-		return p.UndercountPct
-	case "block_s":
-		return p.BlockS
+	if j, ok := paramByName[name]; ok {
+		return Params[j].field.get(p)
 	}
 	return p.getStacked(name)
 }
+
+// paramByName is the index in Params of each parameter's name.
+var paramByName = func() map[string]int {
+	m := make(map[string]int, len(Params))
+	for j, prm := range Params {
+		m[prm.Name] = j
+	}
+	return m
+}()
 
 // Value is Get with absent parameters at their Default (nodes 0 is 1): the
 // value the sweep writes.
@@ -347,137 +332,38 @@ func (p *Policy) Value(name string) float64 {
 // path.
 func (p *Policy) Values(dst []float64) {
 	_ = dst[len(Params)-1]
-	dst[0], dst[1], dst[2], dst[3] = float64(p.WindowS), float64(p.Limit), p.Rate, float64(p.Capacity)
-	dst[4], dst[5], dst[6], dst[7] = float64(p.PhaseS), float64(p.Burst), float64(p.Delay), p.ServiceS
-	dst[8], dst[9], dst[10], dst[11], dst[12] = float64(p.Key), float64(p.Nodes), float64(p.LB), float64(p.State), p.SyncMs
-	for _, i := range paramsWithDefault {
-		if dst[i] == 0 {
-			dst[i] = paramDefaults[i]
-		}
-	}
-	for i := 13; i < len(Params); i++ { // parameters added later
-		dst[i] = p.Value(Params[i].Name)
+	for j := range Params {
+		dst[j] = p.ValueAt(j)
 	}
 }
 
 // ValueAt is Values' dst[j] alone: the value of parameter Params[j] (its
 // default where the field holds 0).
 func (p *Policy) ValueAt(j int) float64 {
-	var v float64
-	switch j {
-	case 0:
-		v = float64(p.WindowS)
-	case 1:
-		v = float64(p.Limit)
-	case 2:
-		v = p.Rate
-	case 3:
-		v = float64(p.Capacity)
-	case 4:
-		v = float64(p.PhaseS)
-	case 5:
-		v = float64(p.Burst)
-	case 6:
-		v = float64(p.Delay)
-	case 7:
-		v = p.ServiceS
-	case 8:
-		v = float64(p.Key)
-	case 9:
-		v = float64(p.Nodes)
-	case 10:
-		v = float64(p.LB)
-	case 11:
-		v = float64(p.State)
-	case 12:
-		v = p.SyncMs
-	default:
-		return p.Value(Params[j].Name)
+	prm := &Params[j]
+	if v := prm.field.get(p); v != 0 {
+		return v
 	}
-	if v == 0 {
-		v = paramDefaults[j]
-	}
-	return v
+	return prm.Default
 }
-
-// paramsWithDefault are the indices of the first 13 Params whose Default is
-// not 0 (nodes).
-var paramsWithDefault = func() (out []int) {
-	for i, d := range paramDefaults {
-		if d != 0 {
-			out = append(out, i)
-		}
-	}
-	return out
-}()
-
-// paramDefaults are the Default of the first 13 Params (Values' fields).
-var paramDefaults = func() (d [13]float64) {
-	for i := range d {
-		d[i] = Params[i].Default
-	}
-	return d
-}()
 
 // Set sets parameter name to v; it reports false for an unknown name.
 // Whole-number parameters are truncated; range checks are Validate's job.
 func (p *Policy) Set(name string, v float64) bool {
-	j := slices.IndexFunc(Params, func(prm Param) bool { return prm.Name == name })
-	if j < 0 {
+	j, ok := paramByName[name]
+	if !ok {
 		return p.setStacked(name, v)
 	}
 	return p.SetParam(j, v)
 }
 
-// SetParam is Set of Params[j] (a switch on an index, not on a name: a
-// grid sets one parameter per point).
+// SetParam is Set of Params[j] (by index, not by name: a grid sets one
+// parameter per point).
 func (p *Policy) SetParam(j int, v float64) bool {
-	switch j {
-	case 0:
-		p.WindowS = int(v)
-	case 1:
-		p.Limit = int64(v)
-	case 2:
-		p.Rate = v
-	case 3:
-		p.Capacity = int64(v)
-	case 4:
-		p.PhaseS = int(v)
-	case 5:
-		p.Burst = int64(v)
-	case 6:
-		p.Delay = int64(v)
-	case 7:
-		p.ServiceS = v
-	case 8:
-		p.Key = Key(v)
-	case 9:
-		p.Nodes = int(v)
-	case 10:
-		p.LB = LB(v)
-	case 11:
-		p.State = State(v)
-	case 12:
-		p.SyncMs = v
-	case 13:
-		p.PeriodS = v
-	case 14:
-		p.Counts = HAProxyCounts(v)
-	case 15:
-		p.LagS = v
-	case 16:
-		p.RequestsPerPeriod = int64(v)
-	case 17:
-		p.MitigationTimeoutS = int(v)
-	case 18:
-		p.PenaltyBoxS = int(v)
-	case 19:
-		p.UndercountPct = v
-	case 20:
-		p.BlockS = v
-	default:
+	if j < 0 || j >= len(Params) {
 		return false
 	}
+	Params[j].field.set(p, v)
 	return true
 }
 

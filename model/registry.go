@@ -79,8 +79,12 @@ type Descriptor struct {
 	// report draws on its own trade-off figure.
 	Lesson bool
 	// ColorSlot is the algorithm's colour on every plot: an index into the
-	// report's palette (0-8), or -1 for a neutral grey.
+	// report's palette, or -1 for none (Color, or a colour made from the
+	// name).
 	ColorSlot int
+	// Color is the algorithm's colour on every plot as "#rrggbb" when it has
+	// no palette slot; "" lets the report make one from Name.
+	Color string
 	// Params are the parameters a policy must give (names in Params).
 	Params []string
 	// Optional are the parameters it may give (absent ones hold their
@@ -209,7 +213,7 @@ func Register(d Descriptor) (Algorithm, error) {
 	}
 	for _, a := range Algorithms {
 		if d.ColorSlot >= 0 && registry[a].ColorSlot == d.ColorSlot {
-			return 0, fmt.Errorf("model: Register %s: colour slot %d is %s's (-1 is a neutral grey)", d.Name, d.ColorSlot, registry[a].Name)
+			return 0, fmt.Errorf("model: Register %s: colour slot %d is %s's (-1: no slot, Color or a colour made from the name)", d.Name, d.ColorSlot, registry[a].Name)
 		}
 	}
 	for _, n := range slices.Concat(d.Params, d.Optional) {

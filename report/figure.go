@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"hash/fnv"
 	"image/color"
 	"math"
 	"strings"
@@ -227,13 +228,49 @@ var algoPalette = []color.RGBA{
 	{0xEE, 0x33, 0x77, 0xFF}, // magenta
 }
 
-// algoColor is algorithm a's colour on every plot (grey for an algorithm
-// without a slot in the palette).
+// algoColor is algorithm a's colour on every plot: its palette slot, else
+// its descriptor's Color, else one made from its name (grey for none).
 func algoColor(a model.Algorithm) color.RGBA {
-	if d := a.Describe(); d != nil && d.ColorSlot >= 0 && d.ColorSlot < len(algoPalette) {
+	d := a.Describe()
+	switch {
+	case d == nil:
+		return colGrey
+	case d.ColorSlot >= 0 && d.ColorSlot < len(algoPalette):
 		return algoPalette[d.ColorSlot]
 	}
-	return colGrey
+	var r, g, b uint8
+	if _, err := fmt.Sscanf(d.Color, "#%02x%02x%02x", &r, &g, &b); err == nil && len(d.Color) == 7 {
+		return color.RGBA{r, g, b, 0xFF}
+	}
+	return nameColor(d.Name)
+}
+
+// nameColor is a colour made from an algorithm's name: a hue from the
+// name's FNV hash at a fixed saturation and lightness dark enough for
+// lines on white (never the palette's grey).
+func nameColor(name string) color.RGBA {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	hue := float64(h.Sum32()%360) / 60
+	const c, l = 0.55, 0.32 // chroma; lightness offset
+	x := c * (1 - math.Abs(math.Mod(hue, 2)-1))
+	var r, g, b float64
+	switch int(hue) {
+	case 0:
+		r, g = c, x
+	case 1:
+		r, g = x, c
+	case 2:
+		g, b = c, x
+	case 3:
+		g, b = x, c
+	case 4:
+		r, b = x, c
+	default:
+		r, b = c, x
+	}
+	to := func(v float64) uint8 { return uint8(math.Round((v + l) * 255)) }
+	return color.RGBA{to(r), to(g), to(b), 0xFF}
 }
 
 // The incomplete-run banner: dark text on a light amber strip.

@@ -326,3 +326,32 @@ func ability(a model.Algorithm, p model.Policy) string {
 	msg, _, _ = strings.Cut(msg, ": ")
 	return "no: " + strings.ReplaceAll(msg, "|", `\|`)
 }
+
+// familyNames are the families' words in the docs.
+var familyNames = map[model.Family]string{model.WindowFamily: "window", model.BucketFamily: "rate and burst", model.InFlightFamily: "in flight"}
+
+// AlgorithmsMarkdown is the table of the registered algorithms that
+// docs/algorithms.md holds: each one's family, the parameters it requires
+// and may take, and an example policy.
+func AlgorithmsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| algorithm | family | requires | may take | example |\n|---|---|---|---|---|\n")
+	code := func(names []string) string {
+		if len(names) == 0 {
+			return ""
+		}
+		return "`" + strings.Join(names, "`, `") + "`"
+	}
+	for _, a := range model.Algorithms {
+		d := a.Describe()
+		if a == model.AllOf {
+			continue
+		}
+		fam := familyNames[d.Family]
+		if d.CountsRejected {
+			fam += " (rejected requests count)"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | `%s` |\n", d.Name, fam, code(d.Params), code(d.Optional), model.ExamplePolicy(a).Canonical())
+	}
+	return b.String()
+}

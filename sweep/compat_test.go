@@ -3,8 +3,10 @@ package sweep
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,17 +32,24 @@ func fillGenerated(doc, name, body string) (string, error) {
 // docs/compatibility.md holds the matrix and the abilities table as the
 // code makes them (make docs rewrites them).
 func TestCompatibilityDoc(t *testing.T) {
-	path := filepath.Join("..", "docs", "compatibility.md")
+	checkGenerated(t, "compatibility.md", map[string]string{"matrix": CompatMarkdown(), "abilities": AbilitiesMarkdown()})
+	checkGenerated(t, "algorithms.md", map[string]string{"algorithms": AlgorithmsMarkdown()})
+}
+
+// checkGenerated checks (or with -update-docs rewrites) the generated
+// tables of docs/name, by marker.
+func checkGenerated(t *testing.T, name string, tables map[string]string) {
+	t.Helper()
+	path := filepath.Join("..", "docs", name)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := fillGenerated(string(b), "matrix", CompatMarkdown())
-	if err == nil {
-		doc, err = fillGenerated(doc, "abilities", AbilitiesMarkdown())
-	}
-	if err != nil {
-		t.Fatal(err)
+	doc := string(b)
+	for _, marker := range slices.Sorted(maps.Keys(tables)) {
+		if doc, err = fillGenerated(doc, marker, tables[marker]); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
 	}
 	if doc == string(b) {
 		return

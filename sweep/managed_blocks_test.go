@@ -322,7 +322,7 @@ sweep:
 
 // In a keyed scenario a rule's block of a shared key blocks every client
 // using it: two readers behind one address share its blocks, the flood
-// has its own; aws_waf_rate reports none there (docs/managed-rules.md).
+// has its own (aws_waf_rate's blocks, which start with its checks, too).
 func TestKeyedManagedRuleBlocks(t *testing.T) {
 	const spec = `name: managed keyed
 scenario:
@@ -371,6 +371,8 @@ sweep:
 				bs = cloudflareBlocks(p, ts)
 			case model.FastlyERL:
 				bs = fastlyBlocks(p, ts)
+			case model.AWSWAFRate:
+				bs = awsBlocks(p, ts, horizon)
 			}
 			var ns int64
 			for _, b := range bs {

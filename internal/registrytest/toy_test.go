@@ -6,13 +6,17 @@ package registrytest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ratesweep/ratesweep/export"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/recommend"
 	"github.com/ratesweep/ratesweep/report"
@@ -54,6 +58,8 @@ var quotaDescriptor = model.Descriptor{
 		return &quota{limit: p.Limit, windowNs: int64(p.WindowS) * 1e9, fresh: true}
 	},
 	ColorSlot: -1,
+	Color:     "#2a9d8f",
+	Example:   "toy_quota window_s=60 limit=100",
 }
 
 const spec = `name: toy
@@ -143,6 +149,33 @@ func TestToyAlgorithmSweepReportRecommend(t *testing.T) {
 	if len(files) == 0 || !strings.Contains(string(md), "toy quota") {
 		t.Errorf("report (%d files) does not name the toy:\n%s", len(files), md)
 	}
+	// The toy's own colour (its descriptor's) draws its curve, and the
+	// explorer lists its points.
+	var svgs []byte
+	for _, f := range files {
+		if strings.HasSuffix(f, ".svg") {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			svgs = append(svgs, b...)
+		}
+	}
+	if !bytes.Contains(svgs, []byte("rgb(42,157,143)")) && !bytes.Contains(bytes.ToLower(svgs), []byte("#2a9d8f")) {
+		t.Errorf("no figure draws in the toy's colour #2a9d8f")
+	}
+	if data, err := exploreData(filepath.Join(dir, "report", "explore.html")); err != nil || !bytes.Contains(data, []byte(`"toy_quota"`)) || !bytes.Contains(data, []byte(`"#2a9d8f"`)) {
+		t.Errorf("explore.html does not hold the toy's points in its colour (%v)", err)
+	}
+	// An export target has no form for the toy: it says so and configures
+	// the nearest policy it can, with the toy's rate (100 per 60 s).
+	ex, err := export.Export(model.ExamplePolicy(alg), "nginx", export.Options{})
+	if err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	if ex.Fit != export.Nearest || ex.Why == "" || ex.Exported.Algorithm == alg {
+		t.Errorf("export of the toy to nginx: fit %v, why %q, exported %v", ex.Fit, ex.Why, ex.Exported)
+	}
 
 	bound, err := recommend.ParseBound("1%")
 	if err != nil {
@@ -168,4 +201,27 @@ func TestToyAlgorithmSweepReportRecommend(t *testing.T) {
 	if !found {
 		t.Errorf("recommend chose nothing of the toy:\n%s", out.String())
 	}
+}
+
+// exploreData returns the JSON explore.html at path embeds (base64 of
+// gzip, in the script element of id data).
+func exploreData(path string) ([]byte, error) {
+	html, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	_, rest, ok := bytes.Cut(html, []byte(`id="data">`))
+	b64, _, ok2 := bytes.Cut(rest, []byte("</script>"))
+	if !ok || !ok2 {
+		return nil, fmt.Errorf("%s: no data element", path)
+	}
+	z, err := base64.StdEncoding.DecodeString(string(b64))
+	if err != nil {
+		return nil, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }
