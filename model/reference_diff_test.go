@@ -95,95 +95,6 @@ var scenarioShapes = []policyShape{
 	{name: "all_of count_if", known: "count_if inside an all_of component is accepted and ignored", draw: randomStack(-1, "count_if")},
 }
 
-// randomScenario draws a short scenario of 1 to 3 clients; keyed ones send
-// from several addresses to several accounts (round robin), some share
-// pools and organisations; responses and costs are fixed per client.
-func randomScenario(r *rand.Rand, keyed, costed bool) *model.Scenario {
-	sc := &model.Scenario{Name: "random", DurationS: 3 + r.IntN(18)}
-	sc.Arrivals.Process = model.ArrivalProcess(r.IntN(4))
-	if sc.Arrivals.Process == model.Clustered {
-		sc.Arrivals.BurstSize, sc.Arrivals.SpreadS = 1+r.IntN(4), float64(r.IntN(3))*0.5
-	}
-	for i := range 1 + r.IntN(3) {
-		c := model.Client{Name: fmt.Sprintf("c%d", i), Class: model.Class(r.IntN(2))}
-		if c.Class == model.Abusive {
-			c.Stage = model.StageNone
-		}
-		for range 1 + r.IntN(2) {
-			t0 := r.IntN(sc.DurationS)
-			c.Segments = append(c.Segments, model.Segment{T0: t0, T1: t0 + 1 + r.IntN(sc.DurationS-t0), Rate: float64(1 + r.IntN(4))})
-		}
-		slices.SortFunc(c.Segments, func(a, b model.Segment) int { return a.T0 - b.T0 })
-		for j := 1; j < len(c.Segments); j++ { // segments must not overlap
-			c.Segments[j].T0 = max(c.Segments[j].T0, c.Segments[j-1].T1)
-			if c.Segments[j].T0 >= c.Segments[j].T1 {
-				c.Segments = c.Segments[:j]
-				break
-			}
-		}
-		if r.IntN(2) == 0 {
-			c.FailShare, c.FailStatus = 1, []int{401, 403, 500}[r.IntN(3)]
-		}
-		if costed {
-			c.Cost = int64(1 + r.IntN(4))
-		}
-		if keyed {
-			c.Keys.Addresses, c.Keys.Accounts = 1+r.IntN(3), 1+r.IntN(3)
-			if r.IntN(2) == 0 {
-				c.Keys.AddressPool = "office"
-			}
-			if r.IntN(2) == 0 {
-				c.Keys.AccountPool = "users"
-			}
-		}
-		if r.IntN(2) == 0 {
-			c.Keys.Org = "acme"
-		}
-		sc.Clients = append(sc.Clients, c)
-	}
-	return sc
-}
-
-// streamOf merges the clients' requests at times into one stream in time
-// order (ties in client order), with their keys as docs/keys.md assigns
-// them: request j of a client comes from address j mod addresses and
-// targets account j mod accounts, in its pool's key space or its own.
-func streamOf(sc *model.Scenario, times [][]int64) []reference.Request {
-	ids := map[string]int64{}
-	id := func(s string) int64 {
-		if _, ok := ids[s]; !ok {
-			ids[s] = int64(len(ids))
-		}
-		return ids[s]
-	}
-	var out []reference.Request
-	for i, ts := range times {
-		c := &sc.Clients[i]
-		space := func(pool, kind string) string {
-			if pool != "" {
-				return kind + " pool " + pool
-			}
-			return fmt.Sprintf("%s of client %d", kind, i)
-		}
-		org := c.Keys.Org
-		if org == "" {
-			org = fmt.Sprintf("own %d", i)
-		}
-		status := 200
-		if c.FailShare == 1 {
-			status = c.FailStatus
-		}
-		for j, t := range ts {
-			out = append(out, reference.Request{TimeNs: t, Client: int64(i),
-				Address: id(fmt.Sprintf("%s %d", space(c.Keys.AddressPool, "address"), j%max(1, c.Keys.Addresses))),
-				Account: id(fmt.Sprintf("%s %d", space(c.Keys.AccountPool, "account"), j%max(1, c.Keys.Accounts))),
-				Org:     id("org " + org), Status: status, Cost: max(1, c.Cost)})
-		}
-	}
-	slices.SortStableFunc(out, func(a, b reference.Request) int { return int(min(max(a.TimeNs-b.TimeNs, -1), 1)) })
-	return out
-}
-
 // referenceAdmitted returns each client's requests p admits by the reference.
 func referenceAdmitted(t *testing.T, p model.Policy, reqs []reference.Request, nc int) []int64 {
 	t.Helper()
@@ -257,7 +168,7 @@ func TestReferenceScenarios(t *testing.T) {
 	known := map[string][]string{}
 	for trial := range trials {
 		keyed, costed := r.IntN(3) == 0, r.IntN(4) == 0
-		sc := randomScenario(r, keyed, costed)
+		sc := reference.RandomScenario(r, keyed, costed)
 		w, err := model.NewWorkload(sc)
 		if err != nil {
 			t.Fatalf("trial %d: scenario: %v\n%s", trial, err, sc.YAML())
@@ -276,11 +187,11 @@ func TestReferenceScenarios(t *testing.T) {
 			for i, c := range out.Clients {
 				got[i] = c.Admitted
 			}
-			return got, referenceAdmitted(t, p, streamOf(sc, w.Realise(seed, 0, nil)), len(sc.Clients))
+			return got, referenceAdmitted(t, p, reference.ScenarioRequests(sc, w.Realise(seed, 0, nil)), len(sc.Clients))
 		}
 		sim := w.NewSimulator()
 		sim.SetReplicate(seed, 0)
-		reqs := streamOf(sc, w.Realise(seed, 0, nil))
+		reqs := reference.ScenarioRequests(sc, w.Realise(seed, 0, nil))
 		for range 10 {
 			shape := scenarioShapes[r.IntN(len(scenarioShapes))]
 			p := shape.draw(r)
@@ -306,7 +217,7 @@ func TestReferenceScenarios(t *testing.T) {
 			})
 			ws, _ := model.NewWorkload(small)
 			g, wa := outcome(small, p)
-			msg := reproduction(p, small, streamOf(small, ws.Realise(seed, 0, nil)), "Run", g, wa)
+			msg := reproduction(p, small, reference.ScenarioRequests(small, ws.Realise(seed, 0, nil)), "Run", g, wa)
 			if shape.known != "" {
 				known[shape.name] = append(known[shape.name], msg)
 				continue

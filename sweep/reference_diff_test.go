@@ -211,6 +211,129 @@ func referenceMetrics(t *testing.T, p model.Policy, rs []logRequest, startS int6
 	return m
 }
 
+// diffEntry is a sweep entry and the policies of its points, in order.
+type diffEntry struct {
+	yaml   string
+	points []model.Policy
+	shape  logShape
+}
+
+// drawEntries draws n entries of random shapes, each valid and accepted by
+// the spec parser alone (ok); a leaf entry may sweep its limit or capacity
+// over a few values. Refused ones are counted in skipped.
+func drawEntries(r *rand.Rand, n int, shapes []logShape, costed bool, ok func(yaml string) bool, skipped map[string]int) []diffEntry {
+	var out []diffEntry
+	for range n {
+		s := shapes[r.IntN(len(shapes))]
+		p := s.draw(r)
+		p.Costed = costed
+		e := diffEntry{yaml: entryYAML(p), points: []model.Policy{p}, shape: s}
+		for _, axis := range []string{"limit", "capacity"} {
+			if p.Stack != nil || !slices.Contains(p.Algorithm.Params(), axis) || r.IntN(3) > 0 {
+				continue
+			}
+			e.points = nil
+			var vs []string
+			for _, v := range r.Perm(8)[:2+r.IntN(3)] {
+				q := p
+				q.Set(axis, float64(v+1))
+				e.points = append(e.points, q)
+				vs = append(vs, strconv.Itoa(v+1))
+			}
+			e.yaml = entryYAML(e.points[0])
+			e.yaml = strings.Replace(e.yaml, fmt.Sprintf("%s: %d", axis, v0(e.points[0], axis)), axis+": ["+strings.Join(vs, ", ")+"]", 1)
+			break
+		}
+		valid := true
+		for _, q := range e.points {
+			valid = valid && q.Validate() == nil
+		}
+		if !valid || !ok(e.yaml) {
+			skipped[s.name]++
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func v0(p model.Policy, axis string) int64 { return int64(p.Get(axis)) }
+
+// readTogether reads the spec of the entries (specOf), dropping an entry
+// the spec refuses together with the others (two entries of one algorithm
+// must block with the same block_levels).
+func readTogether(t *testing.T, entries []diffEntry, specOf func(yamls []string) string, dir string, skipped map[string]int) (*Spec, []diffEntry) {
+	t.Helper()
+	for len(entries) > 0 {
+		var yamls []string
+		for _, e := range entries {
+			yamls = append(yamls, e.yaml)
+		}
+		sp, err := ReadSpec([]byte(specOf(yamls)), "diff.yaml", dir)
+		if err == nil {
+			return sp, entries
+		}
+		m := regexp.MustCompile(`sweep\[(\d+)\]`).FindStringSubmatch(err.Error())
+		if m == nil {
+			t.Fatalf("%v\n%s", err, specOf(yamls))
+		}
+		i, _ := strconv.Atoi(m[1])
+		skipped[entries[i].shape.name]++
+		entries = slices.Delete(entries, i, i+1)
+	}
+	return nil, nil
+}
+
+// pointRows reads a run's points in point order and checks there is one
+// per point of the entries.
+func pointRows(t *testing.T, out string, entries []diffEntry) []PointRow {
+	t.Helper()
+	rows, err := ReadPoints(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(rows, func(a, b PointRow) int { return int(a.PointID - b.PointID) })
+	n := 0
+	for _, e := range entries {
+		n += len(e.points)
+	}
+	if len(rows) != n {
+		t.Fatalf("%d points for %d", len(rows), n)
+	}
+	return rows
+}
+
+// diffTally counts the pairs checked and the known disagreements by shape.
+type diffTally struct {
+	pairs, skipped, modes map[string]int
+	known                 map[string][]string
+}
+
+func newDiffTally() *diffTally {
+	return &diffTally{pairs: map[string]int{}, skipped: map[string]int{}, modes: map[string]int{}, known: map[string][]string{}}
+}
+
+// report runs a skipped subtest per known disagreement found and logs the
+// counts.
+func (d *diffTally) report(t *testing.T, shapes []logShape, what string, start time.Time) {
+	for _, s := range shapes {
+		if s.known == "" {
+			continue
+		}
+		t.Run(strings.ReplaceAll(s.name, " ", "_"), func(t *testing.T) {
+			if msgs := d.known[s.name]; len(msgs) > 0 {
+				t.Logf("%d of %d cases disagree; the first:\n%s", len(msgs), d.pairs[s.name], msgs[0])
+				t.Skip("known: " + s.known)
+			}
+		})
+	}
+	total := 0
+	for _, n := range d.pairs {
+		total += n
+	}
+	t.Logf("%d (%s, policy) pairs in %v: %v; runs %v; refused (skipped): %v", total, what, time.Since(start).Round(time.Millisecond), d.pairs, d.modes, d.skipped)
+}
+
 // TestReferenceLogReplay checks log replays (whole, key shards, spilled)
 // against the reference on random logs and entries.
 func TestReferenceLogReplay(t *testing.T) {
@@ -218,102 +341,52 @@ func TestReferenceLogReplay(t *testing.T) {
 	start := time.Now()
 	r := rand.New(rand.NewPCG(43, 11))
 	dir := t.TempDir()
-	pairs, skipped, modes := map[string]int{}, map[string]int{}, map[string]int{}
-	known := map[string][]string{}
-	ctx := context.Background()
+	d := newDiffTally()
 	for trial := range trials {
 		rs := randomDiffLog(r)
 		startS := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix() + r.Int64N(86400)
 		logPath := filepath.Join(dir, fmt.Sprintf("log%d.csv", trial))
 		writeLog(t, logPath, rs, startS)
 		costed := r.IntN(3) == 0
-		var ps []model.Policy
-		var shapes []logShape
-		var entries []string
-		for range 6 + r.IntN(12) {
-			s := logShapes[r.IntN(len(logShapes))]
-			p := s.draw(r)
-			p.Costed = costed
-			e := entryYAML(p)
-			if p.Validate() != nil {
-				skipped[s.name]++
-				continue
-			}
-			if _, err := ReadSpec([]byte(logSpec(logPath, costed, []string{e})), "diff.yaml", dir); err != nil {
-				skipped[s.name]++
-				continue
-			}
-			ps, shapes, entries = append(ps, p), append(shapes, s), append(entries, e)
-		}
-		if len(ps) == 0 {
-			continue
-		}
-		// Entries accepted alone may be refused together (two entries of one
-		// algorithm must block with the same block_levels): drop the one named.
-		text := logSpec(logPath, costed, entries)
-		sp, err := ReadSpec([]byte(text), "diff.yaml", dir)
-		for err != nil {
-			m := regexp.MustCompile(`sweep\[(\d+)\]`).FindStringSubmatch(err.Error())
-			if m == nil {
-				t.Fatalf("trial %d: %v\n%s", trial, err, text)
-			}
-			i, _ := strconv.Atoi(m[1])
-			skipped[shapes[i].name]++
-			ps, shapes, entries = slices.Delete(ps, i, i+1), slices.Delete(shapes, i, i+1), slices.Delete(entries, i, i+1)
-			text = logSpec(logPath, costed, entries)
-			sp, err = ReadSpec([]byte(text), "diff.yaml", dir)
-		}
-		if len(ps) == 0 {
+		specOf := func(yamls []string) string { return logSpec(logPath, costed, yamls) }
+		entries := drawEntries(r, 6+r.IntN(12), logShapes, costed, func(e string) bool {
+			_, err := ReadSpec([]byte(specOf([]string{e})), "diff.yaml", dir)
+			return err == nil
+		}, d.skipped)
+		sp, entries := readTogether(t, entries, specOf, dir, d.skipped)
+		if sp == nil {
 			continue
 		}
 		out := filepath.Join(dir, fmt.Sprintf("out%d", trial))
 		mode := replayModes[r.IntN(len(replayModes))]
 		if !runReplay(t, sp, out, mode) && mode.name == "spill" {
-			modes["spill (one pass)"]++
+			d.modes["spill (one pass)"]++
 		}
-		modes[mode.name]++
-		rows, err := ReadPoints(ctx, out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		slices.SortFunc(rows, func(a, b PointRow) int { return int(a.PointID - b.PointID) })
-		if len(rows) != len(ps) {
-			t.Fatalf("trial %d: %d points for %d entries\n%s", trial, len(rows), len(ps), text)
-		}
-		for k, p := range ps {
-			pairs[shapes[k].name]++
-			want := referenceMetrics(t, p, rs, startS)
-			got := [3]int64{rows[k].Caught, rows[k].Missed, rows[k].FalseCut}
-			if got == want {
-				continue
-			}
-			if s := shapes[k].name; shapes[k].known != "" {
-				if len(known[s]) == 0 { // the first is shrunk and shown
-					known[s] = append(known[s], logReproduction(t, p, rs, startS, costed, entries, k, mode, got, want, dir))
-				} else {
-					known[s] = append(known[s], "")
+		d.modes[mode.name]++
+		rows := pointRows(t, out, entries)
+		row := 0
+		for k, e := range entries {
+			for j, p := range e.points {
+				d.pairs[e.shape.name]++
+				want := referenceMetrics(t, p, rs, startS)
+				got := [3]int64{rows[row].Caught, rows[row].Missed, rows[row].FalseCut}
+				row++
+				if got == want {
+					continue
 				}
-				continue
+				if s := e.shape.name; e.shape.known != "" {
+					msg := ""
+					if len(d.known[s]) == 0 { // the first is shrunk and shown
+						msg = logReproduction(t, p, rs, startS, costed, entries, k, j, mode, got, want, dir)
+					}
+					d.known[s] = append(d.known[s], msg)
+					continue
+				}
+				t.Errorf("trial %d: %s", trial, logReproduction(t, p, rs, startS, costed, entries, k, j, mode, got, want, dir))
 			}
-			t.Errorf("trial %d: %s", trial, logReproduction(t, p, rs, startS, costed, entries, k, mode, got, want, dir))
 		}
 	}
-	for _, s := range logShapes {
-		if s.known == "" {
-			continue
-		}
-		t.Run(strings.ReplaceAll(s.name, " ", "_"), func(t *testing.T) {
-			if msgs := known[s.name]; len(msgs) > 0 {
-				t.Logf("%d of %d cases disagree; the first:\n%s", len(msgs), pairs[s.name], msgs[0])
-				t.Skip("known: " + s.known)
-			}
-		})
-	}
-	total := 0
-	for _, n := range pairs {
-		total += n
-	}
-	t.Logf("%d (log, policy) pairs in %v: %v; runs %v; refused (skipped): %v", total, time.Since(start).Round(time.Millisecond), pairs, modes, skipped)
+	d.report(t, logShapes, "log", start)
 }
 
 // replayMode is how a spec is run: whole (on one or two workers), as key
@@ -351,29 +424,33 @@ func runReplay(t *testing.T, sp *Spec, out string, mode replayMode) bool {
 // logReproduction shrinks a disagreement to the fewest requests and the
 // fewest entries before the failing one that still disagree (whole runs),
 // and describes it: the spec's entries, the policy label and the log.
-func logReproduction(t *testing.T, p model.Policy, rs []logRequest, startS int64, costed bool, entries []string, k int, mode replayMode, got, want [3]int64, dir string) string {
+func logReproduction(t *testing.T, p model.Policy, rs []logRequest, startS int64, costed bool, entries []diffEntry, k, j int, mode replayMode, got, want [3]int64, dir string) string {
 	t.Helper()
-	// disagrees runs the entries over rs in mode and reports whether entry
-	// k disagrees with the reference.
-	disagrees := func(rs []logRequest, entries []string, k int) bool {
+	// disagrees runs the entries over rs in mode and reports whether point
+	// j of entry k disagrees with the reference.
+	disagrees := func(rs []logRequest, entries []diffEntry, k int) bool {
 		sub, err := os.MkdirTemp(dir, "shrink")
 		if err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join(sub, "log.csv")
 		writeLog(t, path, rs, startS)
-		sp, err := ReadSpec([]byte(logSpec(path, costed, entries)), "diff.yaml", dir)
+		var yamls []string
+		row := j
+		for i, e := range entries {
+			yamls = append(yamls, e.yaml)
+			if i < k {
+				row += len(e.points)
+			}
+		}
+		sp, err := ReadSpec([]byte(logSpec(path, costed, yamls)), "diff.yaml", dir)
 		if err != nil {
 			return false
 		}
 		out := filepath.Join(sub, "out")
 		runReplay(t, sp, out, mode)
-		rows, err := ReadPoints(context.Background(), out)
-		if err != nil || len(rows) != len(entries) {
-			return false
-		}
-		slices.SortFunc(rows, func(a, b PointRow) int { return int(a.PointID - b.PointID) })
-		got = [3]int64{rows[k].Caught, rows[k].Missed, rows[k].FalseCut}
+		rows := pointRows(t, out, entries)
+		got = [3]int64{rows[row].Caught, rows[row].Missed, rows[row].FalseCut}
 		want = referenceMetrics(t, p, rs, startS)
 		return got != want
 	}
@@ -404,9 +481,9 @@ func logReproduction(t *testing.T, p model.Policy, rs []logRequest, startS int64
 		shrunk = ", shrunk"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %d workers, %d key shards%s: policy %q (entry %d): caught, missed, false cut %v, reference %v\nentries:\n", mode.name, mode.workers, mode.shards, shrunk, p.String(), k, got, want)
+	fmt.Fprintf(&b, "%s on %d workers, %d key shards%s: policy %q (entry %d, point %d): caught, missed, false cut %v, reference %v\nentries:\n", mode.name, mode.workers, mode.shards, shrunk, p.String(), k, j, got, want)
 	for _, e := range entries {
-		fmt.Fprintf(&b, "  - %s\n", e)
+		fmt.Fprintf(&b, "  - %s\n", e.yaml)
 	}
 	fmt.Fprintf(&b, "costed %v; log from Unix %d s (ns since, key, status, path, abusive):\n", costed, startS)
 	for _, q := range rs {
