@@ -89,6 +89,12 @@ var scenarioShapes = []policyShape{
 		p.Key = scenarioKeys[r.IntN(len(scenarioKeys))]
 		return p
 	}},
+	{name: "nodes", draw: func(r *rand.Rand) model.Policy {
+		p := withModifiers("count_if", "block_s")(r)
+		p.Key = scenarioKeys[r.IntN(len(scenarioKeys))]
+		reference.Deployment.Apply(r, &p)
+		return p
+	}},
 	{name: "all_of all", draw: randomStack(0)},
 	{name: "all_of none", draw: randomStack(1)},
 	{name: "all_of block_s", draw: randomStack(-1, "block_s", "block_levels")},

@@ -114,6 +114,12 @@ var Modifiers = []Modifier{
 	}},
 }
 
+// Deployment puts a policy on 2 or 3 nodes behind a round-robin balancer,
+// with local or shared state (no lag).
+var Deployment = Modifier{"nodes", func(r *rand.Rand, p *model.Policy) {
+	p.Nodes, p.State = 2+r.IntN(2), model.State(r.IntN(2))
+}}
+
 // Stack returns the all_of policy of parts.
 func Stack(rc model.RejectedCounts, parts ...model.Policy) model.Policy {
 	return model.Policy{Algorithm: model.AllOf, Stack: &model.Stack{Components: parts, RejectedCounts: rc}}

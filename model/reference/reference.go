@@ -50,7 +50,7 @@ type Decision struct {
 }
 
 // ErrUnsupported is returned for what the reference does not interpret:
-// several nodes, shared state, lag.
+// a random load balancer, lagged shared state.
 var ErrUnsupported = errors.New("reference: not interpreted")
 
 // Evaluate decides p over reqs in order. originNs is the Unix time of time
@@ -66,24 +66,29 @@ func Evaluate(p model.Policy, reqs []Request, originNs int64) ([]Decision, error
 	}
 	out := make([]Decision, len(reqs))
 	for i, r := range reqs {
-		out[i] = top.decide(r)
+		out[i] = top.decide(r, i)
 	}
 	return out, nil
 }
 
-// limiter decides requests of one policy over all its keys.
+// limiter decides requests of one policy over all its keys. i is the
+// request's index in the stream (its node: i mod nodes, round robin).
 type limiter interface {
 	// fits reports whether r would be admitted now, changing nothing.
-	fits(r Request) bool
+	fits(r Request, i int) bool
 	// decide decides r and commits it as the policy's rules say.
-	decide(r Request) Decision
+	decide(r Request, i int) Decision
 }
 
 // newPolicy builds p's limiter: all_of, key both, or a keyed leaf with its
-// modifiers.
+// modifiers. Nodes with local state each keep their own limiters; shared
+// state without lag is one node's.
 func newPolicy(p model.Policy, originNs int64) (limiter, error) {
-	if p.Nodes > 1 || p.State != model.Local || p.SyncMs != 0 {
-		return nil, fmt.Errorf("%w: nodes, shared state and sync_ms", ErrUnsupported)
+	if p.Nodes > 1 && (p.LB != model.RoundRobin || p.SyncMs != 0) {
+		return nil, fmt.Errorf("%w: random load balancing, sync_ms", ErrUnsupported)
+	}
+	if p.State == model.Shared {
+		p.Nodes = 1
 	}
 	if p.Stack != nil {
 		s := &stack{none: p.Stack.RejectedCounts == model.RejectedCountedByNone}
@@ -103,7 +108,7 @@ func newPolicy(p model.Policy, originNs int64) (limiter, error) {
 		lb, _ := newPolicy(b, originNs)
 		return &stack{none: true, parts: []limiter{la, lb}}, nil
 	}
-	k := &keyed{p: p, origin: originNs, keys: map[int64]*unit{}}
+	k := &keyed{p: p, origin: originNs, keys: map[[2]int64]*unit{}}
 	if p.CountIf != "" {
 		sts, err := model.CountIfStatuses(p.CountIf)
 		if err != nil {
@@ -126,44 +131,45 @@ type stack struct {
 	parts []limiter
 }
 
-func (s *stack) fits(r Request) bool {
+func (s *stack) fits(r Request, i int) bool {
 	for _, l := range s.parts {
-		if !l.fits(r) {
+		if !l.fits(r, i) {
 			return false
 		}
 	}
 	return true
 }
 
-func (s *stack) decide(r Request) Decision {
+func (s *stack) decide(r Request, i int) Decision {
 	ok := true
 	if !s.none {
 		for _, l := range s.parts {
-			if !l.decide(r).Admitted {
+			if !l.decide(r, i).Admitted {
 				ok = false
 			}
 		}
 		return Decision{Admitted: ok}
 	}
 	fit := make([]bool, len(s.parts))
-	for i, l := range s.parts {
-		fit[i] = l.fits(r)
-		ok = ok && fit[i]
+	for j, l := range s.parts {
+		fit[j] = l.fits(r, i)
+		ok = ok && fit[j]
 	}
-	for i, l := range s.parts {
-		if ok || !fit[i] {
-			l.decide(r)
+	for j, l := range s.parts {
+		if ok || !fit[j] {
+			l.decide(r, i)
 		}
 	}
 	return Decision{Admitted: ok}
 }
 
-// keyed is one policy (a leaf and its modifiers) with one unit per key.
+// keyed is one policy (a leaf and its modifiers) with one unit per node
+// and key.
 type keyed struct {
 	p      model.Policy
 	origin int64
 	match  map[int]bool // count_if's statuses (nil: every request counts)
-	keys   map[int64]*unit
+	keys   map[[2]int64]*unit
 }
 
 // unit is one key's state: its leaf and its penalty box.
@@ -173,7 +179,7 @@ type unit struct {
 	blocks int64 // blocks started
 }
 
-func (k *keyed) unit(r Request) *unit {
+func (k *keyed) unit(r Request, i int) *unit {
 	var v int64
 	switch k.p.Key {
 	case model.KeyClient:
@@ -187,10 +193,11 @@ func (k *keyed) unit(r Request) *unit {
 	case model.KeyGlobal:
 		v = 0
 	}
-	u := k.keys[v]
+	at := [2]int64{int64(i % max(1, k.p.Nodes)), v}
+	u := k.keys[at]
 	if u == nil {
 		u = &unit{leaf: newLeaf(k.p, k.origin), until: math.MinInt64}
-		k.keys[v] = u
+		k.keys[at] = u
 	}
 	return u
 }
@@ -203,8 +210,8 @@ func (k *keyed) cost(r Request) int64 {
 	return 1
 }
 
-func (k *keyed) fits(r Request) bool {
-	u := k.unit(r)
+func (k *keyed) fits(r Request, i int) bool {
+	u := k.unit(r, i)
 	return r.TimeNs >= u.until && u.leaf.fits(r.TimeNs, k.cost(r))
 }
 
@@ -212,8 +219,8 @@ func (k *keyed) fits(r Request) bool {
 // request that count_if does not match is admitted iff it fits and spends
 // nothing, any other spends its cost all or nothing; a rejection starts a
 // block when block_s > 0.
-func (k *keyed) decide(r Request) Decision {
-	u := k.unit(r)
+func (k *keyed) decide(r Request, i int) Decision {
+	u := k.unit(r, i)
 	t := r.TimeNs
 	if t < u.until {
 		return Decision{Blocked: true}
