@@ -186,7 +186,7 @@ func (k *keyedSim) store(p Policy, slot int32) decider {
 		return k.stores[slot]
 	}
 	k.gen[slot] = k.run
-	if d := k.stores[slot]; d != nil && k.algs[slot] == p.Algorithm {
+	if d := k.stores[slot]; d != nil && k.algs[slot] == p.Algorithm && !p.modified() {
 		d.configure(p)
 		return d
 	}

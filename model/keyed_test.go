@@ -427,3 +427,52 @@ clients:
 			out.Blocks, out.Clients[0].BlockedNs, out.Clients[1].BlockedNs, out.LegitBlockedS, n, ns)
 	}
 }
+
+// A keyed simulator reuses a key's limiter from one policy to the next only
+// when it is the bare algorithm's: a plain policy run first must not leave
+// its unwrapped decider to a policy of the same algorithm with a penalty
+// box or count_if (which then ran without them, or panicked).
+func TestKeyedModifiedAfterPlain(t *testing.T) {
+	w := keyedScenario(t, `
+name: reuse
+duration_s: 10
+clients:
+  - {name: a, class: abusive, stage: none, addresses: 2, fail_share: 1, segments: [[0, 10, 4]]}
+`)
+	plain := Policy{Algorithm: TokenBucket, Rate: 1, Capacity: 2, Key: KeyAddress}
+	boxed, counted := plain, plain
+	boxed.BlockS = 60
+	counted.CountIf = "200"
+	sim := w.NewSimulator()
+	for _, p := range []Policy{boxed, counted} {
+		var first, after Outcome
+		w.NewSimulator().Run(p, &first)
+		sim.Run(plain, &after)
+		sim.Run(p, &after)
+		if first.Clients[0].Admitted != after.Clients[0].Admitted {
+			t.Errorf("%s after %s: admitted %d, alone %d", p, plain, after.Clients[0].Admitted, first.Clients[0].Admitted)
+		}
+	}
+	if got := runPolicy(w, boxed).Clients[0].Admitted; got != 6 { // per address 2 at 0 s, 1 at 1 s, then blocked
+		t.Errorf("%s: admitted %d, want 6", boxed, got)
+	}
+}
+
+// A penalty box on key org blocks the clients of the organisation.
+func TestKeyedOrgBlocks(t *testing.T) {
+	w := keyedScenario(t, `
+name: org blocks
+duration_s: 10
+clients:
+  - {name: a, class: legit, org: acme, segments: [[0, 1, 3]]}
+  - {name: b, class: legit, org: acme, segments: [[5, 6, 1]]}
+  - {name: c, class: legit, segments: [[0, 10, 1]]}
+`)
+	out := runPolicy(w, Policy{Algorithm: FixedWindow, WindowS: 60, Limit: 2, Key: KeyOrg, BlockS: 8})
+	if out.Blocks != 2 || out.Clients[0].Admitted != 2 || out.Clients[1].Admitted != 0 || out.Clients[2].Admitted != 2 {
+		t.Fatalf("blocks %d, admitted %+v", out.Blocks, out.Clients)
+	}
+	if got := []int64{out.Clients[0].BlockedNs, out.Clients[1].BlockedNs, out.Clients[2].BlockedNs}; got[0] != 8e9 || got[1] != 8e9 || got[2] != 8e9 {
+		t.Errorf("blocked ns %v, want 8 s for the organisation's clients and for c (blocked from 2 s on)", got)
+	}
+}

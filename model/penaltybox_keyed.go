@@ -100,14 +100,18 @@ func (b *keyedBlocks) add(c int32, from, until int64) {
 	}
 }
 
-// users returns, per key of kind key (address or account ids), the clients
-// that use it.
+// users returns, per key of kind key (address, account or organisation
+// ids), the clients that use it.
 func (b *keyedBlocks) users(k *keyedSim, key Key) [][]int32 {
 	if u, ok := b.clients[key]; ok {
 		return u
 	}
 	u := make([][]int32, k.keySpace(key))
 	for c, cl := range k.w.Scenario.Clients {
+		if key == KeyOrg {
+			u[k.orgOf[c]] = append(u[k.orgOf[c]], int32(c))
+			continue
+		}
 		base, n := k.addrBase[c], cl.Keys.addresses()
 		if key == KeyAccount {
 			base, n = k.acctBase[c], cl.Keys.accounts()

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
@@ -236,6 +237,9 @@ func checkCompat(s *Spec, sw *yaml.Node) error {
 		if i < len(items) {
 			n = items[i]
 		}
+		if err := s.checkLogDeployment(i, n); err != nil {
+			return err
+		}
 		fs, paths := s.features(i)
 		nodes, lagged := s.Entries[i].deployments()
 		for _, k := range s.specKinds(&s.Entries[i]) {
@@ -254,6 +258,42 @@ func checkCompat(s *Spec, sw *yaml.Node) error {
 				return yamlx.Errorf(n, path, "%s does not combine with %s: %s (docs/compatibility.md)", f, k, c.Why)
 			}
 		}
+	}
+	return nil
+}
+
+// checkLogDeployment refuses an entry of a log replay some point of which
+// runs on several nodes with local state, or on lagged shared state: a
+// log is replayed key by key, so no balancer spreads its requests in their
+// order over every key (shared state updated at once is one limiter per
+// key, as on one node, and runs).
+func (s *Spec) checkLogDeployment(i int, n *yaml.Node) error {
+	if s.Traffic == nil {
+		return nil
+	}
+	e := &s.Entries[i]
+	local := true // some point has local state: no state axis, or local among its values
+	var nodes, lagged string
+	for _, ax := range e.Axes {
+		switch paramName(ax.Param) {
+		case "state":
+			local = slices.Contains(ax.Values, float64(model.Local))
+		case "nodes":
+			if slices.Max(ax.Values) > 1 {
+				nodes = ax.Param
+			}
+		case "sync_ms":
+			if slices.Max(ax.Values) > 0 {
+				lagged = ax.Param
+			}
+		}
+	}
+	const why = "a replayed log is decided key by key, so no balancer spreads its requests over nodes in their order; run the nodes on a scenario, or use state: shared with sync_ms: 0 (docs/compatibility.md)"
+	switch {
+	case nodes != "" && local:
+		return yamlx.Errorf(n, fmt.Sprintf("sweep[%d].%s", i, nodes), "several nodes with local state on a log replay: %s", why)
+	case lagged != "":
+		return yamlx.Errorf(n, fmt.Sprintf("sweep[%d].%s", i, lagged), "lagged shared state on a log replay: %s", why)
 	}
 	return nil
 }

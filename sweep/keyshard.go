@@ -77,7 +77,7 @@ func CheckKeySharding(spec *Spec) error {
 	for i, en := range spec.Entries {
 		for _, ax := range en.Axes {
 			for _, v := range ax.Values {
-				p := model.Policy{Algorithm: en.Algorithm}
+				p := en.newPolicy() // with an all_of's components, whose keys count too
 				p.Set(ax.Param, v)
 				// A scenario's clients that share keys stay together
 				// (model.Scenario.ShardKeys); a log's keys are its clients.
