@@ -28,6 +28,7 @@ $GO test -count=1 -run 'TestForce|TestRunRefusesLinkedTable|TestCancelThenResume
 $GO test -count=1 -run 'TestUpdateBaseline|TestMarkdownInjection' ./check
 $GO test -count=1 -run 'TestMarkdownEscapesNamesAndKeys' ./recommend
 $GO test -count=1 -run 'FuzzTableWriters|FuzzClientsFigureSVG' ./report
+$GO test -count=1 -run 'TestZonesReadBackFromYAML' ./export
 $GO test -count=1 -timeout 40m -run 'TestAdversarial|TestCorruptPart|TestCheckRefusesWhatItCannotTrust|TestInputFilesBounded|TestPanicIsOneLine|TestErrorsEchoExcerpts|TestStdoutEscapesControlCharacters' ./cmd/ratesweep
 $GO test -count=1 -tags crash -run 'TestCrashResume|TestCrashCompact' ./cmd/ratesweep
 
