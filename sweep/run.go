@@ -132,6 +132,9 @@ type partState struct {
 // manifest under opts.OutDir. Cancelling ctx stops it between points; every
 // part completed so far stays, and Run returns ctx's error.
 func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
+	if err := CheckGridSize(spec, opts.MaxPoints); err != nil {
+		return nil, err // counted before anything is sized from the grid
+	}
 	if opts.ShardBy == ShardByKey {
 		return runKeyShard(ctx, spec, opts)
 	}

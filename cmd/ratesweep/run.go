@@ -82,6 +82,9 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := sweep.CheckGridSize(spec, *maxPoints); err != nil {
+		return &badInput{err} // counted before the grid is split into parts, --dry-run too
+	}
 	shard, err := shardFromEnv(*shardFlag, *shards, e.getenv)
 	if err != nil {
 		return err
