@@ -58,9 +58,37 @@ func runSpilled(ctx context.Context, spec *Spec, opts Options, passes int) (*Res
 		}
 	}
 	sub, done, err := spillLogs(ctx, spec, dir, passes)
-	defer done()
+	defer func() { done() }()
 	if err != nil {
 		return nil, err
+	}
+	// The partitions' sizes are known once written: a log whose share read
+	// before the budget stopped it (or whose size) understated it is
+	// spilled again into enough partitions, or refused.
+	est := estimateRun(spec, opts.Shard, 1, opts.Workers, opts.MaxMemory)
+	budget := est.logBudget(opts.MaxMemory)
+	for budget.Limit > 0 {
+		more := 0
+		for _, sp := range sub.Traffic.Options.Spills {
+			r, k := sp.Largest(budget)
+			if r <= budget.Requests(k) {
+				continue
+			}
+			p := passesFor(budget, r*int64(passes), k*int64(passes), 2*passes)
+			if p == 0 {
+				return nil, inputErrorf("%v", &ingest.BudgetError{File: fmt.Sprintf("%s (split into %d key partitions)", sp.Path(), passes),
+					Budget: budget, Requests: r, Keys: k, Need: budget.Need(r, k)})
+			}
+			more = max(more, p)
+		}
+		if more == 0 {
+			break
+		}
+		done()
+		passes = more
+		if sub, done, err = spillLogs(ctx, spec, dir, passes); err != nil {
+			return nil, err
+		}
 	}
 	sha, err := spec.WorkloadSHA256()
 	if err != nil {
