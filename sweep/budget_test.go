@@ -35,8 +35,9 @@ func writeMembersLog(t *testing.T, path string, members, perMember, keys int) {
 // into key partitions, as many as the share read says, more when the
 // partitions written say so, and ends with the bytes of the run in memory.
 // A run that key passes cannot split (a key shard already, or no output)
-// stops with exit 2 naming --max-memory; so does a replay of standard
-// input, before reading anything.
+// stops with exit 2 naming --max-memory, as does a log whose one key holds
+// more than the budget; a replay of standard input is refused before
+// anything is read.
 func TestRunSpillsPastItsBudget(t *testing.T) {
 	dir := t.TempDir()
 	writeMembersLog(t, filepath.Join(dir, "m.log.gz"), 8, 20_000, 64)
@@ -80,6 +81,17 @@ func TestRunSpillsPastItsBudget(t *testing.T) {
 			t.Errorf("%+v: %v", o, err)
 		}
 	}
+	// One key of every request: no number of passes splits it.
+	writeMembersLog(t, filepath.Join(dir, "m.log.gz"), 8, 20_000, 1)
+	_, err = newSource(t.Context(), withLogBudget(spec, est.logBudget(maxMemory)), false)
+	if be, ok = isBudget(err); !ok {
+		t.Fatalf("one key: %v", err)
+	}
+	_, err = overBudget(t.Context(), spec, Options{OutDir: filepath.Join(t.TempDir(), "one"), MaxMemory: maxMemory, Workers: 1}, be)
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "more passes do not split it") || !strings.Contains(err.Error(), "raise --max-memory") {
+		t.Errorf("one key: %v", err)
+	}
+
 	stdin := *spec
 	tr := *spec.Traffic
 	tr.Log = ingest.Stdin
