@@ -442,6 +442,9 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 	if p := opt.Partition; !p.All() && lines > 0 {
 		lines = lines/int64(p.Count) + lines/int64(4*p.Count) + 4096 // its share, and room for unevenness (append grows beyond)
 	}
+	if bu := &opt.Budget; bu.Limit > 0 && lines > 0 {
+		lines = min(lines, bu.Requests(0)+budgetEvery) // no room the budget stops short of (address space under ulimit -v)
+	}
 	b, err := newBuilder(opt, lines)
 	if err != nil {
 		return nil, err
