@@ -54,8 +54,9 @@ type BudgetError struct {
 	Keys        int64 // keys held
 	Need        int64 // bytes those requests and keys take (Budget.need)
 	Consumed    int64 // bytes of the file read (compressed); 0 when unknown
-	Size        int64 // the file's size, bytes; 0 when unknown (standard input)
+	Size        int64 // the file's size, bytes; 0 when unknown (standard input, a set of files, Parquet)
 	Compression Compression
+	Stdin       bool // the log is standard input: it cannot be read again
 }
 
 func (e *BudgetError) Error() string {

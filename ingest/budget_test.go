@@ -82,7 +82,7 @@ func TestBudgetCountsEveryMember(t *testing.T) {
 			t.Errorf("%s within budget: %v", z.name, err)
 		}
 		_, err = LoadStdin(context.Background(), bytes.NewReader(data), Options{Budget: budget})
-		if !errors.As(err, &be) || be.File != "(stdin)" || be.Size != 0 || be.Projected() != 0 {
+		if !errors.As(err, &be) || be.File != "(stdin)" || !be.Stdin || be.Size != 0 || be.Projected() != 0 {
 			t.Errorf("%s on standard input: %v", z.name, err)
 		}
 	}

@@ -216,7 +216,7 @@ func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
 		var be *BudgetError
 		if errors.As(err, &be) {
 			be.File = path
-			if st, serr := f.Stat(); serr == nil && st.Mode().IsRegular() {
+			if st, serr := f.Stat(); serr == nil && st.Mode().IsRegular() && be.Bytes > 0 { // a text log, read in order
 				be.Size = st.Size()
 				be.Consumed, _ = f.Seek(0, io.SeekCurrent)
 			}
@@ -235,7 +235,7 @@ func LoadStdin(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) 
 	if err != nil {
 		var be *BudgetError
 		if errors.As(err, &be) {
-			be.File = "(stdin)"
+			be.File, be.Stdin = "(stdin)", true
 			return nil, be
 		}
 		return nil, yamlx.InFile(err, "(stdin)")

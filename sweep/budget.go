@@ -63,15 +63,15 @@ func passesFor(b ingest.Budget, requests, keys int64, from int) int {
 }
 
 // overBudget answers a log read that stopped at its memory budget: a run
-// that key passes can split (a file, the whole grid's run, not a key
-// shard already) spills the log into as many key partitions as its share
+// that key passes can split (files, the whole grid's run, not a key shard
+// already) spills the log into as many key partitions as its share
 // read so far says it needs (runSpilled checks them once written); any
 // other stops with the budget's error, which names --max-memory.
 func overBudget(ctx context.Context, spec *Spec, opts Options, be *ingest.BudgetError) (*Result, error) {
 	if opts.keyShard.Count > 0 {
 		return nil, inputErrorf("%v (or in more key shards: --shard I/N with a larger N)", be)
 	}
-	if opts.NoOutput || be.Size == 0 || CheckKeySharding(spec) != nil {
+	if opts.NoOutput || be.Stdin || CheckKeySharding(spec) != nil {
 		return nil, inputErrorf("%v", be)
 	}
 	reqs := max(be.Projected(), 2*be.Requests)

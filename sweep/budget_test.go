@@ -81,6 +81,28 @@ func TestRunSpillsPastItsBudget(t *testing.T) {
 			t.Errorf("%+v: %v", o, err)
 		}
 	}
+	// A rotated set read as one log spills too.
+	writeMembersLog(t, filepath.Join(dir, "access.log.1.gz"), 4, 20_000, 64)
+	writeMembersLog(t, filepath.Join(dir, "access.log.2.gz"), 4, 20_000, 64)
+	ps := filepath.Join(dir, "set.yaml")
+	os.WriteFile(ps, []byte("name: set\ntraffic:\n  log: {files: [access.log.2.gz, access.log.1.gz], as: one}\n  format: combined\n  top_keys: 10\nsweep:\n"+
+		"  - {algorithm: fixed_window, window_s: 60, limit: [500, 2000]}\n"), 0o644)
+	set, err := LoadSpec(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wholeSet := filepath.Join(t.TempDir(), "whole")
+	mustRun(t, set, Options{OutDir: wholeSet, MaxMemory: -1, Workers: 1})
+	_, err = newSource(t.Context(), withLogBudget(set, est.logBudget(maxMemory)), false)
+	if be, ok = isBudget(err); !ok || be.Stdin {
+		t.Fatalf("a set: %v", err)
+	}
+	outSet := filepath.Join(t.TempDir(), "out")
+	if res, err = overBudget(t.Context(), set, Options{OutDir: outSet, MaxMemory: maxMemory, Workers: 1}, be); err != nil || res.Passes < 2 {
+		t.Fatalf("a set: %v", err)
+	}
+	sameRunFiles(t, wholeSet, outSet)
+
 	// One key of every request: no number of passes splits it.
 	writeMembersLog(t, filepath.Join(dir, "m.log.gz"), 8, 20_000, 1)
 	_, err = newSource(t.Context(), withLogBudget(spec, est.logBudget(maxMemory)), false)
