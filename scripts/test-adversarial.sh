@@ -31,7 +31,7 @@ $GO test -count=1 -run 'TestBudget' ./ingest
 $GO test -count=1 -run 'TestUpdateBaseline|TestMarkdownInjection' ./check
 $GO test -count=1 -run 'TestMarkdownEscapesNamesAndKeys' ./recommend
 $GO test -count=1 -run 'FuzzTableWriters|FuzzClientsFigureSVG' ./report
-$GO test -count=1 -run 'TestZonesReadBackFromYAML' ./export
+$GO test -count=1 -run 'TestZonesReadBackFromYAML|TestShadowMaxMemory' ./export
 $GO test -count=1 -timeout 40m -run 'TestAdversarial|TestCorruptPart|TestCheckRefusesWhatItCannotTrust|TestInputFilesBounded|TestPanicIsOneLine|TestErrorsEchoExcerpts|TestStdoutEscapesControlCharacters' ./cmd/ratesweep
 $GO test -count=1 -tags crash -run 'TestCrashResume|TestCrashCompact' ./cmd/ratesweep
 
