@@ -187,7 +187,7 @@ func writeKongStack(r *Result, comps []model.Policy, o Options) error {
 		fields = append(fields, fmt.Sprintf("      %s: %d", u.name, p.Limit))
 	}
 	k := byKey(stackKey(key), [2]string{"ip", ""}, [2]string{"service", ""}, func(h string) [2]string {
-		return [2]string{"header", fmt.Sprintf("\n      header_name: %s", h)}
+		return [2]string{"header", fmt.Sprintf("\n      header_name: %s", yamlScalar(h))}
 	})
 	r.Notes = append(r.Notes,
 		"calendar-aligned fixed windows, one per period, on one key (Kong's clock has whole seconds)",
@@ -231,16 +231,16 @@ func writeEnvoyStack(r *Result, comps []model.Policy, o Options) error {
 		name := fmt.Sprintf("%s_%d", o.Zone, i)
 		k := byKey(stackKey(c.Key), [2]string{"remote_address", "- remote_address: {}"}, [2]string{"", ""}, func(h string) [2]string {
 			dk := strings.ToLower(strings.TrimPrefix(h, "X-"))
-			return [2]string{dk, fmt.Sprintf("- request_headers: {header_name: %s, descriptor_key: %s}", h, dk)}
+			return [2]string{dk, fmt.Sprintf("- request_headers: {header_name: %s, descriptor_key: %s}", yamlScalar(h), yamlScalar(dk))}
 		})
 		limit := fmt.Sprintf("rate_limit:\n      unit: %s\n      requests_per_unit: %d", u.name, c.Limit)
 		if k[0] == "" { // global: the generic_key alone
-			descs = append(descs, fmt.Sprintf("  - key: generic_key\n    value: %s\n    %s", name, limit))
+			descs = append(descs, fmt.Sprintf("  - key: generic_key\n    value: %s\n    %s", yamlScalar(name), limit))
 		} else {
 			descs = append(descs, fmt.Sprintf("  - key: generic_key\n    value: %s\n    descriptors:\n      - key: %s\n        %s",
-				name, k[0], strings.ReplaceAll(limit, "\n      ", "\n          ")))
+				yamlScalar(name), yamlScalar(k[0]), strings.ReplaceAll(limit, "\n      ", "\n          ")))
 		}
-		a := fmt.Sprintf("#     - actions:\n#         - generic_key: {descriptor_value: %s}", name)
+		a := fmt.Sprintf("#     - actions:\n#         - generic_key: {descriptor_value: %s}", yamlScalar(name))
 		if k[1] != "" {
 			a += "\n#         " + k[1]
 		}
@@ -251,7 +251,7 @@ func writeEnvoyStack(r *Result, comps []model.Policy, o Options) error {
 	sharedNodes(r, o, "ratelimit service (Redis)")
 	r.Notes = append(r.Notes, "the service counts a request in every descriptor, rejected or not (rejected_counts all), and answers OVER_LIMIT when any descriptor is over its limit")
 	r.Config = fmt.Sprintf(`# envoyproxy/ratelimit service config (config/%[1]s.yaml)
-domain: %[1]s
+domain: %[4]s
 descriptors:
 %[2]s
 
@@ -260,7 +260,7 @@ descriptors:
 # one entry per component:
 #   rate_limits:
 %[3]s
-`, o.Zone, strings.Join(descs, "\n"), strings.Join(actions, "\n"))
+`, o.Zone, strings.Join(descs, "\n"), strings.Join(actions, "\n"), yamlScalar(o.Zone))
 	return nil
 }
 

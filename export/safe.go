@@ -8,13 +8,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/ratesweep/ratesweep/model"
+	"go.yaml.in/yaml/v3"
 )
 
 // What reaches a configuration is either checked against a grammar that
 // every target can hold without quoting (zone names, header names,
 // numbers), or it is free text (run directories, labels, notes) that
 // goes into a comment through hashComment or slashComment, which keep it
-// on its line. Nothing else is written.
+// on its line. Nothing else is written. A name that the grammar admits may
+// still mean something else to a YAML reader (-, null, true, 0x1F): in
+// YAML it is written through yamlScalar, in JSON through encoding/json.
 
 // maxName bounds zone and header names, characters.
 const maxName = 64
@@ -116,3 +119,14 @@ func hashComment(s string) string { return "# " + escapeLine(s) }
 // slashComment is free text as one '//' comment line (Go), without its
 // line break.
 func slashComment(s string) string { return "// " + escapeLine(s) }
+
+// yamlScalar is s as one YAML scalar that reads back as the string s (a
+// key or a value, block or flow context): the YAML encoder's choice, plain
+// where that already reads as s, else quoted.
+func yamlScalar(s string) string {
+	b, err := yaml.Marshal(s)
+	if err != nil || strings.Count(string(b), "\n") != 1 {
+		return strconv.Quote(s) // unreachable for the names checked above; a double-quoted YAML scalar
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 )
 
@@ -24,7 +25,20 @@ type ShadowOptions struct {
 	// request) or header:NAME (the quoted header value that the exported
 	// log_format writes after $msec for a header key).
 	Key string
+	// MaxMemory bounds the requests and keys held, bytes (0: no bound):
+	// counted as the log is read, shadowReqBytes a request and
+	// shadowKeyBytes a key beside its bytes, after shadowBase; past it
+	// Shadow stops with an error naming --max-memory.
+	MaxMemory int64
 }
+
+// Shadow's memory model, bytes: the runtime, a request (its 16 bytes and
+// the slice's growth), a key (map entry, slice header, order entry).
+const (
+	shadowBase     = 64 << 20
+	shadowReqBytes = 32
+	shadowKeyBytes = 96
+)
 
 // ShadowResult is the agreement between a proxy's logged decisions and
 // the model's on the same requests.
@@ -79,6 +93,7 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	perKey := map[string][]shadowReq{}
 	var order []string
 	first, firstSet := int64(0), false
+	var keyBytes int64 // bytes of the keys' names
 	for rd.Scan() {
 		rec := rd.Record()
 		res.Lines++
@@ -137,9 +152,17 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 		}
 		if _, ok := perKey[key]; !ok {
 			order = append(order, key)
+			keyBytes += int64(len(key))
 		}
 		perKey[key] = append(perKey[key], shadowReq{t - first, admit})
 		res.Compared++
+		if o.MaxMemory > 0 && res.Compared%4096 == 0 {
+			need := shadowBase + res.Compared*shadowReqBytes + int64(len(order))*shadowKeyBytes + keyBytes
+			if need > o.MaxMemory {
+				return nil, fmt.Errorf("line %d: %d requests of %d keys need about %s of memory, more than --max-memory %s; raise --max-memory, or compare a shorter log",
+					rec.Line, res.Compared, len(order), yamlx.FormatBytes(need), yamlx.FormatBytes(o.MaxMemory))
+			}
+		}
 	}
 	if err := rd.Err(); err != nil {
 		return nil, err

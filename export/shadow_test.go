@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -113,5 +114,38 @@ func TestShadowHeaderKey(t *testing.T) {
 		if _, err := Shadow(strings.NewReader(noHeader), p, ShadowOptions{Key: k}); err == nil || !strings.HasPrefix(err.Error(), "--key: ") {
 			t.Errorf("key %q: %v", k, err)
 		}
+	}
+}
+
+// shadowStream is a shadow log of n lines over 16 addresses, generated as
+// it is read.
+type shadowStream struct {
+	n, i int
+	buf  []byte
+}
+
+func (s *shadowStream) Read(p []byte) (int, error) {
+	for len(s.buf) == 0 {
+		if s.i == s.n {
+			return 0, io.EOF
+		}
+		s.buf = fmt.Appendf(s.buf[:0], "10.0.0.%d - - [14/Nov/2023:22:13:20 +0000] \"GET /a HTTP/1.1\" 200 3 \"-\" \"curl/8\" PASSED 1700000000.%03d\n", s.i%16, s.i%1000)
+		s.i++
+	}
+	k := copy(p, s.buf)
+	s.buf = s.buf[k:]
+	return k, nil
+}
+
+// shadow holds every request until it compares them: its reading counts
+// them against --max-memory and stops there, naming the line and the flag.
+func TestShadowMaxMemory(t *testing.T) {
+	p, _ := model.ParseLabel("nginx rate=1 burst=0")
+	_, err := Shadow(&shadowStream{n: 300_000}, p, ShadowOptions{MaxMemory: 64<<20 + 100_000*32})
+	if err == nil || !strings.Contains(err.Error(), "more than --max-memory") || !strings.HasPrefix(err.Error(), "line ") {
+		t.Errorf("over budget: %v", err)
+	}
+	if r, err := Shadow(&shadowStream{n: 300_000}, p, ShadowOptions{MaxMemory: 1 << 30}); err != nil || r.Compared != 300_000 {
+		t.Errorf("within budget: %v", err)
 	}
 }

@@ -188,7 +188,7 @@ func writeEnvoy(r *Result, o Options) error {
 	u, _ := unitOf(envoyUnits, p.WindowS)
 	k := byKey(r.Key, [2]string{"remote_address", "- remote_address: {}"},
 		[2]string{"generic_key", "- generic_key: {descriptor_value: all}"}, func(h string) [2]string {
-			return [2]string{"client_key", fmt.Sprintf("- request_headers: {header_name: %s, descriptor_key: client_key}", h)}
+			return [2]string{"client_key", fmt.Sprintf("- request_headers: {header_name: %s, descriptor_key: client_key}", yamlScalar(h))}
 		})
 	key, action := k[0], k[1]
 	r.Notes = append(r.Notes,
@@ -196,7 +196,7 @@ func writeEnvoy(r *Result, o Options) error {
 		"envoy's ratelimit counts over-limit requests too; with one limit per request that changes nothing admitted",
 		"shadow_mode: true on the descriptor (or SHADOW_MODE=true) counts without rejecting: the service's stats then say what it would have done")
 	r.Config = fmt.Sprintf(`# envoyproxy/ratelimit service config (config/%[1]s.yaml)
-domain: %[1]s
+domain: %[6]s
 descriptors:
   - key: %[2]s
     rate_limit:
@@ -209,7 +209,7 @@ descriptors:
 #   rate_limits:
 #     - actions:
 #         %[5]s
-`, o.Zone, key, u.name, p.Limit, action)
+`, o.Zone, key, u.name, p.Limit, action, yamlScalar(o.Zone))
 	return nil
 }
 
@@ -217,7 +217,7 @@ func writeKong(r *Result, o Options) error {
 	p := localNodes(r, o, "Kong node (policy local)")
 	u, _ := unitOf(kongUnits, p.WindowS)
 	k := byKey(r.Key, [2]string{"ip", ""}, [2]string{"service", ""}, func(h string) [2]string {
-		return [2]string{"header", fmt.Sprintf("\n      header_name: %s", h)}
+		return [2]string{"header", fmt.Sprintf("\n      header_name: %s", yamlScalar(h))}
 	})
 	limitBy, extra := k[0], k[1]
 	r.Notes = append(r.Notes,
@@ -245,7 +245,7 @@ func writeTraefik(r *Result, o Options) error {
 		r.Notes = append(r.Notes, fmt.Sprintf("the per-replica rate %g r/s is rounded to %d per second", p.Rate, avg))
 	}
 	src := byKey(r.Key, "          ipStrategy:\n            depth: 0", "          requestHost: true",
-		func(h string) string { return "          requestHeaderName: " + h })
+		func(h string) string { return "          requestHeaderName: " + yamlScalar(h) })
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("Traefik's rateLimit keeps a golang.org/x/time/rate bucket per key: %d per %d s (%s r/s) refill, burst %d at once from idle; a request whose token comes within %v waits for it, later ones get 429",
 			avg, per, strconv.FormatFloat(p.Rate, 'g', 6, 64), p.Capacity, traefikMaxDelay(p.Rate)),
@@ -261,7 +261,7 @@ http:
         burst: %[4]d
         sourceCriterion:
 %[5]s
-`, o.Zone, avg, per, p.Capacity, src)
+`, yamlScalar(o.Zone), avg, per, p.Capacity, src)
 	return nil
 }
 

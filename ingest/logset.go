@@ -188,6 +188,11 @@ func LoadSet(ctx context.Context, files []string, opt Options) (*Traffic, error)
 	defer sr.Close()
 	t, err := Build(ctx, sr, opt)
 	if err != nil {
+		var be *BudgetError
+		if errors.As(err, &be) {
+			be.File = fmt.Sprintf("%s (and %d more files read as one log)", files[0], len(files)-1)
+			return nil, be
+		}
 		var ye *yamlx.Error
 		if errors.As(err, &ye) && ye.File != "" {
 			return nil, err

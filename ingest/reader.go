@@ -63,7 +63,8 @@ func (e *LineError) Error() string {
 type Reader struct {
 	opt         ReaderOptions
 	br          *lineBuffer
-	closeZ      func() error // releases the decompressor
+	closeZ      func() error   // releases the decompressor
+	read        countingReader // the log's bytes as decompressed, counted (every member and frame)
 	parse       func([]byte, *Record) error
 	clf         *clfClock // set for Common and Combined lines: parse, called directly
 	csv         *csvParser
@@ -101,7 +102,8 @@ func NewReader(r io.Reader, opt ReaderOptions) (*Reader, error) {
 		return nil, err
 	}
 	rd.closeZ, rd.compress, rd.gzipped = closeZ, c, c == CompressGzip
-	rd.br = newLineBuffer(zr, max(256<<10, opt.MaxLineBytes+2))
+	rd.read.r = zr
+	rd.br = newLineBuffer(&rd.read, max(256<<10, opt.MaxLineBytes+2))
 	if opt.Format == FormatCSV {
 		p, err := newCSVParser(opt.CSV)
 		if err != nil {

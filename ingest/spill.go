@@ -42,6 +42,7 @@ type Spill struct {
 	subSec bool
 	total  int64   // accepted requests, every partition
 	counts []int64 // accepted requests per partition
+	keys   []int64 // keys per partition
 	minT   int64   // earliest and latest request, ns
 	maxT   int64
 	log    int // the log's number in its files' names
@@ -90,16 +91,47 @@ func SpillLog(ctx context.Context, path string, opt Options, dir string, log, pa
 		opt.PathDepth = 1
 	}
 	opt.spill = nil
+	keys := make([]int64, parts)
+	for i, d := range w.dicts {
+		keys[i] = int64(len(d))
+	}
 	return &Spill{path: path, dir: dir, parts: parts, opt: opt, stats: w.stats, format: w.format, subSec: w.subSec,
-		total: w.total, counts: w.counts, minT: w.minT, maxT: w.maxT, log: log}, nil
+		total: w.total, counts: w.counts, keys: keys, minT: w.minT, maxT: w.maxT, log: log}, nil
 }
 
 // Parts is the number of the spill's partitions.
 func (s *Spill) Parts() int { return s.parts }
 
+// Largest is the requests and keys of the spill's largest partition (by
+// the memory budget says they take; by requests without one).
+func (s *Spill) Largest(b Budget) (requests, keys int64) {
+	for i := range s.parts {
+		if b.Need(s.counts[i], s.keys[i]) >= b.Need(requests, keys) {
+			requests, keys = s.counts[i], s.keys[i]
+		}
+	}
+	return requests, keys
+}
+
+// Path is the log the spill holds.
+func (s *Spill) Path() string { return s.path }
+
+// WithBudget is the spill with the budget its partitions' Loads check.
+func (s *Spill) WithBudget(b Budget) *Spill {
+	c := *s
+	c.opt.Budget = b
+	return &c
+}
+
 // Load compiles partition i from its file: the Traffic Load of the log
 // with Partition{i, Parts()} returns.
 func (s *Spill) Load(ctx context.Context, i int) (*Traffic, error) {
+	if bu := &s.opt.Budget; bu.Limit > 0 {
+		if need := bu.Need(s.counts[i], s.keys[i]); need > bu.Limit {
+			return nil, &BudgetError{File: fmt.Sprintf("%s (key partition %d of %d)", s.path, i, s.parts), Budget: *bu,
+				Lines: s.stats.Lines, Requests: s.counts[i], Keys: s.keys[i], Need: need}
+		}
+	}
 	b, err := newBuilder(s.opt, s.counts[i])
 	if err != nil {
 		return nil, err
@@ -333,4 +365,13 @@ func (w *spillWriter) close() error {
 	}
 	w.files, w.bufs = nil, nil
 	return err
+}
+
+// keys is the number of keys the partitions' dictionaries hold.
+func (w *spillWriter) keys() int64 {
+	var n int64
+	for _, d := range w.dicts {
+		n += int64(len(d))
+	}
+	return n
 }

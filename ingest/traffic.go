@@ -59,6 +59,8 @@ type Options struct {
 	// as it reads, for Profile with this window (seconds): Profile then
 	// needs no sort of every request's time.
 	ProfileWindowS int
+	// Budget bounds the memory of the compiled log as it is read (budget.go).
+	Budget Budget
 
 	spill *spillWriter // set by SpillLog
 	wide  bool         // keep times in ns from the start (tests compare the layouts)
@@ -211,6 +213,15 @@ func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
 	}
 	t, err := buildN(ctx, f, opt, lines)
 	if err != nil {
+		var be *BudgetError
+		if errors.As(err, &be) {
+			be.File = path
+			if st, serr := f.Stat(); serr == nil && st.Mode().IsRegular() && be.Bytes > 0 { // a text log, read in order
+				be.Size = st.Size()
+				be.Consumed, _ = f.Seek(0, io.SeekCurrent)
+			}
+			return nil, be
+		}
 		return nil, yamlx.InFile(err, path)
 	}
 	t.Source = path
@@ -222,6 +233,11 @@ func Load(ctx context.Context, path string, opt Options) (*Traffic, error) {
 func LoadStdin(ctx context.Context, r io.Reader, opt Options) (*Traffic, error) {
 	t, err := Build(ctx, r, opt)
 	if err != nil {
+		var be *BudgetError
+		if errors.As(err, &be) {
+			be.File, be.Stdin = "(stdin)", true
+			return nil, be
+		}
 		return nil, yamlx.InFile(err, "(stdin)")
 	}
 	t.Source = Stdin
@@ -426,6 +442,9 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 	if p := opt.Partition; !p.All() && lines > 0 {
 		lines = lines/int64(p.Count) + lines/int64(4*p.Count) + 4096 // its share, and room for unevenness (append grows beyond)
 	}
+	if bu := &opt.Budget; bu.Limit > 0 && lines > 0 {
+		lines = min(lines, bu.Requests(0)+budgetEvery) // no room the budget stops short of (address space under ulimit -v)
+	}
 	b, err := newBuilder(opt, lines)
 	if err != nil {
 		return nil, err
@@ -439,6 +458,8 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 	}
 	defer rd.Close()
 	var refused int64 // records read but refused (time, label, key)
+	check := opt.Budget.Limit > 0
+	next := int64(budgetEvery) // accepted requests at the next budget check
 	for rd.Scan() {
 		if err := b.add(rd.Record()); err != nil {
 			refused++
@@ -448,6 +469,12 @@ func buildN(ctx context.Context, r io.Reader, opt Options, lines int64) (*Traffi
 		}
 		if b.accepted()&0xffff == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if check && b.accepted() >= next {
+			next = b.accepted() + budgetEvery
+			if err := b.checkBudget(rd); err != nil {
+				return nil, err
+			}
 		}
 	}
 	rd.stats(&b.stats)

@@ -66,6 +66,11 @@ type Estimate struct {
 	MemoryBytes  int64 // peak memory, bytes (estimate): the sum of Memory
 	Memory       []MemoryItem
 	Streamed     bool // the scenario's per-second series are built per client
+
+	// A log replay's memory besides the log (bytes) and a request's bytes
+	// in it (the compiled log, and its times spread per worker), for the
+	// budget the log's read checks (logBudget).
+	logBase, logPerRequest int64
 }
 
 // Driver is the largest item of the memory estimate.
@@ -113,6 +118,13 @@ func estimateRun(spec *Spec, shard Shard, keyShards, workers int, maxMemory int6
 	add(sat(float64(w)*float64(partPoints*reps)*float64(memPerPointRow+clients*memPerClientRow)),
 		"part buffers: %s × %d points × %d replicates (× %d clients rows)", workersText(w), partPoints, reps, clients)
 	if spec.Traffic != nil {
+		for _, m := range e.Memory {
+			e.logBase = satAdd(e.logBase, m.Bytes)
+		}
+		e.logPerRequest = memPerLogRequest
+		if spec.Traffic.Spread != ingest.SpreadNone {
+			e.logPerRequest += w * 8
+		}
 		estimateLog(&e, spec.Traffic, w, keyShards, add)
 	} else {
 		estimateScenario(&e, spec, w, maxMemory, add)
@@ -206,8 +218,16 @@ func specDistributed(spec *Spec) bool {
 
 func estimateLog(e *Estimate, cfg *ingest.Config, w int64, keyShards int, add func(int64, string, ...any)) {
 	reqs, how := logRequests(cfg.Log)
-	if keyShards > 1 {
+	keys := min(reqs, 1e7)
+	if sp := cfg.Options.Spills[cfg.Log]; sp != nil && sp.Parts() == keyShards {
+		// A pass of a spilled run: its partition's requests and keys
+		// were counted as they were written.
+		r, k := sp.Largest(ingest.Budget{PerRequest: memPerLogRequest, PerKey: memPerLogKey})
+		reqs, keys = float64(r), float64(k)
+		how = fmt.Sprintf("%d requests of %d keys in the largest of %d key partitions of %s", r, k, keyShards, cfg.Log)
+	} else if keyShards > 1 {
 		reqs, how = keyShareOf(reqs, how, keyShards)
+		keys = min(reqs, 1e7)
 	}
 	add(sat(reqs*memPerLogRequest), "compiled log: %s", how)
 	if cfg.Spread != ingest.SpreadNone {
@@ -215,7 +235,7 @@ func estimateLog(e *Estimate, cfg *ingest.Config, w int64, keyShards int, add fu
 		// with sub-second times is not, but that is known only once read).
 		add(w*sat(reqs*8), "request times spread in their second: %s × %s", workersText(w), how)
 	}
-	add(sat(min(reqs, 1e7)*memPerLogKey), "log keys (at most one per request): %s", how)
+	add(sat(keys*memPerLogKey), "log keys (at most one per request): %s", how)
 }
 
 // EstimateLog is the memory of reading the log of cfg whole, as inspect

@@ -132,6 +132,12 @@ type partState struct {
 // manifest under opts.OutDir. Cancelling ctx stops it between points; every
 // part completed so far stays, and Run returns ctx's error.
 func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
+	if err := CheckGridSize(spec, opts.MaxPoints); err != nil {
+		return nil, err // counted before anything is sized from the grid
+	}
+	if err := checkLogFiles(spec); err != nil {
+		return nil, err
+	}
 	if opts.ShardBy == ShardByKey {
 		return runKeyShard(ctx, spec, opts)
 	}
@@ -162,7 +168,10 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if err := est.CheckLimits(spec, opts.MaxPoints, opts.MaxOutput, opts.MaxMemory, opts.NoOutput); err != nil {
 		return nil, err
 	}
-	src, err := newSource(ctx, keyShardSpec(spec, opts.keyShard), est.Streamed)
+	src, err := newSource(ctx, withLogBudget(keyShardSpec(spec, opts.keyShard), est.logBudget(opts.MaxMemory)), est.Streamed)
+	if be, ok := isBudget(err); ok {
+		return overBudget(ctx, spec, opts, be)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 )
 
 // maxSpillPasses bounds the key passes of a log replay larger than memory.
@@ -58,9 +59,41 @@ func runSpilled(ctx context.Context, spec *Spec, opts Options, passes int) (*Res
 		}
 	}
 	sub, done, err := spillLogs(ctx, spec, dir, passes)
-	defer done()
+	defer func() { done() }()
 	if err != nil {
 		return nil, err
+	}
+	// The partitions' sizes are known once written: a log whose share read
+	// before the budget stopped it (or whose size) understated it is
+	// spilled again into enough partitions; one whose largest partition
+	// more passes do not shrink (a key of more requests than the budget
+	// holds) is refused.
+	est := estimateRun(spec, opts.Shard, 1, opts.Workers, opts.MaxMemory)
+	budget := est.logBudget(opts.MaxMemory)
+	before := map[string]int64{} // per log: its largest partition's requests at the previous split
+	for budget.Limit > 0 {
+		more := 0
+		for log, sp := range sub.Traffic.Options.Spills {
+			r, k := sp.Largest(budget)
+			if r <= budget.Requests(k) {
+				continue
+			}
+			p := passesFor(budget, r*int64(passes), k*int64(passes), 2*passes)
+			if prev, ok := before[log]; p == 0 || (ok && r > prev/4*3) {
+				return nil, inputErrorf("%s: the largest of its %d key partitions holds %d requests of %d keys, about %s of memory, more than --max-memory %s, and more passes do not split it (a key's requests stay in one pass); raise --max-memory",
+					log, passes, r, k, yamlx.FormatBytes(budget.Need(r, k)), yamlx.FormatBytes(budget.Limit))
+			}
+			before[log] = r
+			more = max(more, min(p, 16*passes)) // a partition that does not shrink is found at the next split
+		}
+		if more == 0 {
+			break
+		}
+		done()
+		passes = more
+		if sub, done, err = spillLogs(ctx, spec, dir, passes); err != nil {
+			return nil, err
+		}
 	}
 	sha, err := spec.WorkloadSHA256()
 	if err != nil {

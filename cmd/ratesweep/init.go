@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
 	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -93,8 +95,19 @@ func cmdInit(e *env, args []string) error {
 	logFormat := fs.String("format", "auto", "--from-log: the log's format, as inspect's --format (auto detects it; csv and parquet need their columns, so write those specs by hand: docs/formats.md)")
 	force := fs.Bool("force", false, "replace an existing --out file")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
+	maxMemory := fs.String("max-memory", "", "--from-log: stop reading a log whose requests and keys, counted as they are read, need more memory than this (e.g. 4GiB; 0 = no limit; default 3/4 of the least of RAM, cgroup limit and ulimit -v)")
 	if _, err := parseFlags(fs, args, 0); err != nil {
 		return err
+	}
+	memLimit := sweep.DefaultMaxMemory()
+	if *maxMemory != "" {
+		var err error
+		if memLimit, err = yamlx.ParseBytes(*maxMemory); err != nil {
+			return usagef("init: --max-memory: %v", err)
+		}
+		if *fromLog == "" {
+			return usagef("init: --max-memory bounds the reading of --from-log's log; give --from-log too")
+		}
 	}
 	format, err := ingest.ParseFormat(*logFormat)
 	switch {
@@ -134,7 +147,7 @@ func cmdInit(e *env, args []string) error {
 			dir = filepath.Dir(*out)
 		}
 		var err error
-		if body, err = specFromLog(e, *fromLog, format, dir, specName); err != nil {
+		if body, err = specFromLog(e, *fromLog, format, dir, specName, memLimit); err != nil {
 			return err
 		}
 	}
@@ -217,12 +230,21 @@ const initWindowS = 60
 // spanning the keys' observed rates: window limits from the median key's
 // peak per window to above the busiest key's, token rates and capacities
 // around the same per-second figures. dir is where the spec will live (the
-// log path is written relative to it).
-func specFromLog(e *env, log string, format ingest.Format, dir, name string) (string, error) {
-	tr, err := ingest.Load(e.ctx, log, ingest.Options{Reader: ingest.ReaderOptions{Format: format}, ProfileWindowS: initWindowS})
+// log path is written relative to it); maxMemory bounds the read, bytes (0:
+// no bound).
+func specFromLog(e *env, log string, format ingest.Format, dir, name string, maxMemory int64) (string, error) {
+	if maxMemory > 0 {
+		debug.SetMemoryLimit(maxMemory)
+	}
+	tr, err := ingest.Load(e.ctx, log, ingest.Options{Reader: ingest.ReaderOptions{Format: format}, ProfileWindowS: initWindowS,
+		Budget: sweep.LogBudget(maxMemory)})
 	if err != nil {
 		if e.ctx.Err() != nil {
 			return "", err
+		}
+		var be *ingest.BudgetError
+		if errors.As(err, &be) {
+			return "", &badInput{fmt.Errorf("init: %w", err)}
 		}
 		return "", &badInput{err}
 	}

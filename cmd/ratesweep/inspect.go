@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -36,7 +38,7 @@ func cmdInspect(e *env, args []string) error {
 	strict := fs.Bool("strict", false, "fail on the first malformed line")
 	maxLine := fs.Int("max-line-bytes", ingest.DefaultMaxLineBytes, "longer lines are malformed")
 	quiet := fs.BoolP("quiet", "q", false, "print the profile only (no progress or file notes on stderr)")
-	maxMemory := fs.String("max-memory", "", "refuse a log whose memory estimate (its requests and keys, bounded from its size) exceeds this (e.g. 4GiB; 0 = no limit; default 3/4 of the least of RAM, cgroup limit and ulimit -v)")
+	maxMemory := fs.String("max-memory", "", "refuse a log whose memory estimate (its requests and keys, bounded from its size) exceeds this, and stop reading one whose requests and keys, counted as they are read, come to more (e.g. 4GiB; 0 = no limit; default 3/4 of the least of RAM, cgroup limit and ulimit -v)")
 	scenarioOut := fs.String("scenario-out", "", "also write the log as a fluid scenario YAML (one client per key, requests per second) for a spec's scenario:")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
@@ -89,6 +91,12 @@ func cmdInspect(e *env, args []string) error {
 	}
 	start := time.Now()
 	cfg.Options.ProfileWindowS = max(*window, 1) // the whole log's peaks counted as it is read
+	if memLimit > 0 {
+		// Counted as the log is read, whatever its size said (a gzip of
+		// many members, standard input): past the budget the read stops.
+		cfg.Options.Budget = sweep.LogBudget(memLimit)
+		debug.SetMemoryLimit(memLimit)
+	}
 	var tr *ingest.Traffic
 	if cfg.Log == ingest.Stdin && e.stdin != nil {
 		tr, err = ingest.LoadStdin(e.ctx, e.stdin, cfg.Options)
@@ -98,6 +106,10 @@ func cmdInspect(e *env, args []string) error {
 	if err != nil {
 		if e.ctx.Err() != nil {
 			return err
+		}
+		var be *ingest.BudgetError
+		if errors.As(err, &be) {
+			return &badInput{fmt.Errorf("inspect: %w", err)}
 		}
 		return &badInput{err}
 	}

@@ -34,7 +34,7 @@ func cmdRun(e *env, args []string) error {
 	force := fs.Bool("force", false, "replace an existing run in the output directory (a shard replaces only its own parts)")
 	dry := fs.Bool("dry-run", false, "print points, rows, estimated output bytes and memory, then exit")
 	maxPoints := fs.Int64("max-points", sweep.DefaultMaxPoints, "refuse grids of more points rows (points × replicates) than this")
-	maxMemory := fs.String("max-memory", "", "refuse runs whose memory estimate exceeds this (e.g. 4GiB; 0 = no limit; default 3/4 of the least of RAM, cgroup limit and ulimit -v)")
+	maxMemory := fs.String("max-memory", "", "refuse runs whose memory estimate exceeds this; a log replay is split into key passes instead, also when its requests and keys, counted as they are read, come to more (e.g. 4GiB; 0 = no limit; default 3/4 of the least of RAM, cgroup limit and ulimit -v)")
 	maxOutput := fs.String("max-output", "", "refuse runs whose Parquet output estimate exceeds this (e.g. 500GB; default no limit)")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but errors")
 	noOutput := fs.Bool("no-output", false, "simulate only and write nothing (for benchmarks)")
@@ -81,6 +81,9 @@ func cmdRun(e *env, args []string) error {
 	spec, err := loadSpec(e, specPath, *sets)
 	if err != nil {
 		return err
+	}
+	if err := sweep.CheckGridSize(spec, *maxPoints); err != nil {
+		return &badInput{err} // counted before the grid is split into parts, --dry-run too
 	}
 	shard, err := shardFromEnv(*shardFlag, *shards, e.getenv)
 	if err != nil {
