@@ -250,7 +250,7 @@ func TestKeyShardRefuses(t *testing.T) {
 	tr := "traffic: {log: z.log, format: combined}\n"
 	for _, c := range []struct{ spec, want string }{
 		{"name: g\n" + tr + "sweep:\n  - {algorithm: fixed_window, window_s: 60, limit: 10, key: [client, global]}\n", "sweep[0].key: global needs every key at once"},
-		{"name: n\n" + tr + "sweep:\n  - {algorithm: token_bucket, rate: 1, capacity: 5, nodes: [1, 3]}\n", "sweep[0].nodes"},
+		{"name: n\n" + tr + "sweep:\n  - {algorithm: token_bucket, rate: 1, capacity: 5, nodes: [1, 3], state: shared}\n", "sweep[0].nodes"},
 		{"name: s\n" + tr + "sweep:\n  - {algorithm: token_bucket, rate: 1, capacity: 5, state: shared}\n", "sweep[0].state: shared"},
 		{"name: r\ntraffic: {log: z.log, format: combined, spread: random}\nsweep:\n  - {algorithm: fixed_window, window_s: 60, limit: 10}\n", "spread random"},
 		{"name: sc\nscenario: {name: x, duration_s: 10, clients: [{name: a, class: legit, segments: [[0, 10, 1]], on_reject: {retry: immediate, max_retries: 2}}]}\nsweep:\n  - {algorithm: fixed_window, window_s: 60, limit: 10}\n", "clients that react"},
