@@ -93,7 +93,7 @@ func mergeKeyShards(ctx context.Context, dir string, opts MergeOptions) (*MergeR
 		return rep, err
 	}
 	specPath := filepath.Join(dir, "spec.yaml")
-	if old, err := os.ReadFile(specPath); err == nil {
+	if old, err := readRegular(specPath, maxManifestBytes); err == nil {
 		if string(old) != specYAML {
 			return rep, inputErrorf("%s holds a run of a different spec than its key shards (see %s): remove it and merge again", dir, specPath)
 		}
@@ -244,7 +244,7 @@ func findKeyShards(dir string, n int, rep *MergeReport) ([]*keyShardIn, error) {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("key shard %s: %v", s, err))
 			continue
 		}
-		if in.spec, err = os.ReadFile(filepath.Join(sd, "spec.yaml")); err != nil {
+		if in.spec, err = readRegular(filepath.Join(sd, "spec.yaml"), maxManifestBytes); err != nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("key shard %s: %v", s, err))
 			continue
 		}

@@ -229,7 +229,7 @@ func writeKeyRows(dir string, kr *keyRows) error {
 }
 
 func readKeyRows(dir string) (*keyRows, error) {
-	data, err := os.ReadFile(filepath.Join(dir, KeyRowsName))
+	data, err := readRegular(filepath.Join(dir, KeyRowsName), maxManifestBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -72,7 +73,7 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 	}
 	rep := &MergeReport{Dir: dir}
 	specPath := filepath.Join(dir, "spec.yaml")
-	specData, err := os.ReadFile(specPath)
+	specData, err := readRegular(specPath, maxManifestBytes)
 	if err != nil {
 		return rep, inputErrorf("%s: not a ratesweep run directory (no spec.yaml: %v)", dir, plainErr(err))
 	}
@@ -158,6 +159,9 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		want := ShardParts(grid, s)
 		mpath := filepath.Join(dir, ManifestName(s))
 		m, err := loadManifest(mpath)
+		if ie := (*InputError)(nil); errors.As(err, &ie) {
+			return rep, err // not a regular file
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			rep.MissingShards = append(rep.MissingShards, i)
 			present := 0
@@ -203,8 +207,10 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		}
 	}
 
-	// Verify every listed file (footer, rows, spec; sha256 if asked).
+	// Verify every listed file (footer, rows, spec; sha256 if asked). A
+	// file that is not a regular file is bad input, not a part to recompute.
 	var mu sync.Mutex
+	var notRegular error
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opts.Workers)
 	for _, c := range checks {
@@ -219,6 +225,12 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 					return err
 				}
 				err := verifyFile(dir, f.table, c.want.Name(), f.meta, f.rows, specYAML, opts.VerifySHA256)
+				if ie := (*InputError)(nil); errors.As(err, &ie) {
+					mu.Lock()
+					notRegular = cmp.Or(notRegular, err)
+					mu.Unlock()
+					return nil
+				}
 				if err != nil {
 					mu.Lock()
 					rep.Problems = append(rep.Problems, fmt.Sprintf("shard %s: %s/%s: %v", c.shard, f.table, c.want.Name(), err))
@@ -230,6 +242,9 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 	}
 	if err := g.Wait(); err != nil {
 		return rep, err
+	}
+	if notRegular != nil {
+		return rep, notRegular
 	}
 	for _, table := range []string{"points", "clients"} {
 		tmps, _ := filepath.Glob(filepath.Join(dir, table, ".part-*.tmp"))
@@ -311,6 +326,9 @@ func verifyFile(dir, table, name string, fm fileMeta, rows int64, specYAML strin
 	if errors.Is(err, os.ErrNotExist) {
 		return errors.New("missing")
 	}
+	if ie := (*InputError)(nil); errors.As(err, &ie) {
+		return err // not a regular file
+	}
 	if err != nil {
 		return fmt.Errorf("unreadable (%v)", err)
 	}
@@ -328,7 +346,7 @@ func verifyFile(dir, table, name string, fm fileMeta, rows int64, specYAML strin
 	if !hash {
 		return nil
 	}
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return err
 	}
@@ -364,7 +382,7 @@ func shardCountFromParts(dir string) (int, error) {
 }
 
 func loadManifest(path string) (*Manifest, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path, maxManifestBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -373,6 +391,22 @@ func loadManifest(path string) (*Manifest, error) {
 		return nil, fmt.Errorf("not a manifest: %v", err)
 	}
 	return &m, nil
+}
+
+// maxManifestBytes bounds what a manifest is read as: far above what the
+// largest grid's manifest holds (about 350 bytes a part).
+const maxManifestBytes = 256 << 20
+
+// readRegular reads a small file of a run directory (a manifest) only if it
+// is a regular file of at most limit bytes; a named pipe or device is an
+// *InputError, found without blocking.
+func readRegular(path string, limit int64) ([]byte, error) {
+	data, err := runfs.ReadRegular(path, limit)
+	var nr *runfs.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, &InputError{Msg: nr.Error()}
+	}
+	return data, err
 }
 
 func writeManifest(path string, m *Manifest) error {

@@ -484,10 +484,10 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) (_ 
 	}()
 	for _, name := range []string{"spec.yaml", "manifest.json", ManifestName(opts.Shard)} {
 		if st, err := os.Lstat(filepath.Join(dir, name)); err == nil && !st.Mode().IsRegular() {
-			return nil, inputErrorf("%s: %s is not a regular file (a link or a directory); ratesweep writes only its own files", dir, name)
+			return nil, inputErrorf("%s: %s is not a regular file (%s); ratesweep writes only its own files", dir, name, runfs.Kind(st.Mode()))
 		}
 	}
-	old, err := os.ReadFile(specPath)
+	old, err := readRegular(specPath, maxManifestBytes)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("cannot read the output directory: %w", err)
 	}
@@ -507,7 +507,7 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) (_ 
 			return nil, fmt.Errorf("cannot write to the output directory: %w", err)
 		}
 		if !created { // another shard was faster
-			if old, err = os.ReadFile(specPath); err != nil {
+			if old, err = readRegular(specPath, maxManifestBytes); err != nil {
 				return nil, fmt.Errorf("cannot read the output directory: %w", err)
 			}
 			exists = true
@@ -688,7 +688,7 @@ func verifyPart(path string, rows int64, specYAML string) (fileMeta, error) {
 	if v := rdr.MetaData().KeyValueMetadata().FindValue(MetaSpec); v == nil || *v != specYAML {
 		return fm, fmt.Errorf("%s: written by another spec", path)
 	}
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return fm, err
 	}

@@ -90,7 +90,7 @@ func updateBaseline(e *env, baseDir, runDir string, opts check.Options, format s
 			}
 		}
 	}
-	files, bytes, err := check.UpdateBaseline(runDir, baseDir)
+	files, bytes, err := check.UpdateBaseline(e.ctx, runDir, baseDir)
 	if err != nil {
 		return checkInputError(err)
 	}
