@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/internal/runfs"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 	"golang.org/x/sync/errgroup"
 )
@@ -185,26 +186,43 @@ func mergeKeyShards(ctx context.Context, dir string, opts MergeOptions) (*MergeR
 	return rep, writeManifest(merged, m)
 }
 
-// findKeyShards lists the key shards of dir (n of them; 0: the count their
-// directory names give) and reads each one's manifest, keyrows.json and
-// spec; what is missing goes to rep.
+// findKeyShards lists the key shards of dir (n of them; 0: the count the
+// finished key shards' manifests give, never a directory name) and reads
+// each one's manifest, keyrows.json and spec; what is missing goes to rep.
 func findKeyShards(dir string, n int, rep *MergeReport) ([]*keyShardIn, error) {
 	ents, err := os.ReadDir(filepath.Join(dir, KeyShardsDir))
 	if err != nil {
 		return nil, inputErrorf("%s: no key shards (%v)", dir, plainErr(err))
 	}
 	counts := map[int]int{}
+	unfinished := 0
 	for _, e := range ents {
 		var i, c int
 		if _, err := fmt.Sscanf(e.Name(), "shard-%05d-of-%05d", &i, &c); err != nil || !e.IsDir() || i >= c {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s/%s: not a key shard directory", KeyShardsDir, e.Name()))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s/%s: not a key shard directory", KeyShardsDir, yamlx.Excerpt(e.Name())))
 			continue
 		}
-		counts[c]++
+		m, err := loadManifest(filepath.Join(dir, KeyShardsDir, e.Name(), "manifest.json"))
+		if err != nil {
+			unfinished++ // named below when its count is the run's
+			continue
+		}
+		s, err := ParseShard(m.KeyShard)
+		if err == nil {
+			err = CheckShardCount(s.Count)
+		}
+		if err != nil || KeyShardDir(dir, s) != filepath.Join(dir, KeyShardsDir, e.Name()) {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s/%s: its manifest says key shard %s", KeyShardsDir, e.Name(), yamlx.Excerpt(m.KeyShard)))
+			continue
+		}
+		counts[s.Count]++
 	}
 	if n == 0 {
 		switch len(counts) {
 		case 0:
+			if unfinished > 0 {
+				return nil, inputErrorf("%s: no key shard under %s has finished (none has a manifest.json), so their count is unknown; give it with --shards", dir, KeyShardsDir)
+			}
 			return nil, inputErrorf("%s: no key shards under %s", dir, KeyShardsDir)
 		case 1:
 			for c := range counts {

@@ -117,6 +117,9 @@ func runKeyShard(ctx context.Context, spec *Spec, opts Options) (*Result, error)
 	if ks.Count == 0 {
 		ks = Shard{0, 1}
 	}
+	if err := CheckShardCount(ks.Count); err != nil {
+		return nil, err
+	}
 	sub := *spec
 	if spec.Traffic != nil {
 		tr := *spec.Traffic

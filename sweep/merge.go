@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/ratesweep/ratesweep/internal/runfs"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -68,6 +69,11 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
+	if opts.Shards != 0 {
+		if err := CheckShardCount(opts.Shards); err != nil {
+			return &MergeReport{Dir: dir}, err
+		}
+	}
 	if st, err := os.Stat(filepath.Join(dir, KeyShardsDir)); err == nil && st.IsDir() {
 		return mergeKeyShards(ctx, dir, opts)
 	}
@@ -102,16 +108,33 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		return rep, finishCompacted(ctx, dir, spec, specYAML, m, opts, rep)
 	}
 
-	// The shard count: the flag, else the manifests, else the parts' metadata.
+	// The shard count: the flag, else the manifests (what they say, not
+	// their names), else the parts' metadata.
 	counts := map[int][]int{} // count -> indexes with a manifest
 	shardManifests, _ := filepath.Glob(filepath.Join(dir, "manifest.shard-*-of-*.json"))
-	for _, m := range shardManifests {
-		var i, n int
-		if _, err := fmt.Sscanf(filepath.Base(m), "manifest.shard-%05d-of-%05d.json", &i, &n); err != nil || n < 2 || i >= n {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: not a shard manifest name", filepath.Base(m)))
+	for _, mp := range shardManifests {
+		name := filepath.Base(mp)
+		m, err := loadManifest(mp)
+		if ie := (*InputError)(nil); errors.As(err, &ie) {
+			return rep, err // not a regular file
+		}
+		if err != nil {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %v", name, plainErr(err)))
 			continue
 		}
-		counts[n] = append(counts[n], i)
+		s, err := ParseShard(m.Shard)
+		if err == nil {
+			err = CheckShardCount(s.Count)
+		}
+		switch {
+		case err != nil || s.Count < 2:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: shard %s is not a shard I/N of 2 to %d shards", name, yamlx.Excerpt(m.Shard), MaxShards))
+			continue
+		case ManifestName(s) != name:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: holds the manifest of shard %s (renamed?)", name, s))
+			continue
+		}
+		counts[s.Count] = append(counts[s.Count], s.Index)
 	}
 	n := opts.Shards
 	if n == 0 {
@@ -374,7 +397,7 @@ func shardCountFromParts(dir string) (int, error) {
 		if err != nil {
 			continue
 		}
-		if s, err := ParseShard(md[MetaShard]); err == nil {
+		if s, err := ParseShard(md[MetaShard]); err == nil && CheckShardCount(s.Count) == nil {
 			return s.Count, nil
 		}
 	}

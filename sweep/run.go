@@ -150,6 +150,14 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if opts.MaxMemory == 0 {
 		opts.MaxMemory = DefaultMaxMemory()
 	}
+	if err := CheckShardCount(opts.Shard.Count); err != nil {
+		return nil, err
+	}
+	if opts.keyShard.Count > 0 {
+		if err := CheckShardCount(opts.keyShard.Count); err != nil {
+			return nil, err
+		}
+	}
 	if err := NewGrid(spec).CheckShard(opts.Shard); err != nil {
 		return nil, err
 	}
