@@ -179,6 +179,14 @@ func mergeKeyShards(ctx context.Context, dir string, opts MergeOptions) (*MergeR
 			return rep, err
 		}
 	}
+	// Every row, as every reader of the run will read it.
+	var files []string
+	for _, p := range m.Parts {
+		files = append(files, filepath.Join(dir, "points", p.Points.Name))
+	}
+	if err := verifyPointFiles(ctx, dir, specYAML, files); err != nil {
+		return rep, err
+	}
 	rep.Shards, rep.Manifest = len(ins), m
 	if opts.Compact {
 		return rep, compact(ctx, dir, spec, m, opts, rep)

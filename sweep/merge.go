@@ -279,6 +279,14 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 	if len(rep.MissingShards) > 0 || len(rep.Problems) > 0 {
 		return rep, ErrIncomplete
 	}
+	// Every row, as every reader of the run will read it.
+	var files []string
+	for _, c := range checks {
+		files = append(files, filepath.Join(dir, "points", c.want.Name()))
+	}
+	if err := verifyPointFiles(ctx, dir, specYAML, files); err != nil {
+		return rep, err
+	}
 
 	// The combined manifest, as a single-process run writes it.
 	m := &Manifest{

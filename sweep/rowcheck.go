@@ -1,8 +1,10 @@
 package sweep
 
 import (
+	"context"
 	"math"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
@@ -101,6 +103,15 @@ func (r *RunDir) Policy(file string, id int64, algorithm string, param func(name
 		}
 	}
 	return nil
+}
+
+// verifyPointFiles reads the points rows of files (a run's parts in point
+// order, spec specYAML) and checks them as VerifyRows does: merge's check
+// before it writes the manifest that makes the run complete.
+func verifyPointFiles(ctx context.Context, dir, specYAML string, files []string) error {
+	sort.Slice(files, func(i, j int) bool { return files[i] < files[j] })
+	run := &RunDir{Dir: dir, Complete: true, Points: files, SpecYAML: specYAML, spec: &runSpec{}}
+	return VerifyRows(ctx, run)
 }
 
 // metricRange is what a points metric may hold.

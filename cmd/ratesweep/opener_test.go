@@ -82,14 +82,14 @@ func expectRefused(t *testing.T, name, want string, cmds [][]string) {
 }
 
 // A row whose policy is not the one its footer's spec gives its point_id
-// (row 0 says limit 99999, the spec 100) is refused by every reader, the
-// manifest's hash brought up to date or left stale. recommend picked it,
+// (row 0 says limit 99999, the spec 100) is refused by every reader and by
+// merge, the manifest's hash brought up to date or left stale. recommend picked it,
 // export --run called it exact and check --update made it the baseline.
 func TestReadersRefuseForgedPolicy(t *testing.T) {
 	base := sweepRun(t, "forged", lessonScenario(t), "", checkGrid)
 	forged := copyRun(t, base)
 	setCell(t, forged, "limit", 0, "99999", false)
-	expectRefused(t, "forged limit", "point_id 0 has limit = 99999, but the spec in its metadata says 100", readersOf(t, base, forged))
+	expectRefused(t, "forged limit", "point_id 0 has limit = 99999, but the spec in its metadata says 100", append(readersOf(t, base, forged), []string{"merge", forged}))
 	expectRefused(t, "forged limit, --allow-incomplete", "point_id 0 has limit = 99999", [][]string{
 		{"report", forged, "--allow-incomplete"},
 		{"recommend", forged, "--max-false-cut", "1%", "--allow-incomplete"},
@@ -125,7 +125,7 @@ func TestReadersRefuseImpossibleMetrics(t *testing.T) {
 	} {
 		dir := copyRun(t, base)
 		setCell(t, dir, c.col, 3, c.val, false)
-		cmds := readersOf(t, base, dir)
+		cmds := append(readersOf(t, base, dir), []string{"merge", dir})
 		if !slices.Contains([]string{"caught", "false_cut", "offered_legit"}, c.col) {
 			cmds = slices.DeleteFunc(cmds, func(a []string) bool { return a[0] == "report" }) // report reads counts, not shares
 		}
