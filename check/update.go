@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ratesweep/ratesweep/internal/runfs"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/sweep"
 )
 
@@ -63,7 +64,7 @@ func UpdateBaseline(ctx context.Context, runDir, baseDir string) (files int, byt
 		for _, f := range files {
 			rel, err := filepath.Rel(runDir, f)
 			if err != nil || !filepath.IsLocal(rel) || filepath.Dir(rel) != table {
-				return 0, 0, &sweep.InputError{Msg: fmt.Sprintf("%s: manifest.json lists %q, not a file of %s/: refusing to copy it", runDir, filepath.Base(f), table)}
+				return 0, 0, &sweep.InputError{Msg: fmt.Sprintf("%s: manifest.json lists %s, not a file of %s/: refusing to copy it", runDir, yamlx.Excerpt(filepath.Base(f)), table)}
 			}
 			names = append(names, rel)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -686,7 +687,7 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 				if name != lastName || lastAlg == 0 {
 					a, ok := model.ParseAlgorithm(name)
 					if !ok {
-						return inputErrorf("%s: point_id %d: unknown algorithm %q", f, id, name)
+						return inputErrorf("%s: point_id %d: unknown algorithm %s", f, id, yamlx.Excerpt(name))
 					}
 					lastName, lastAlg = name, a
 				}
@@ -1020,7 +1021,7 @@ func (r *Run) loadClients(ctx context.Context, run *sweep.RunDir) error {
 				}
 				switch {
 				case k < 0 && sc != nil:
-					return inputErrorf("%s: point_id %d: client %q is not in the spec's scenario", f, id, name)
+					return inputErrorf("%s: point_id %d: client %s is not in the spec's scenario", f, id, yamlx.Excerpt(name))
 				case k < 0:
 					// A replayed log: its rows (top keys and other keys) name themselves.
 					class, _ := sweep.String(c[5], i)

@@ -275,7 +275,7 @@ func findKeyShards(dir string, n int, rep *MergeReport) ([]*keyShardIn, error) {
 			continue
 		}
 		if m.KeyShard != s.String() || in.kr.KeyShard != s.String() {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("key shard %s: its manifest says key shard %q", s, m.KeyShard))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("key shard %s: its manifest says key shard %s", s, yamlx.Excerpt(m.KeyShard)))
 			continue
 		}
 		ins = append(ins, in)

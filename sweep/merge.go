@@ -335,7 +335,7 @@ func manifestMismatch(m *Manifest, s Shard, spec *Spec, specYAML string, want []
 			return fmt.Sprintf("part %d is [%d, %d), want part %d [%d, %d)", mp.Index, mp.From, mp.To, p.Index, p.From, p.To)
 		}
 		if mp.Points.Name != p.Name() || mp.Clients.Name != p.Name() {
-			return fmt.Sprintf("part %d names files %q and %q", mp.Index, mp.Points.Name, mp.Clients.Name)
+			return fmt.Sprintf("part %d names files %s and %s", mp.Index, yamlx.Excerpt(mp.Points.Name), yamlx.Excerpt(mp.Clients.Name))
 		}
 	}
 	return ""

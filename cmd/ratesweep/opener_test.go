@@ -265,4 +265,18 @@ func TestErrorsQuoteShortExcerpts(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr (%d bytes) %.300q; want exit 2 and a short, escaped excerpt", args, code, len(stderr), stderr)
 		}
 	}
+	// Flags' values.
+	huge := strings.Repeat("\x1b[2J%", 6000)
+	for _, args := range [][]string{
+		{"recommend", base, "--max-false-cut", huge},
+		{"recommend", base, "--max-false-cut", "1%", "--format", huge},
+		{"recommend", base, "--max-false-cut", "1%", "--max-legit-delay-p99", huge},
+		{"check", "--baseline", base, base, "--format", huge},
+		{"check", "--baseline", base, base, "--tol-abs", huge + "=1"},
+	} {
+		code, _, stderr := runCLI(t, args...)
+		if code != exitUsage || len(stderr) > 1000 || strings.Contains(stderr, "\x1b") {
+			t.Errorf("%.60v: exit %d, stderr (%d bytes) %.300q; want exit 2 and a short, escaped excerpt", args, code, len(stderr), stderr)
+		}
+	}
 }
