@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -99,6 +100,9 @@ func checkListedFile(dir, path string, fm fileMeta) error {
 		return inputErrorf("%s: %s", path, plainErr(err))
 	}
 	if fm.Bytes > 0 && st.Size() != fm.Bytes {
+		if err := undecodable(path); err != nil {
+			return err
+		}
 		return inputErrorf("%s: %d bytes, manifest.json says %d for %s: the part was replaced after the run; recompute it with ratesweep run --resume", path, st.Size(), fm.Bytes, rel)
 	}
 	if rows, err := footerRows(path); err == nil && rows != fm.Rows {
@@ -112,7 +116,22 @@ func checkListedFile(dir, path string, fm fileMeta) error {
 		return inputErrorf("%s: %s", path, plainErr(err))
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); sum != fm.SHA256 {
+		if err := undecodable(path); err != nil {
+			return err
+		}
 		return inputErrorf("%s: sha256 %.12s, manifest.json says %.12s for %s: the part was changed after the run; recompute it with ratesweep run --resume", path, sum, fm.SHA256, rel)
+	}
+	return nil
+}
+
+// undecodable tells a damaged part from a rewritten one once its size or
+// hash disagrees with the manifest: the *DamagedError of a part that does
+// not decode (a flipped byte: exit 1, recompute it), nil for one that does.
+func undecodable(path string) error {
+	_, err := VerifyParquet(context.Background(), path)
+	var de *DamagedError
+	if errors.As(err, &de) {
+		return err
 	}
 	return nil
 }
