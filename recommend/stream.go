@@ -597,8 +597,8 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 				var err error
 				float := func(c arrow.Array, name string) float64 {
 					v, ok := sweep.Float(c, i)
-					if ok && err == nil {
-						err = sweep.CheckMetric(f, id, name, v)
+					if err == nil {
+						err = run.Optional(f, id, name, v, ok)
 					}
 					return v
 				}
@@ -613,8 +613,8 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 					m.Cost.Measured = true
 					for j, dst := range []*int64{&m.Cost.FalseCut, &m.Cost.OfferedLegit} {
 						v, ok := sweep.Int(c[costAt+j], i)
-						if ok && err == nil {
-							err = sweep.CheckMetric(f, id, costColumns[j], float64(v))
+						if err == nil {
+							err = run.Optional(f, id, costColumns[j], float64(v), ok)
 						}
 						*dst = v
 					}

@@ -709,18 +709,14 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 					var ab [2]int64
 					for j := range ab {
 						v, ok := sweep.Int(c[repCol+1+j], i)
-						if ok {
-							if err := sweep.CheckMetric(f, id, cols[repCol+1+j], float64(v)); err != nil {
-								return err
-							}
+						if err := run.Optional(f, id, cols[repCol+1+j], float64(v), ok); err != nil {
+							return err
 						}
 						ab[j] = v
 					}
 					p99, ok := sweep.Float(c[repCol+3], i)
-					if ok {
-						if err := sweep.CheckMetric(f, id, cols[repCol+3], p99); err != nil {
-							return err
-						}
+					if err := run.Optional(f, id, cols[repCol+3], p99, ok); err != nil {
+						return err
 					}
 					readReactions(&m, ab[:], p99)
 				}
@@ -728,10 +724,8 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 					var cc [5]int64
 					for j := range cc {
 						v, ok := sweep.Int(c[costAt+j], i)
-						if ok {
-							if err := sweep.CheckMetric(f, id, cols[costAt+j], float64(v)); err != nil {
-								return err
-							}
+						if err := run.Optional(f, id, cols[costAt+j], float64(v), ok); err != nil {
+							return err
 						}
 						cc[j] = v
 					}

@@ -446,7 +446,7 @@ func scanRunPoints(ctx context.Context, run *RunDir, fn func(rows []PointRow) er
 				}); err != nil {
 					return err
 				}
-				ranged := func(name string, v float64, ok bool) error { return checkRangeOK(f, r.PointID, name, v, ok) }
+				ranged := func(name string, v float64, ok bool) error { return run.Optional(f, r.PointID, name, v, ok) }
 				m := &r.Metrics
 				for _, im := range intMetrics {
 					v, ok := Int(c[k], i)

@@ -146,6 +146,22 @@ func CheckMetric(file string, id int64, name string, v float64) error {
 	return checkRange(file, id, name, v)
 }
 
+// Optional checks a metric value of a column that may be NULL (one that
+// runs written before it lack, or one ratesweep leaves NULL where it did not
+// measure): NULL passes; NaN is refused unless the run was opened with
+// AllowIncomplete; then CheckMetric.
+func (r *RunDir) Optional(file string, id int64, name string, v float64, ok bool) error {
+	switch {
+	case !ok:
+		return nil
+	case math.IsNaN(v) && r.allowIncomplete:
+		return nil
+	case math.IsNaN(v):
+		return inputErrorf("%s: point_id %d: %s is NaN (ratesweep writes a number: the file was altered or not written by ratesweep); read it anyway with --allow-incomplete", file, id, name)
+	}
+	return checkRange(file, id, name, v)
+}
+
 // checkRangeOK is checkRange of a value that may be NULL (ok false).
 func checkRangeOK(file string, id int64, name string, v float64, ok bool) error {
 	if !ok {

@@ -135,6 +135,14 @@ func TestReadersRefuseImpossibleMetrics(t *testing.T) {
 			{"check", "--baseline", base, dir, "--allow-incomplete"},
 		})
 	}
+	// NaN in a column readers other than recommend read.
+	nan := copyRun(t, base)
+	setCell(t, nan, "only_here_pct", 3, "NaN", false)
+	expectRefused(t, "only_here_pct=NaN", "point_id 3: only_here_pct is NaN", [][]string{
+		{"export", "--to", "nginx", "--run", nan, "fixed_window window_s=30 limit=100"},
+		{"check", "--baseline", base, nan},
+		{"check", "--baseline", filepath.Join(t.TempDir(), "new-baseline"), nan, "--update"},
+	})
 	// report reads the delays: +Inf is not a number for its JSON.
 	dir := copyRun(t, base)
 	setCell(t, dir, "mean_delay_s", 3, "+Inf", false)
