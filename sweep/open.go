@@ -41,18 +41,25 @@ type RunDir struct {
 }
 
 // OpenRun opens the run in dir for reading; every reader of a run
-// (report, check, recommend, export --run) goes through it. It refuses, as
-// an *InputError naming the file:
-//   - a part path that leaves the directory: a manifest entry that is not a
-//     plain file name ("../x", "/x"), or a symlink resolving outside dir;
+// (report, check, check --update, recommend, export --run; merge through
+// VerifyRows) goes through it. It refuses, as an *InputError naming the
+// file:
+//   - a file that is not a regular file (a named pipe, a device), found
+//     without blocking;
+//   - a manifest.json that is not JSON, has a count below 0, lists a part
+//     twice or names a part that is not a plain file name ("../x", "/x");
+//   - a part that is a symlink resolving outside dir;
 //   - parts of other runs: a ratesweep.spec or ratesweep.scenario_sha256
 //     that differs between parts or from the manifest;
+//   - a listed part whose rows, size or sha256 differ from its manifest
+//     entry (rewritten after the run);
 //   - unless AllowIncomplete, a run without manifest.json, and a complete
 //     run whose parts hold other row counts than its manifest says.
 //
 // A footer that does not decode, or asks for more than its file holds, is
-// a *DamagedError. Rows are checked as they are read: see Keys and
-// RunDir.Metric.
+// a *DamagedError, and so is a part whose hash is stale and that no longer
+// decodes. Rows are checked as they are read: see Keys, RunDir.Policy,
+// RunDir.Metric and RunDir.Optional.
 func OpenRun(dir string, opts OpenOptions) (*RunDir, error) {
 	r := &RunDir{Dir: dir, allowIncomplete: opts.AllowIncomplete, spec: &runSpec{}}
 	var err error
