@@ -403,14 +403,6 @@ func ReadRunPoints(ctx context.Context, run *RunDir) ([]PointRow, error) {
 	return rows, nil
 }
 
-// VerifyRows reads every points row of an opened run and checks it as
-// ReadRunPoints does (keys, policy against the spec, metric values),
-// holding one part's rows at a time: for a command that trusts a run
-// without reading it all, such as check --update.
-func VerifyRows(ctx context.Context, run *RunDir) error {
-	return scanRunPoints(ctx, run, func([]PointRow) error { return ctx.Err() })
-}
-
 // scanRunPoints reads and checks the points rows of an opened run, a part
 // file at a time, and passes each file's rows to fn (which may keep them).
 func scanRunPoints(ctx context.Context, run *RunDir, fn func(rows []PointRow) error) error {

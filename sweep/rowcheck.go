@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -103,6 +104,108 @@ func (r *RunDir) Policy(file string, id int64, algorithm string, param func(name
 		}
 	}
 	return nil
+}
+
+// VerifyRows reads every points row of an opened run and checks it as
+// ReadRunPoints does (keys, policy against the spec, metric values), one
+// record batch at a time and without building rows: for a command that
+// trusts a run without reading it all, such as check --update and merge.
+func VerifyRows(ctx context.Context, run *RunDir) error {
+	cols := PointColumns()
+	np := len(model.Params)
+	paramAt := make(map[string]int, np)
+	for j, p := range model.Params {
+		paramAt[p.Name] = j
+	}
+	// The metric columns after the parameters, in PointColumns' order;
+	// NULL is refused in the first len(intMetrics)+len(pctMetrics).
+	required := len(intMetrics) + len(pctMetrics)
+	keys := run.Keys()
+	for _, f := range run.Points {
+		err := ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
+			c := rec.Columns()
+			for i := range int(rec.NumRows()) {
+				id, _ := Int(c[0], i)
+				rep, _ := Int(c[1], i)
+				if err := keys.Next(f, id, rep); err != nil {
+					return err
+				}
+				alg, _ := String(c[2], i)
+				err := run.Policy(f, id, alg, func(name string) (float64, bool) {
+					j, ok := paramAt[name]
+					if !ok {
+						return 0, false
+					}
+					return ParamAt(model.Params[j], c[3+j], i)
+				})
+				if err != nil {
+					return err
+				}
+				for k, name := range cols[3+np:] {
+					v, ok := Float(c[3+np+k], i)
+					check := run.Optional
+					if k < required {
+						check = run.Metric
+					}
+					if err := check(f, id, name, v, ok); err != nil {
+						return err
+					}
+				}
+			}
+			return ctx.Err()
+		})
+		if err != nil {
+			return err
+		}
+		for _, extra := range [][]string{reactionColumnNames(f), costColumnNames(f)} {
+			if len(extra) == 0 {
+				continue
+			}
+			id := int64(0)
+			err := ScanFile(ctx, f, append([]string{"point_id"}, extra...), func(rec arrow.RecordBatch) error {
+				c := rec.Columns()
+				for i := range int(rec.NumRows()) {
+					id, _ = Int(c[0], i)
+					for k, name := range extra {
+						v, ok := Float(c[1+k], i)
+						if err := run.Optional(f, id, name, v, ok); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// reactionColumnNames are the points reaction columns file f has (none
+// when its clients do not react).
+func reactionColumnNames(f string) []string {
+	if !HasReactions(f) {
+		return nil
+	}
+	var out []string
+	for _, m := range reactionInts {
+		out = append(out, m.name)
+	}
+	for _, m := range reactionFloats {
+		out = append(out, m.name)
+	}
+	return out
+}
+
+// costColumnNames are the points cost columns file f has (none when its
+// requests carry no costs).
+func costColumnNames(f string) []string {
+	if !HasCosts(f) {
+		return nil
+	}
+	return CostColumns()
 }
 
 // verifyPointFiles reads the points rows of files (a run's parts in point
