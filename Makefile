@@ -12,7 +12,7 @@ all: build
 # missing: the version then says so).
 COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)
 MODIFIED := $(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo true)
-LDFLAGS  := -X github.com/ratesweep/ratesweep/sweep.commit=$(COMMIT) -X github.com/ratesweep/ratesweep/sweep.modified=$(MODIFIED)
+LDFLAGS  := -X github.com/ratesweep/ratesweep/internal/version.commit=$(COMMIT) -X github.com/ratesweep/ratesweep/internal/version.modified=$(MODIFIED)
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ratesweep
@@ -212,7 +212,7 @@ actionlint:
 # platform with LICENSE, NOTICE and README.md (tar.gz; zip for Windows),
 # SHA256SUMS and a CycloneDX SBOM; then the linux/amd64 archive's binary is
 # unpacked and run (--version, tables). Entries carry the commit's time.
-RELEASE           := $(shell sed -n 's/^const release = "\(.*\)"/\1/p' sweep/version.go)
+RELEASE           := $(shell sed -n 's/^const release = "\(.*\)"/\1/p' internal/version/version.go)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 CYCLONEDX         := github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0
 dist:

@@ -12,12 +12,12 @@ import (
 	"hash/maphash"
 	"iter"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/ratesweep/ratesweep/internal/runfs"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -186,7 +186,8 @@ type side struct {
 	// equal to NaN): --allow-incomplete. Otherwise they are refused, but for
 	// NULL in a metric ratesweep leaves NULL when it did not measure it.
 	allowMissing bool
-	gridPoints   int64 // the spec's grid points (0: unknown)
+	gridPoints   int64         // the spec's grid points (0: unknown)
+	opened       *sweep.RunDir // checks each row's policy against the spec
 }
 
 // readSide lists a run directory's points files and checks that they
@@ -198,7 +199,7 @@ func readSide(dir, what string) (*side, error) {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	files := run.Points
-	s := &side{what: what, info: RunInfo{Dir: dir, Files: len(files)}, files: files, complete: run.Complete}
+	s := &side{what: what, info: RunInfo{Dir: dir, Files: len(files)}, files: files, complete: run.Complete, opened: run}
 	hashes := map[string]string{} // hash → first file with it
 	for _, f := range files {
 		kv, cols, rows, err := parquetFooter(f)
@@ -260,7 +261,7 @@ func parquetFooter(path string) (map[string]string, map[string]bool, int64, erro
 func manifestScenario(dir string) string {
 	ms, _ := filepath.Glob(filepath.Join(dir, "manifest*.json"))
 	for _, m := range ms {
-		data, err := os.ReadFile(m)
+		data, err := runfs.ReadRegular(m, 256<<20)
 		if err != nil {
 			continue
 		}
@@ -415,18 +416,20 @@ func (s *side) pointsOf(ctx context.Context, keyCol string, metrics []string, on
 				continue
 			}
 			cols := []string{"point_id", "replicate"}
-			var params []string
 			if keyCol != "" {
 				cols = append(cols, keyCol)
-			} else {
-				cols = append(cols, "algorithm")
-				for _, p := range model.Params {
-					if s.cols[fi][p.Name] {
-						params = append(params, p.Name)
-					}
-				}
-				cols = append(cols, params...)
 			}
+			// The algorithm and parameters: the key without a policy
+			// column, and checked against the spec either way.
+			algAt := len(cols)
+			cols = append(cols, "algorithm")
+			var params []string
+			for _, p := range model.Params {
+				if s.cols[fi][p.Name] {
+					params = append(params, p.Name)
+				}
+			}
+			cols = append(cols, params...)
 			nk := len(cols)
 			cols = append(cols, metrics...)
 			nullable := make([]bool, len(metrics))
@@ -461,17 +464,23 @@ func (s *side) pointsOf(ctx context.Context, keyCol string, metrics []string, on
 							out = append(out, *cur)
 						}
 						cur, start = &sidePoint{id: id}, len(flat)
+						row.Algorithm, _ = sweep.String(c[algAt], i)
+						clear(row.Params)
+						for k, p := range params {
+							prm, _ := model.LookupParam(p) // enumerated ones are names
+							if v, ok := sweep.ParamAt(prm, c[algAt+1+k], i); ok {
+								row.Params[p] = v
+							}
+						}
+						if err := s.opened.Policy(f, id, row.Algorithm, func(name string) (float64, bool) {
+							v, ok := row.Params[name]
+							return v, ok
+						}); err != nil {
+							return fmt.Errorf("%s %s: %w", s.what, s.info.Dir, err)
+						}
 						if keyCol != "" {
 							cur.key, _ = sweep.String(c[2], i)
 						} else {
-							row.Algorithm, _ = sweep.String(c[2], i)
-							clear(row.Params)
-							for k, p := range params {
-								prm, _ := model.LookupParam(p) // enumerated ones are names
-								if v, ok := sweep.ParamAt(prm, c[3+k], i); ok {
-									row.Params[p] = v
-								}
-							}
 							cur.key = row.Key()
 						}
 					}
@@ -484,6 +493,11 @@ func (s *side) pointsOf(ctx context.Context, keyCol string, metrics []string, on
 								what = "NaN"
 							}
 							return &sweep.InputError{Msg: fmt.Sprintf("%s %s: %s: point_id %d: %s is %s (ratesweep writes a number: the file was altered or not written by ratesweep); compare anyway with --allow-incomplete", s.what, s.info.Dir, f, id, metrics[m], what)}
+						}
+						if ok && !math.IsNaN(v) {
+							if err := sweep.CheckMetric(f, id, metrics[m], v); err != nil {
+								return fmt.Errorf("%s %s: %w", s.what, s.info.Dir, err)
+							}
 						}
 						if !ok {
 							v = math.NaN()

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ratesweep/ratesweep/internal/runfs"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/sweep"
 )
 
@@ -21,14 +23,23 @@ import (
 // link) is refused, and no file outside the new baseline is ever opened for
 // writing. It refuses a run without a manifest (incomplete), baseDir ==
 // runDir, a baseDir that holds anything but a ratesweep run, and a run or
-// baseline another ratesweep process is writing. It returns the files and
-// bytes copied.
-func UpdateBaseline(runDir, baseDir string) (files int, bytes int64, err error) {
+// baseline another ratesweep process is writing. The run is opened and
+// every points row read as every other reader reads a run (sweep.OpenRun,
+// sweep.VerifyRows): what they refuse never becomes a baseline. It returns
+// the files and bytes copied.
+func UpdateBaseline(ctx context.Context, runDir, baseDir string) (files int, bytes int64, err error) {
 	if _, err := sweep.PartFiles(runDir, "points"); err != nil {
 		return 0, 0, err
 	}
 	if !sweep.RunComplete(runDir) {
 		return 0, 0, &sweep.InputError{Msg: fmt.Sprintf("%s has no manifest.json: finish (or --resume, or merge) the run before making it the baseline", runDir)}
+	}
+	run, err := sweep.OpenRun(runDir, sweep.OpenOptions{})
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := sweep.VerifyRows(ctx, run); err != nil {
+		return 0, 0, err
 	}
 	if same, _ := sameDir(runDir, baseDir); same {
 		return 0, 0, &sweep.InputError{Msg: fmt.Sprintf("the run %s is the baseline %s", runDir, baseDir)}
@@ -53,7 +64,7 @@ func UpdateBaseline(runDir, baseDir string) (files int, bytes int64, err error) 
 		for _, f := range files {
 			rel, err := filepath.Rel(runDir, f)
 			if err != nil || !filepath.IsLocal(rel) || filepath.Dir(rel) != table {
-				return 0, 0, &sweep.InputError{Msg: fmt.Sprintf("%s: manifest.json lists %q, not a file of %s/: refusing to copy it", runDir, filepath.Base(f), table)}
+				return 0, 0, &sweep.InputError{Msg: fmt.Sprintf("%s: manifest.json lists %s, not a file of %s/: refusing to copy it", runDir, yamlx.Excerpt(filepath.Base(f)), table)}
 			}
 			names = append(names, rel)
 		}
@@ -186,7 +197,11 @@ func copyFile(runDir, rel, dst string) (int64, error) {
 			return 0, &sweep.InputError{Msg: fmt.Sprintf("%s is a symbolic link: a baseline is made of the run's own files", src)}
 		}
 	}
-	in, err := os.Open(src)
+	in, err := runfs.OpenRegular(src)
+	var nr *runfs.NotRegularError
+	if errors.As(err, &nr) {
+		return 0, &sweep.InputError{Msg: nr.Error()}
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -89,7 +90,7 @@ func TestUpdateBaselineForgedManifest(t *testing.T) {
 	})
 	before := treeHash(t, victim)
 	for _, base := range []string{victim, filepath.Join(root, "base")} {
-		_, _, err := UpdateBaseline(run, base)
+		_, _, err := UpdateBaseline(context.Background(), run, base)
 		var ie *sweep.InputError
 		if !errors.As(err, &ie) {
 			t.Errorf("baseline %s: %v, want an input error", base, err)
@@ -117,7 +118,7 @@ func TestUpdateBaselineLinkedPart(t *testing.T) {
 	before := treeHash(t, victim)
 	// Refused when the run is opened (a link out of it) or when its parts
 	// are copied (a symbolic link), whichever sees it first.
-	if _, _, err := UpdateBaseline(run, victim); err == nil || !(strings.Contains(err.Error(), "symbolic link") || strings.Contains(err.Error(), "a symlink to")) {
+	if _, _, err := UpdateBaseline(context.Background(), run, victim); err == nil || !(strings.Contains(err.Error(), "symbolic link") || strings.Contains(err.Error(), "a symlink to")) {
 		t.Errorf("linked part: %v", err)
 	}
 	if treeHash(t, victim) != before {
@@ -133,11 +134,11 @@ func TestUpdateBaselineKeepsForeign(t *testing.T) {
 	copyTree(t, run)
 	copyTree(t, base)
 	os.WriteFile(filepath.Join(base, "NOTES.md"), []byte("mine"), 0o644)
-	if _, _, err := UpdateBaseline(run, base); err == nil || !strings.Contains(err.Error(), "NOTES.md") {
+	if _, _, err := UpdateBaseline(context.Background(), run, base); err == nil || !strings.Contains(err.Error(), "NOTES.md") {
 		t.Errorf("foreign file in the baseline: %v", err)
 	}
 	os.Remove(filepath.Join(base, "NOTES.md"))
-	files, _, err := UpdateBaseline(run, base)
+	files, _, err := UpdateBaseline(context.Background(), run, base)
 	if err != nil || files != 6 {
 		t.Fatalf("update: %d files, %v", files, err)
 	}

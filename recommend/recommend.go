@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -34,7 +35,7 @@ func ParseBound(s string) (Bound, error) {
 	pct := strings.HasSuffix(t, "%")
 	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) || (pct && v > 100) {
-		return Bound{}, fmt.Errorf("%q is not a count of requests (>= 0) or a percentage (0%%–100%%)", s)
+		return Bound{}, fmt.Errorf("%s is not a count of requests (>= 0) or a percentage (0%%–100%%)", yamlx.Excerpt(s))
 	}
 	return Bound{v, pct}, nil
 }

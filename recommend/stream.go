@@ -496,16 +496,16 @@ var metricColumns = []string{"offered_legit", "offered_abusive", "caught", "miss
 func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) bool, want map[int64]bool, emit func(alg, label string, a *repAcc) error) error {
 	files := run.Points
 	keys := run.Keys()
-	params := want != nil
+	// The parameters are read on every pass: each point's policy is checked
+	// against the spec (sweep.RunDir.Policy); labels only with want.
+	labels := want != nil
 	cols := []string{"point_id", "replicate", "algorithm"}
-	stacked := params && strings.Contains(run.SpecYAML, "all_of:") // all_of points: the label from the policy column
-	if params {
-		for _, p := range model.Params {
-			cols = append(cols, p.Name)
-		}
-		if stacked {
-			cols = append(cols, sweep.PolicyColumn)
-		}
+	stacked := labels && strings.Contains(run.SpecYAML, "all_of:") // all_of points: the label from the policy column
+	for _, p := range model.Params {
+		cols = append(cols, p.Name)
+	}
+	if stacked {
+		cols = append(cols, sweep.PolicyColumn)
 	}
 	mcAt := len(cols)
 	cols = append(cols, metricColumns...)
@@ -552,9 +552,20 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 						alg = string([]byte(s))
 						intern[alg] = alg
 					}
+					// The row's policy is the spec's for its point_id.
+					err := run.Policy(f, id, alg, func(name string) (float64, bool) {
+						j := slices.IndexFunc(model.Params, func(p model.Param) bool { return p.Name == name })
+						if j < 0 {
+							return 0, false
+						}
+						return sweep.ParamAt(model.Params[j], c[3+j], i)
+					})
+					if err != nil {
+						return err
+					}
 					if stacked && alg == model.AllOf.String() {
 						label, _ = sweep.String(c[3+len(model.Params)], i)
-					} else if params {
+					} else if labels {
 						label = model.PolicyLabel(alg, func(name string) (float64, bool) {
 							j := slices.IndexFunc(model.Params, func(p model.Param) bool { return p.Name == name })
 							return sweep.ParamAt(model.Params[j], c[3+j], i)
@@ -582,17 +593,34 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 					}
 					*dst = v
 				}
-				m.LegitBlockedS, _ = sweep.Float(mc[7], i) // null (0) in runs written before the column
+				// Columns runs written before them lack: NULL is 0.
+				var err error
+				float := func(c arrow.Array, name string) float64 {
+					v, ok := sweep.Float(c, i)
+					if err == nil {
+						err = run.Optional(f, id, name, v, ok)
+					}
+					return v
+				}
+				m.LegitBlockedS = float(mc[7], metricColumns[7])
 				if react {
 					rc := c[mcAt+len(metricColumns):]
 					m.Reactions.Measured = true
-					m.Reactions.AmplificationLegit, _ = sweep.Float(rc[0], i)
-					m.Reactions.LegitDelayP99S, _ = sweep.Float(rc[1], i)
+					m.Reactions.AmplificationLegit = float(rc[0], reactionColumns[0])
+					m.Reactions.LegitDelayP99S = float(rc[1], reactionColumns[1])
 				}
 				if costed {
 					m.Cost.Measured = true
-					m.Cost.FalseCut, _ = sweep.Int(c[costAt], i)
-					m.Cost.OfferedLegit, _ = sweep.Int(c[costAt+1], i)
+					for j, dst := range []*int64{&m.Cost.FalseCut, &m.Cost.OfferedLegit} {
+						v, ok := sweep.Int(c[costAt+j], i)
+						if err == nil {
+							err = run.Optional(f, id, costColumns[j], float64(v), ok)
+						}
+						*dst = v
+					}
+				}
+				if err != nil {
+					return err
 				}
 				a.add(&m)
 			}

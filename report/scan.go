@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -686,7 +687,7 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 				if name != lastName || lastAlg == 0 {
 					a, ok := model.ParseAlgorithm(name)
 					if !ok {
-						return inputErrorf("%s: point_id %d: unknown algorithm %q", f, id, name)
+						return inputErrorf("%s: point_id %d: unknown algorithm %s", f, id, yamlx.Excerpt(name))
 					}
 					lastName, lastAlg = name, a
 				}
@@ -698,19 +699,35 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 					if !ok {
 						return inputErrorf("%s: point_id %d: column %s is null or not an integer", f, id, cols[k])
 					}
+					if err := sweep.CheckMetric(f, id, cols[k], float64(v)); err != nil {
+						return err
+					}
 					*dst = v
 					k++
 				}
 				if react {
-					a, _ := sweep.Int(c[repCol+1], i)
-					b, _ := sweep.Int(c[repCol+2], i)
-					p99, _ := sweep.Float(c[repCol+3], i)
-					readReactions(&m, []int64{a, b}, p99)
+					var ab [2]int64
+					for j := range ab {
+						v, ok := sweep.Int(c[repCol+1+j], i)
+						if err := run.Optional(f, id, cols[repCol+1+j], float64(v), ok); err != nil {
+							return err
+						}
+						ab[j] = v
+					}
+					p99, ok := sweep.Float(c[repCol+3], i)
+					if err := run.Optional(f, id, cols[repCol+3], p99, ok); err != nil {
+						return err
+					}
+					readReactions(&m, ab[:], p99)
 				}
 				if costed {
 					var cc [5]int64
 					for j := range cc {
-						cc[j], _ = sweep.Int(c[costAt+j], i)
+						v, ok := sweep.Int(c[costAt+j], i)
+						if err := run.Optional(f, id, cols[costAt+j], float64(v), ok); err != nil {
+							return err
+						}
+						cc[j] = v
 					}
 					readCost(&m, cc[:])
 				}
@@ -718,6 +735,9 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 					v, ok := sweep.Float(c[k], i)
 					if !ok || math.IsNaN(v) || v < 0 {
 						return inputErrorf("%s: point_id %d: column %s is null, NaN or negative", f, id, cols[k])
+					}
+					if err := sweep.CheckMetric(f, id, cols[k], v); err != nil {
+						return err
 					}
 					*dst = v
 					k++
@@ -727,6 +747,17 @@ func (r *Run) scanPoints(ctx context.Context, run *sweep.RunDir, plans []*entryP
 					continue
 				}
 				if err := emit(f); err != nil {
+					return err
+				}
+				// The row's policy is the spec's for its point_id (the check
+				// every reader of a run shares).
+				if err := run.Policy(f, id, name, func(prm string) (float64, bool) {
+					j := slices.IndexFunc(model.Params, func(p model.Param) bool { return p.Name == prm })
+					if j < 0 {
+						return 0, false
+					}
+					return sweep.ParamAt(model.Params[j], c[2+j], i)
+				}); err != nil {
 					return err
 				}
 				cur = Point{ID: id, Policy: model.Policy{Algorithm: lastAlg}}
@@ -774,20 +805,13 @@ func (r *Run) emit(file string, p *Point, plans []*entryPlan, algoIdx map[model.
 	if pl == nil {
 		return inputErrorf("%s: point_id %d is outside the grid of the spec in its metadata (%d points)", file, p.ID, r.Spec.Points())
 	}
-	if pl.entry.Algorithm != p.Policy.Algorithm {
-		return inputErrorf("%s: point_id %d is %s, but the spec in its metadata says %s", file, p.ID, p.Policy.Algorithm, pl.entry.Algorithm)
-	}
+	// The point's algorithm and parameters were checked against the spec
+	// as it was read (sweep.RunDir.Policy).
 	rest := p.ID - pl.first
 	for i := len(pl.entry.Axes) - 1; i >= 0; i-- {
-		ax := &pl.entry.Axes[i]
-		n := int64(len(ax.Values))
+		n := int64(len(pl.entry.Axes[i].Values))
 		pl.idx[i] = int(rest % n)
 		rest /= n
-		// Value: a parameter at its default reads as the zero Policy keeps
-		// it (nodes 0 is 1), as the sweep wrote it.
-		if want := ax.Values[pl.idx[i]]; p.Policy.Value(ax.Param) != want {
-			return inputErrorf("%s: point_id %d has %s = %g, but the spec in its metadata says %g", file, p.ID, ax.Param, p.Policy.Value(ax.Param), want)
-		}
 	}
 	p.tie = pickTie{optional: optionalSet(p.Policy)}
 	if pl.atEnd() { // only then can it have an edge (EdgesOfRange allocates)
@@ -991,7 +1015,7 @@ func (r *Run) loadClients(ctx context.Context, run *sweep.RunDir) error {
 				}
 				switch {
 				case k < 0 && sc != nil:
-					return inputErrorf("%s: point_id %d: client %q is not in the spec's scenario", f, id, name)
+					return inputErrorf("%s: point_id %d: client %s is not in the spec's scenario", f, id, yamlx.Excerpt(name))
 				case k < 0:
 					// A replayed log: its rows (top keys and other keys) name themselves.
 					class, _ := sweep.String(c[5], i)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make test-adversarial: the ownership, lock, symlink, escaping and forgery
-# tests, a small kill campaign (SIGKILL, then --resume / merge again), the
+# tests (forged rows and manifests, impossible metrics, named pipes in a
+# run, shard counts, short error excerpts, commands that must end on a
+# signal), a small kill campaign (SIGKILL, then --resume / merge again), the
 # corrupt-part flips and a seeded campaign of random bit flips
 # (RATESWEEP_FLIPS), the memory budgets' soak test (RATESWEEP_SOAK: a
 # 16 GiB gzip of many members generated on the fly, an endless standard
@@ -25,14 +27,14 @@ before_sentinel=$(snapshot "$root/sentinel")
 before_tree=$(git status --porcelain --untracked-files=all 2>/dev/null || true)
 export TMPDIR="$root/tmp" RATESWEEP_CRASH_KILLS=${RATESWEEP_CRASH_KILLS:-3} RATESWEEP_FLIPS=${RATESWEEP_FLIPS:-120} RATESWEEP_SOAK=${RATESWEEP_SOAK:-1}
 
-$GO test -count=1 ./internal/runfs ./internal/textsafe
+$GO test -count=1 ./internal/runfs ./internal/textsafe ./internal/yamlx
 $GO test -count=1 -run 'TestForce|TestRunRefusesLinkedTable|TestCancelThenResume|TestRunRefusals|TestGridSizeBeforeAllocation|TestRunSpillsPastItsBudget' ./sweep
 $GO test -count=1 -run 'TestBudget' ./ingest
 $GO test -count=1 -run 'TestUpdateBaseline|TestMarkdownInjection' ./check
 $GO test -count=1 -run 'TestMarkdownEscapesNamesAndKeys' ./recommend
 $GO test -count=1 -run 'FuzzTableWriters|FuzzClientsFigureSVG' ./report
 $GO test -count=1 -run 'TestZonesReadBackFromYAML|TestShadowMaxMemory' ./export
-$GO test -count=1 -timeout 40m -run 'TestAdversarial|TestCorruptPart|TestCheckRefusesWhatItCannotTrust|TestInputFilesBounded|TestPanicIsOneLine|TestErrorsEchoExcerpts|TestStdoutEscapesControlCharacters' ./cmd/ratesweep
+$GO test -count=1 -timeout 40m -run 'TestAdversarial|TestCorruptPart|TestCheckRefusesWhatItCannotTrust|TestInputFilesBounded|TestPanicIsOneLine|TestErrorsEchoExcerpts|TestStdoutEscapesControlCharacters|TestReadersRefuse|TestNamedPipeInRunRefused|TestShardCountsBounded|TestErrorsQuoteShortExcerpts|TestSignalEndsBlockedCommand' ./cmd/ratesweep
 $GO test -count=1 -tags crash -run 'TestCrashResume|TestCrashCompact' ./cmd/ratesweep
 
 after_sentinel=$(snapshot "$root/sentinel")

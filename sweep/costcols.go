@@ -179,7 +179,11 @@ func readCosts(ctx context.Context, f string, rows []PointRow) error {
 			m := &rows[i].Metrics
 			m.Cost.Measured = true
 			for k, im := range costMetrics {
-				*im.field(m), _ = Int(c[k], j)
+				v, ok := Int(c[k], j)
+				if err := checkRangeOK(f, rows[i].PointID, im.name, float64(v), ok); err != nil {
+					return err
+				}
+				*im.field(m) = v
 			}
 			i++
 		}

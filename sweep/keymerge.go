@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/ratesweep/ratesweep/ingest"
 	"github.com/ratesweep/ratesweep/internal/runfs"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 	"golang.org/x/sync/errgroup"
 )
@@ -93,7 +94,7 @@ func mergeKeyShards(ctx context.Context, dir string, opts MergeOptions) (*MergeR
 		return rep, err
 	}
 	specPath := filepath.Join(dir, "spec.yaml")
-	if old, err := os.ReadFile(specPath); err == nil {
+	if old, err := readRegular(specPath, maxManifestBytes); err == nil {
 		if string(old) != specYAML {
 			return rep, inputErrorf("%s holds a run of a different spec than its key shards (see %s): remove it and merge again", dir, specPath)
 		}
@@ -178,6 +179,14 @@ func mergeKeyShards(ctx context.Context, dir string, opts MergeOptions) (*MergeR
 			return rep, err
 		}
 	}
+	// Every row, as every reader of the run will read it.
+	var files []string
+	for _, p := range m.Parts {
+		files = append(files, filepath.Join(dir, "points", p.Points.Name))
+	}
+	if err := verifyPointFiles(ctx, dir, specYAML, files); err != nil {
+		return rep, err
+	}
 	rep.Shards, rep.Manifest = len(ins), m
 	if opts.Compact {
 		return rep, compact(ctx, dir, spec, m, opts, rep)
@@ -185,26 +194,43 @@ func mergeKeyShards(ctx context.Context, dir string, opts MergeOptions) (*MergeR
 	return rep, writeManifest(merged, m)
 }
 
-// findKeyShards lists the key shards of dir (n of them; 0: the count their
-// directory names give) and reads each one's manifest, keyrows.json and
-// spec; what is missing goes to rep.
+// findKeyShards lists the key shards of dir (n of them; 0: the count the
+// finished key shards' manifests give, never a directory name) and reads
+// each one's manifest, keyrows.json and spec; what is missing goes to rep.
 func findKeyShards(dir string, n int, rep *MergeReport) ([]*keyShardIn, error) {
 	ents, err := os.ReadDir(filepath.Join(dir, KeyShardsDir))
 	if err != nil {
 		return nil, inputErrorf("%s: no key shards (%v)", dir, plainErr(err))
 	}
 	counts := map[int]int{}
+	unfinished := 0
 	for _, e := range ents {
 		var i, c int
 		if _, err := fmt.Sscanf(e.Name(), "shard-%05d-of-%05d", &i, &c); err != nil || !e.IsDir() || i >= c {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s/%s: not a key shard directory", KeyShardsDir, e.Name()))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s/%s: not a key shard directory", KeyShardsDir, yamlx.Excerpt(e.Name())))
 			continue
 		}
-		counts[c]++
+		m, err := loadManifest(filepath.Join(dir, KeyShardsDir, e.Name(), "manifest.json"))
+		if err != nil {
+			unfinished++ // named below when its count is the run's
+			continue
+		}
+		s, err := ParseShard(m.KeyShard)
+		if err == nil {
+			err = CheckShardCount(s.Count)
+		}
+		if err != nil || KeyShardDir(dir, s) != filepath.Join(dir, KeyShardsDir, e.Name()) {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s/%s: its manifest says key shard %s", KeyShardsDir, e.Name(), yamlx.Excerpt(m.KeyShard)))
+			continue
+		}
+		counts[s.Count]++
 	}
 	if n == 0 {
 		switch len(counts) {
 		case 0:
+			if unfinished > 0 {
+				return nil, inputErrorf("%s: no key shard under %s has finished (none has a manifest.json), so their count is unknown; give it with --shards", dir, KeyShardsDir)
+			}
 			return nil, inputErrorf("%s: no key shards under %s", dir, KeyShardsDir)
 		case 1:
 			for c := range counts {
@@ -244,12 +270,12 @@ func findKeyShards(dir string, n int, rep *MergeReport) ([]*keyShardIn, error) {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("key shard %s: %v", s, err))
 			continue
 		}
-		if in.spec, err = os.ReadFile(filepath.Join(sd, "spec.yaml")); err != nil {
+		if in.spec, err = readRegular(filepath.Join(sd, "spec.yaml"), maxManifestBytes); err != nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("key shard %s: %v", s, err))
 			continue
 		}
 		if m.KeyShard != s.String() || in.kr.KeyShard != s.String() {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("key shard %s: its manifest says key shard %q", s, m.KeyShard))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("key shard %s: its manifest says key shard %s", s, yamlx.Excerpt(m.KeyShard)))
 			continue
 		}
 		ins = append(ins, in)

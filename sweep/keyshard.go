@@ -117,6 +117,9 @@ func runKeyShard(ctx context.Context, spec *Spec, opts Options) (*Result, error)
 	if ks.Count == 0 {
 		ks = Shard{0, 1}
 	}
+	if err := CheckShardCount(ks.Count); err != nil {
+		return nil, err
+	}
 	sub := *spec
 	if spec.Traffic != nil {
 		tr := *spec.Traffic
@@ -229,7 +232,7 @@ func writeKeyRows(dir string, kr *keyRows) error {
 }
 
 func readKeyRows(dir string) (*keyRows, error) {
-	data, err := os.ReadFile(filepath.Join(dir, KeyRowsName))
+	data, err := readRegular(filepath.Join(dir, KeyRowsName), maxManifestBytes)
 	if err != nil {
 		return nil, err
 	}

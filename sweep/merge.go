@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/ratesweep/ratesweep/internal/runfs"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -67,12 +69,17 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
+	if opts.Shards != 0 {
+		if err := CheckShardCount(opts.Shards); err != nil {
+			return &MergeReport{Dir: dir}, err
+		}
+	}
 	if st, err := os.Stat(filepath.Join(dir, KeyShardsDir)); err == nil && st.IsDir() {
 		return mergeKeyShards(ctx, dir, opts)
 	}
 	rep := &MergeReport{Dir: dir}
 	specPath := filepath.Join(dir, "spec.yaml")
-	specData, err := os.ReadFile(specPath)
+	specData, err := readRegular(specPath, maxManifestBytes)
 	if err != nil {
 		return rep, inputErrorf("%s: not a ratesweep run directory (no spec.yaml: %v)", dir, plainErr(err))
 	}
@@ -101,16 +108,33 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		return rep, finishCompacted(ctx, dir, spec, specYAML, m, opts, rep)
 	}
 
-	// The shard count: the flag, else the manifests, else the parts' metadata.
+	// The shard count: the flag, else the manifests (what they say, not
+	// their names), else the parts' metadata.
 	counts := map[int][]int{} // count -> indexes with a manifest
 	shardManifests, _ := filepath.Glob(filepath.Join(dir, "manifest.shard-*-of-*.json"))
-	for _, m := range shardManifests {
-		var i, n int
-		if _, err := fmt.Sscanf(filepath.Base(m), "manifest.shard-%05d-of-%05d.json", &i, &n); err != nil || n < 2 || i >= n {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: not a shard manifest name", filepath.Base(m)))
+	for _, mp := range shardManifests {
+		name := filepath.Base(mp)
+		m, err := loadManifest(mp)
+		if ie := (*InputError)(nil); errors.As(err, &ie) {
+			return rep, err // not a regular file
+		}
+		if err != nil {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %v", name, plainErr(err)))
 			continue
 		}
-		counts[n] = append(counts[n], i)
+		s, err := ParseShard(m.Shard)
+		if err == nil {
+			err = CheckShardCount(s.Count)
+		}
+		switch {
+		case err != nil || s.Count < 2:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: shard %s is not a shard I/N of 2 to %d shards", name, yamlx.Excerpt(m.Shard), MaxShards))
+			continue
+		case ManifestName(s) != name:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: holds the manifest of shard %s (renamed?)", name, s))
+			continue
+		}
+		counts[s.Count] = append(counts[s.Count], s.Index)
 	}
 	n := opts.Shards
 	if n == 0 {
@@ -158,6 +182,9 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		want := ShardParts(grid, s)
 		mpath := filepath.Join(dir, ManifestName(s))
 		m, err := loadManifest(mpath)
+		if ie := (*InputError)(nil); errors.As(err, &ie) {
+			return rep, err // not a regular file
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			rep.MissingShards = append(rep.MissingShards, i)
 			present := 0
@@ -203,8 +230,10 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		}
 	}
 
-	// Verify every listed file (footer, rows, spec; sha256 if asked).
+	// Verify every listed file (footer, rows, spec; sha256 if asked). A
+	// file that is not a regular file is bad input, not a part to recompute.
 	var mu sync.Mutex
+	var notRegular error
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opts.Workers)
 	for _, c := range checks {
@@ -219,6 +248,12 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 					return err
 				}
 				err := verifyFile(dir, f.table, c.want.Name(), f.meta, f.rows, specYAML, opts.VerifySHA256)
+				if ie := (*InputError)(nil); errors.As(err, &ie) {
+					mu.Lock()
+					notRegular = cmp.Or(notRegular, err)
+					mu.Unlock()
+					return nil
+				}
 				if err != nil {
 					mu.Lock()
 					rep.Problems = append(rep.Problems, fmt.Sprintf("shard %s: %s/%s: %v", c.shard, f.table, c.want.Name(), err))
@@ -231,6 +266,9 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 	if err := g.Wait(); err != nil {
 		return rep, err
 	}
+	if notRegular != nil {
+		return rep, notRegular
+	}
 	for _, table := range []string{"points", "clients"} {
 		tmps, _ := filepath.Glob(filepath.Join(dir, table, ".part-*.tmp"))
 		for _, t := range tmps {
@@ -240,6 +278,14 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 	sort.Strings(rep.Problems)
 	if len(rep.MissingShards) > 0 || len(rep.Problems) > 0 {
 		return rep, ErrIncomplete
+	}
+	// Every row, as every reader of the run will read it.
+	var files []string
+	for _, c := range checks {
+		files = append(files, filepath.Join(dir, "points", c.want.Name()))
+	}
+	if err := verifyPointFiles(ctx, dir, specYAML, files); err != nil {
+		return rep, err
 	}
 
 	// The combined manifest, as a single-process run writes it.
@@ -289,7 +335,7 @@ func manifestMismatch(m *Manifest, s Shard, spec *Spec, specYAML string, want []
 			return fmt.Sprintf("part %d is [%d, %d), want part %d [%d, %d)", mp.Index, mp.From, mp.To, p.Index, p.From, p.To)
 		}
 		if mp.Points.Name != p.Name() || mp.Clients.Name != p.Name() {
-			return fmt.Sprintf("part %d names files %q and %q", mp.Index, mp.Points.Name, mp.Clients.Name)
+			return fmt.Sprintf("part %d names files %s and %s", mp.Index, yamlx.Excerpt(mp.Points.Name), yamlx.Excerpt(mp.Clients.Name))
 		}
 	}
 	return ""
@@ -311,6 +357,9 @@ func verifyFile(dir, table, name string, fm fileMeta, rows int64, specYAML strin
 	if errors.Is(err, os.ErrNotExist) {
 		return errors.New("missing")
 	}
+	if ie := (*InputError)(nil); errors.As(err, &ie) {
+		return err // not a regular file
+	}
 	if err != nil {
 		return fmt.Errorf("unreadable (%v)", err)
 	}
@@ -328,7 +377,7 @@ func verifyFile(dir, table, name string, fm fileMeta, rows int64, specYAML strin
 	if !hash {
 		return nil
 	}
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return err
 	}
@@ -356,7 +405,7 @@ func shardCountFromParts(dir string) (int, error) {
 		if err != nil {
 			continue
 		}
-		if s, err := ParseShard(md[MetaShard]); err == nil {
+		if s, err := ParseShard(md[MetaShard]); err == nil && CheckShardCount(s.Count) == nil {
 			return s.Count, nil
 		}
 	}
@@ -364,7 +413,7 @@ func shardCountFromParts(dir string) (int, error) {
 }
 
 func loadManifest(path string) (*Manifest, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path, maxManifestBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -373,6 +422,22 @@ func loadManifest(path string) (*Manifest, error) {
 		return nil, fmt.Errorf("not a manifest: %v", err)
 	}
 	return &m, nil
+}
+
+// maxManifestBytes bounds what a manifest is read as: far above what the
+// largest grid's manifest holds (about 350 bytes a part).
+const maxManifestBytes = 256 << 20
+
+// readRegular reads a small file of a run directory (a manifest) only if it
+// is a regular file of at most limit bytes; a named pipe or device is an
+// *InputError, found without blocking.
+func readRegular(path string, limit int64) ([]byte, error) {
+	data, err := runfs.ReadRegular(path, limit)
+	var nr *runfs.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, &InputError{Msg: nr.Error()}
+	}
+	return data, err
 }
 
 func writeManifest(path string, m *Manifest) error {

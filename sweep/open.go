@@ -37,24 +37,37 @@ type RunDir struct {
 	Missing []string
 
 	allowIncomplete bool
+	spec            *runSpec // the spec rows are checked against (Policy)
 }
 
 // OpenRun opens the run in dir for reading; every reader of a run
-// (report, check, recommend, export --run) goes through it. It refuses, as
-// an *InputError naming the file:
-//   - a part path that leaves the directory: a manifest entry that is not a
-//     plain file name ("../x", "/x"), or a symlink resolving outside dir;
+// (report, check, check --update, recommend, export --run; merge through
+// VerifyRows) goes through it. It refuses, as an *InputError naming the
+// file:
+//   - a file that is not a regular file (a named pipe, a device), found
+//     without blocking;
+//   - a manifest.json that is not JSON, has a count below 0, lists a part
+//     twice or names a part that is not a plain file name ("../x", "/x");
+//   - a part that is a symlink resolving outside dir;
 //   - parts of other runs: a ratesweep.spec or ratesweep.scenario_sha256
 //     that differs between parts or from the manifest;
+//   - a listed part whose rows, size or sha256 differ from its manifest
+//     entry (rewritten after the run);
 //   - unless AllowIncomplete, a run without manifest.json, and a complete
 //     run whose parts hold other row counts than its manifest says.
 //
 // A footer that does not decode, or asks for more than its file holds, is
-// a *DamagedError. Rows are checked as they are read: see Keys and
-// RunDir.Metric.
+// a *DamagedError, and so is a part whose hash is stale and that no longer
+// decodes. Rows are checked as they are read: see Keys, RunDir.Policy,
+// RunDir.Metric and RunDir.Optional.
 func OpenRun(dir string, opts OpenOptions) (*RunDir, error) {
-	r := &RunDir{Dir: dir, allowIncomplete: opts.AllowIncomplete}
+	r := &RunDir{Dir: dir, allowIncomplete: opts.AllowIncomplete, spec: &runSpec{}}
 	var err error
+	// A manifest.json that is there must be one: a named pipe, a damaged
+	// file or impossible counts are refused, not read as "incomplete".
+	if err := checkManifest(dir); err != nil {
+		return nil, err
+	}
 	// With AllowIncomplete, a part the manifest lists but the directory
 	// lacks (deleted after the run finished) is left out and named in Missing.
 	var missing []string
@@ -126,6 +139,11 @@ func OpenRun(dir string, opts OpenOptions) (*RunDir, error) {
 	if r.Manifest != nil && r.Manifest.SpecSHA256 != "" && r.SpecYAML != "" && r.Manifest.SpecSHA256 != sha256Hex([]byte(r.SpecYAML)) {
 		return nil, inputErrorf("%s: manifest.json's spec_sha256 %.12s is not its parts' spec (%.12s): the directory mixes runs", dir, r.Manifest.SpecSHA256, sha256Hex([]byte(r.SpecYAML)))
 	}
+	if r.Manifest != nil {
+		if err := checkListed(dir, r.Manifest, append(append([]string{}, r.Points...), r.Clients...)); err != nil {
+			return nil, err
+		}
+	}
 	if len(r.Missing) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d part file(s) listed in manifest.json are missing (%s): read without them (--allow-incomplete)", dir, len(r.Missing), strings.Join(r.Missing, ", ")))
 	}
@@ -136,10 +154,19 @@ func OpenRun(dir string, opts OpenOptions) (*RunDir, error) {
 }
 
 // partName reports whether name, from a manifest, names a file of a table
-// directory: a plain file name, never a path.
+// directory: a plain file name, never a path, of at most 255 letters,
+// digits, '.', '_' and '-' (ratesweep writes part-NNNNNN.parquet and
+// merged-NNNNNN.parquet).
 func partName(name string) bool {
-	return name != "" && name == filepath.Base(name) && !strings.ContainsAny(name, `/\`) &&
-		!strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".parquet")
+	if name == "" || len(name) > 255 || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".parquet") {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return name == filepath.Base(name)
 }
 
 // Confine refuses a path of the run directory dir that resolves (through
@@ -196,11 +223,15 @@ func (k *Keys) Next(file string, id, rep int64) error {
 	return nil
 }
 
-// Metric checks a metric value a reader relies on: NULL (ok false) or NaN
+// Metric checks a metric value a reader relies on. NULL (ok false) or NaN
 // is refused unless the run was opened with AllowIncomplete (ratesweep
-// writes neither).
+// writes neither); ±Inf, a negative count or time and a percentage outside
+// 0 to 100 are refused always.
 func (r *RunDir) Metric(file string, id int64, name string, v float64, ok bool) error {
-	if r.allowIncomplete || (ok && !math.IsNaN(v)) {
+	if ok && !math.IsNaN(v) {
+		return checkRange(file, id, name, v)
+	}
+	if r.allowIncomplete {
 		return nil
 	}
 	what := "NULL"

@@ -97,7 +97,7 @@ func runFiles(dir string) (own, foreign []string, err error) {
 // manifest names its hash, or it is the canonical form ratesweep writes.
 // A spec.yaml alone proves nothing: any project may hold one.
 func provenRun(dir string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, "spec.yaml"))
+	data, err := readRegular(filepath.Join(dir, "spec.yaml"), maxManifestBytes)
 	if err != nil {
 		return false
 	}

@@ -249,11 +249,19 @@ func readReactions(ctx context.Context, f string, rows []PointRow) error {
 			m.Reactions.Measured = true
 			k := 0
 			for _, im := range reactionInts {
-				*im.field(m), _ = Int(c[k], j)
+				v, ok := Int(c[k], j)
+				if err := checkRangeOK(f, rows[i].PointID, im.name, float64(v), ok); err != nil {
+					return err
+				}
+				*im.field(m) = v
 				k++
 			}
 			for _, fm := range reactionFloats {
-				*fm.field(m), _ = Float(c[k], j)
+				v, ok := Float(c[k], j)
+				if err := checkRangeOK(f, rows[i].PointID, fm.name, v, ok); err != nil {
+					return err
+				}
+				*fm.field(m) = v
 				k++
 			}
 			i++

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 )
 
@@ -69,7 +70,7 @@ func partFiles(dir, table string, skipMissing bool) (files, missing []string, er
 				name = p.Clients.Name
 			}
 			if !partName(name) {
-				return nil, nil, inputErrorf("%s: manifest.json lists %q under %s: not a file name of the run directory (refused)", dir, name, table)
+				return nil, nil, inputErrorf("%s: manifest.json lists %s under %s: not a file name of the run directory (refused)", dir, yamlx.Excerpt(name), table)
 			}
 			f := filepath.Join(dir, table, name)
 			if !fileExists(f) && skipMissing {
@@ -77,7 +78,7 @@ func partFiles(dir, table string, skipMissing bool) (files, missing []string, er
 				continue
 			}
 			if !fileExists(f) {
-				return nil, nil, inputErrorf("%s: %s/%s, listed in manifest.json, is missing: recompute it with --resume", dir, table, name)
+				return nil, nil, inputErrorf("%s: %s/%s, listed in manifest.json, is missing: recompute it with --resume", dir, table, yamlx.Excerpt(name))
 			}
 			files = append(files, f)
 		}
@@ -382,12 +383,35 @@ func ReadPoints(ctx context.Context, dir string) ([]PointRow, error) {
 // (point_id, replicate). A row listed twice is refused, and so is a NULL
 // or NaN count or percentage unless the run was opened AllowIncomplete.
 func ReadRunPoints(ctx context.Context, run *RunDir) ([]PointRow, error) {
+	var rows []PointRow
+	err := scanRunPoints(ctx, run, func(file []PointRow) error {
+		rows = append(rows, file...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := stackLabels(ctx, run.Points, rows); err != nil {
+		return nil, err
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].PointID != rows[j].PointID {
+			return rows[i].PointID < rows[j].PointID
+		}
+		return rows[i].Replicate < rows[j].Replicate
+	})
+	return rows, nil
+}
+
+// scanRunPoints reads and checks the points rows of an opened run, a part
+// file at a time, and passes each file's rows to fn (which may keep them).
+func scanRunPoints(ctx context.Context, run *RunDir, fn func(rows []PointRow) error) error {
 	cols := PointColumns()
 	keys := run.Keys()
 	countIf := run.CountIfOf()
-	var rows []PointRow
 	for _, f := range run.Points {
-		start := len(rows)
+		var rows []PointRow
+		start := 0
 		err := ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
 			c := rec.Columns()
 			for i := range int(rec.NumRows()) {
@@ -408,6 +432,13 @@ func ReadRunPoints(ctx context.Context, run *RunDir) ([]PointRow, error) {
 					}
 					k++
 				}
+				if err := run.Policy(f, r.PointID, r.Algorithm, func(name string) (float64, bool) {
+					v, ok := r.Params[name]
+					return v, ok
+				}); err != nil {
+					return err
+				}
+				ranged := func(name string, v float64, ok bool) error { return run.Optional(f, r.PointID, name, v, ok) }
 				m := &r.Metrics
 				for _, im := range intMetrics {
 					v, ok := Int(c[k], i)
@@ -426,32 +457,50 @@ func ReadRunPoints(ctx context.Context, run *RunDir) ([]PointRow, error) {
 					k++
 				}
 				for _, im := range stageMetrics {
-					v, _ := Int(c[k], i)
+					v, ok := Int(c[k], i)
+					if err := ranged(im.name, float64(v), ok); err != nil {
+						return err
+					}
 					*im.field(m) = v
 					k++
 				}
 				for _, fm := range tailMetrics {
-					v, _ := Float(c[k], i)
+					v, ok := Float(c[k], i)
+					if err := ranged(fm.name, v, ok); err != nil {
+						return err
+					}
 					*fm.field(m) = v
 					k++
 				}
 				for _, im := range accountMetrics {
-					v, _ := Int(c[k], i)
+					v, ok := Int(c[k], i)
+					if err := ranged(im.name, float64(v), ok); err != nil {
+						return err
+					}
 					*im.field(m) = v
 					k++
 				}
 				for _, fm := range blockTimeMetrics {
-					v, _ := Float(c[k], i) // null in runs written before the column
+					v, ok := Float(c[k], i) // null in runs written before the column
+					if err := ranged(fm.name, v, ok); err != nil {
+						return err
+					}
 					*fm.field(m) = v
 					k++
 				}
 				for _, im := range blockCountMetrics {
-					v, _ := Int(c[k], i)
+					v, ok := Int(c[k], i)
+					if err := ranged(im.name, float64(v), ok); err != nil {
+						return err
+					}
 					*im.field(m) = v
 					k++
 				}
 				for _, im := range stateMetrics {
 					v, ok := Int(c[k], i)
+					if err := ranged(im.name, float64(v), ok); err != nil {
+						return err
+					}
 					*im.field(m) = v
 					m.StateMeasured = m.StateMeasured || ok
 					k++
@@ -466,20 +515,14 @@ func ReadRunPoints(ctx context.Context, run *RunDir) ([]PointRow, error) {
 		if err == nil {
 			err = readCosts(ctx, f, rows[start:])
 		}
+		if err == nil {
+			err = fn(rows)
+		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := stackLabels(ctx, run.Points, rows); err != nil {
-		return nil, err
-	}
-	sort.Slice(rows, func(i, j int) bool {
-		if rows[i].PointID != rows[j].PointID {
-			return rows[i].PointID < rows[j].PointID
-		}
-		return rows[i].Replicate < rows[j].Replicate
-	})
-	return rows, nil
+	return nil
 }
 
 // ClientRow is one row of clients/*.parquet.

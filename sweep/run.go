@@ -156,6 +156,14 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if opts.MaxMemory == 0 {
 		opts.MaxMemory = DefaultMaxMemory()
 	}
+	if err := CheckShardCount(opts.Shard.Count); err != nil {
+		return nil, err
+	}
+	if opts.keyShard.Count > 0 {
+		if err := CheckShardCount(opts.keyShard.Count); err != nil {
+			return nil, err
+		}
+	}
 	if err := NewGrid(spec).CheckShard(opts.Shard); err != nil {
 		return nil, err
 	}
@@ -493,10 +501,10 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) (_ 
 	}()
 	for _, name := range []string{"spec.yaml", "manifest.json", ManifestName(opts.Shard)} {
 		if st, err := os.Lstat(filepath.Join(dir, name)); err == nil && !st.Mode().IsRegular() {
-			return nil, inputErrorf("%s: %s is not a regular file (a link or a directory); ratesweep writes only its own files", dir, name)
+			return nil, inputErrorf("%s: %s is not a regular file (%s); ratesweep writes only its own files", dir, name, runfs.Kind(st.Mode()))
 		}
 	}
-	old, err := os.ReadFile(specPath)
+	old, err := readRegular(specPath, maxManifestBytes)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("cannot read the output directory: %w", err)
 	}
@@ -516,7 +524,7 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) (_ 
 			return nil, fmt.Errorf("cannot write to the output directory: %w", err)
 		}
 		if !created { // another shard was faster
-			if old, err = os.ReadFile(specPath); err != nil {
+			if old, err = readRegular(specPath, maxManifestBytes); err != nil {
 				return nil, fmt.Errorf("cannot read the output directory: %w", err)
 			}
 			exists = true
@@ -697,7 +705,7 @@ func verifyPart(path string, rows int64, specYAML string) (fileMeta, error) {
 	if v := rdr.MetaData().KeyValueMetadata().FindValue(MetaSpec); v == nil || *v != specYAML {
 		return fm, fmt.Errorf("%s: written by another spec", path)
 	}
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return fm, err
 	}

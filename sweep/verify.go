@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/ratesweep/ratesweep/internal/pqsafe"
+	"github.com/ratesweep/ratesweep/internal/runfs"
 )
 
 // DamagedError says a file of a run cannot be read back: its footer, a
@@ -46,11 +47,21 @@ func recoverDamaged(path string, err *error) {
 	}
 }
 
-// openParquet opens a Parquet file; a corrupt footer is a *DamagedError.
+// openParquet opens a Parquet file; a corrupt footer is a *DamagedError. A
+// path that is not a regular file (a named pipe, a device) is an
+// *InputError, found without blocking.
 func openParquet(path string) (rdr *file.Reader, err error) {
 	defer recoverDamaged(path, &err)
-	rdr, err = file.OpenParquetFile(path, false)
+	f, err := openRegular(path)
 	if err != nil {
+		if _, ok := err.(*InputError); ok {
+			return nil, err
+		}
+		return nil, damaged(path, err)
+	}
+	rdr, err = file.NewParquetReader(f)
+	if err != nil {
+		f.Close()
 		return nil, damaged(path, err)
 	}
 	if err := checkFooter(rdr); err != nil {
@@ -58,6 +69,18 @@ func openParquet(path string) (rdr *file.Reader, err error) {
 		return nil, &DamagedError{Path: path, Err: err}
 	}
 	return rdr, nil
+}
+
+// openRegular opens a file of a run directory for reading only if it is a
+// regular file (runfs.OpenRegular): anything else is an *InputError naming
+// it; a missing file stays os.ErrNotExist.
+func openRegular(path string) (*os.File, error) {
+	f, err := runfs.OpenRegular(path)
+	var nr *runfs.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, &InputError{Msg: nr.Error()}
+	}
+	return f, err
 }
 
 // checkFooter checks what arrow-go would decode from a footer without

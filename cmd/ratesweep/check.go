@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ratesweep/ratesweep/check"
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/sweep"
 )
 
@@ -42,7 +43,7 @@ func cmdCheck(e *env, args []string) error {
 		return usagef("check: --baseline DIR is required")
 	}
 	if !slices.Contains(check.Formats, *format) {
-		return usagef("check: --format must be text, markdown or json, got %q", *format)
+		return usagef("check: --format must be text, markdown or json, got %s", yamlx.Excerpt(*format))
 	}
 	if !(*alpha > 0 && *alpha < 1) {
 		return usagef("check: --alpha must be between 0 and 1 (exclusive), got %v", *alpha)
@@ -90,7 +91,7 @@ func updateBaseline(e *env, baseDir, runDir string, opts check.Options, format s
 			}
 		}
 	}
-	files, bytes, err := check.UpdateBaseline(runDir, baseDir)
+	files, bytes, err := check.UpdateBaseline(e.ctx, runDir, baseDir)
 	if err != nil {
 		return checkInputError(err)
 	}
@@ -126,7 +127,7 @@ func parseTolerances(o *check.Options, abs, rel []string) error {
 			name, val = "", arg
 		}
 		if hasName && !slices.Contains(metrics, name) {
-			return usagef("check: --%s %s: unknown metric %q (metrics: %s)", flag, arg, name, strings.Join(metrics, ", "))
+			return usagef("check: --%s %s: unknown metric %s (metrics: %s)", flag, yamlx.Excerpt(arg), yamlx.Excerpt(name), strings.Join(metrics, ", "))
 		}
 		scale := 1.0
 		if s, ok := strings.CutSuffix(val, "%"); ok && pct {

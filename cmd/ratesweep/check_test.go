@@ -182,6 +182,7 @@ func perturbRun(t *testing.T, src string) (string, []string) {
 		changed = append(changed, rewritePoints(t, f, filepath.Join(dst, "points", filepath.Base(f)), wl)...)
 	}
 	sort.Strings(changed)
+	rehash(t, dst) // a run the perturbed model wrote: its manifest current
 	return dst, changed
 }
 

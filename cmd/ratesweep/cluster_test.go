@@ -155,7 +155,11 @@ func TestMergeCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	spec := "../../configs/bench.yaml" // 59 parts: work for 3 shards
 	// More shards than parts: exit 2, naming the bound.
-	if code, _, stderr := runCLI(t, "run", spec, "--out", dir, "--shard", "0/9999999999"); code != 2 || !strings.Contains(stderr, "at most 59 shards") {
+	if code, _, stderr := runCLI(t, "run", spec, "--out", dir, "--shard", "0/1000000"); code != 2 || !strings.Contains(stderr, "at most 59 shards") {
+		t.Fatalf("run --shard 0/1000000: exit %d, %s", code, stderr)
+	}
+	// More shards than any run may have: exit 2, naming the maximum.
+	if code, _, stderr := runCLI(t, "run", spec, "--out", dir, "--shard", "0/9999999999"); code != 2 || !strings.Contains(stderr, "N <= 1000000") {
 		t.Fatalf("run --shard 0/9999999999: exit %d, %s", code, stderr)
 	}
 	// Not a run directory: exit 2.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/sweep"
 )
 
@@ -33,8 +34,11 @@ var engines = []engine{
 func shardFromEnv(flag string, shards int, getenv func(string) string) (sweep.Shard, error) {
 	if flag != "" {
 		s, err := sweep.ParseShard(flag)
+		if err == nil {
+			err = sweep.CheckShardCount(s.Count)
+		}
 		if err != nil {
-			return s, usagef("run: --shard: %v", err)
+			return s, usagef("run: --shard %s: expected I/N with 0 <= I < N <= %d, e.g. 0/4", yamlx.Excerpt(flag), sweep.MaxShards)
 		}
 		return s, nil
 	}
@@ -45,7 +49,7 @@ func shardFromEnv(flag string, shards int, getenv func(string) string) (sweep.Sh
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return 0, false, usagef("run: %s=%q is not a number", name, v)
+			return 0, false, usagef("run: %s=%s is not a number", name, yamlx.Excerpt(v))
 		}
 		return n, true, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/sweep"
@@ -94,6 +95,11 @@ func commands() []command {
 	}
 }
 
+// stopGrace is how long a command may take to stop after SIGINT or
+// SIGTERM cancelled its context before it is ended at once: every file it
+// writes is complete or a temporary, so a run resumes either way.
+const stopGrace = 900 * time.Millisecond
+
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
@@ -103,11 +109,21 @@ func main() {
 	go func() {
 		s := <-sigs
 		got.Store(s.String())
-		cancel() // stop cleanly; a second signal exits at once
-		if <-sigs == syscall.SIGTERM {
-			os.Exit(143)
+		cancel() // stop cleanly; a second signal, or stopGrace, exits at once
+		code, word := 130, "interrupted"
+		if s == syscall.SIGTERM {
+			code, word = 143, "terminated"
 		}
-		os.Exit(130)
+		select {
+		case s2 := <-sigs:
+			code = 130
+			if s2 == syscall.SIGTERM {
+				code = 143
+			}
+		case <-time.After(stopGrace):
+			fmt.Fprintf(os.Stderr, "ratesweep: %s: the command did not stop within %v, so it ends now; a run keeps its completed parts (finish it with ratesweep run --resume)\n", word, stopGrace)
+		}
+		os.Exit(code)
 	}()
 	e := &env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, getenv: os.Getenv,
 		signal: func() string { return got.Load().(string) }}

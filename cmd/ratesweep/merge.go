@@ -24,8 +24,8 @@ func cmdMerge(e *env, args []string) error {
 	if len(rest) != 1 {
 		return usagef("merge: expected RUN_DIR")
 	}
-	if *shards < 0 {
-		return usagef("merge: --shards must be >= 1, got %d", *shards)
+	if *shards < 0 || *shards > sweep.MaxShards {
+		return usagef("merge: --shards must be 1 to %d, got %d", sweep.MaxShards, *shards)
 	}
 	if *compactRows < 1 {
 		return usagef("merge: --compact-rows must be >= 1, got %d", *compactRows)
@@ -40,7 +40,11 @@ func cmdMerge(e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "; missing or unfinished shards (0-based index): %s", joinInts(rep.MissingShards))
 		}
 		fmt.Fprintln(e.stderr)
-		for _, p := range rep.Problems {
+		for i, p := range rep.Problems {
+			if i == maxProblems && len(rep.Problems) > maxProblems+1 {
+				fmt.Fprintf(e.stderr, "  … and %d more\n", len(rep.Problems)-i)
+				break
+			}
 			fmt.Fprintf(e.stderr, "  %s\n", p)
 		}
 		if len(rep.MissingShards) == 0 {
@@ -81,10 +85,31 @@ func cmdMerge(e *env, args []string) error {
 	return nil
 }
 
+// maxProblems is the most problems merge lists, one a line.
+const maxProblems = 50
+
+// maxRanges is the most ranges joinInts writes.
+const maxRanges = 20
+
+// joinInts writes sorted indexes as ranges, "0,3-7,9" (the form of sbatch
+// --array), at most maxRanges of them and then how many indexes remain.
 func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = fmt.Sprint(n)
+	var s []string
+	for i := 0; i < len(v); {
+		j := i
+		for j+1 < len(v) && v[j+1] == v[j]+1 {
+			j++
+		}
+		if len(s) == maxRanges {
+			s = append(s, fmt.Sprintf("… (%d more)", len(v)-i))
+			break
+		}
+		if j > i {
+			s = append(s, fmt.Sprintf("%d-%d", v[i], v[j]))
+		} else {
+			s = append(s, fmt.Sprint(v[i]))
+		}
+		i = j + 1
 	}
 	return strings.Join(s, ",")
 }

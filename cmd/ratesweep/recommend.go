@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/recommend"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -41,7 +42,7 @@ func cmdRecommend(e *env, args []string) error {
 		return usagef("recommend: give --max-missed or --min-caught, not both")
 	}
 	if *format != "text" && *format != "markdown" && *format != "json" {
-		return usagef("recommend: --format must be text, markdown or json, got %q", *format)
+		return usagef("recommend: --format must be text, markdown or json, got %s", yamlx.Excerpt(*format))
 	}
 	if !(*cliff > 0) || math.IsInf(*cliff, 0) {
 		return usagef("recommend: --cliff must be a positive number of percentage points, got %v", *cliff)
@@ -78,7 +79,7 @@ func cmdRecommend(e *env, args []string) error {
 	if *maxDelay != "" {
 		v, err := strconv.ParseFloat(strings.TrimSuffix(*maxDelay, "s"), 64)
 		if err != nil || !(v >= 0) || math.IsInf(v, 0) {
-			return usagef("recommend: --max-legit-delay-p99 must be a number of seconds >= 0, got %q", *maxDelay)
+			return usagef("recommend: --max-legit-delay-p99 must be a number of seconds >= 0, got %s", yamlx.Excerpt(*maxDelay))
 		}
 		o.MaxLegitDelayP99S = &v
 	}

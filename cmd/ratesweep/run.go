@@ -57,8 +57,8 @@ func cmdRun(e *env, args []string) error {
 	if *maxPoints < 1 {
 		return usagef("run: --max-points must be >= 1, got %d", *maxPoints)
 	}
-	if *shards < 0 {
-		return usagef("run: --shards must be >= 1, got %d", *shards)
+	if *shards < 0 || *shards > sweep.MaxShards {
+		return usagef("run: --shards must be 1 to %d, got %d", sweep.MaxShards, *shards)
 	}
 	memLimit, outLimit := sweep.DefaultMaxMemory(), int64(0)
 	if *maxMemory != "" {
@@ -88,6 +88,9 @@ func cmdRun(e *env, args []string) error {
 	shard, err := shardFromEnv(*shardFlag, *shards, e.getenv)
 	if err != nil {
 		return err
+	}
+	if err := sweep.CheckShardCount(shard.Count); err != nil {
+		return usagef("run: %v", err)
 	}
 	by := spec.ShardBy
 	if *shardBy != "" {

@@ -63,15 +63,18 @@ func Errorf(n *yaml.Node, path, format string, args ...any) *Error {
 const maxEcho = 200
 
 // Excerpt quotes the start of an input value for an error message: at most
-// 40 characters, control characters escaped, with the full length when cut.
+// 40 characters and 80 bytes of it, escaped as a Go string (strconv.Quote),
+// with the full length in bytes when cut. Every error that repeats what a
+// user or a file gave (a name, a flag's value, a manifest entry) quotes it
+// through Excerpt.
 func Excerpt(s string) string {
-	const max = 40
-	n := 0
-	for i := range s { // i: byte offset of each character
-		if n == max {
+	const maxChars, maxBytes = 40, 80
+	for i, n := 0, 0; i < len(s); n++ { // i: byte offset of character n
+		_, size := utf8.DecodeRuneInString(s[i:])
+		if n == maxChars || i+size > maxBytes {
 			return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:i]), len(s))
 		}
-		n++
+		i += size
 	}
 	return strconv.Quote(s)
 }

@@ -116,9 +116,9 @@ func buildArchive(out, version, commit string, dirty bool, goos, goarch string, 
 	}
 	defer os.RemoveAll(tmp)
 	bin := filepath.Join(tmp, exe)
-	ldflags := fmt.Sprintf("-s -w -buildid= -X %s/sweep.commit=%s", module, commit)
+	ldflags := fmt.Sprintf("-s -w -buildid= -X %s/internal/version.commit=%s", module, commit)
 	if dirty {
-		ldflags += fmt.Sprintf(" -X %s/sweep.modified=true", module)
+		ldflags += fmt.Sprintf(" -X %s/internal/version.modified=true", module)
 	}
 	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", bin, "./cmd/ratesweep")
 	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0", "GOFLAGS=")

@@ -1,4 +1,4 @@
-package sweep
+package version
 
 import (
 	"runtime/debug"
