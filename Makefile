@@ -68,7 +68,7 @@ bench-events:
 	$(GO) test ./model -run '^$$' -bench 'BenchmarkRun/poisson' -benchtime 300x
 	$(MAKE) --no-print-directory bench-reactions
 
-# Clients that react, at the size of their acceptance: a 3,600 s, 1,000-client
+# Clients that react, at full size: a 3,600 s, 1,000-client
 # scenario over 1,000 policies with reactions and, interleaved (A B A B), the
 # open-loop event simulation of the same traffic and grid; median decisions/s
 # of each and the load average, one core. REACT_ROUNDS rounds (default 2);
@@ -76,7 +76,7 @@ bench-events:
 REACT_ROUNDS ?= 2
 REACT_POLICIES ?= 1000
 bench-reactions:
-	$(GO) test ./model -run '^$$' -bench 'BenchmarkReactionsAcceptance' -benchtime $(REACT_ROUNDS)x -timeout 0 -v -args -react-policies $(REACT_POLICIES)
+	$(GO) test ./model -run '^$$' -bench 'BenchmarkReactionsHour' -benchtime $(REACT_ROUNDS)x -timeout 0 -v -args -react-policies $(REACT_POLICIES)
 
 # Interop: DuckDB (npm @duckdb/node-api) reads the Parquet output and a SQL
 # GROUP BY reproduces the lesson's summary table.
@@ -162,7 +162,7 @@ test-crash:
 	$(GO) vet -tags crash ./cmd/ratesweep
 	$(GO) test -tags crash -run "TestCrashResume|TestCrashCompact" -count=1 -v ./cmd/ratesweep
 
-# Out of memory and out of disk with the real binary: the issue's week of
+# Out of memory and out of disk with the real binary: a week of
 # 5,000 clients under prlimit --as, and a sweep into a small tmpfs (root)
 # resumed once space is freed.
 test-limits:

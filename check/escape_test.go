@@ -11,7 +11,7 @@ import (
 	"golang.org/x/net/html"
 )
 
-// The issue's injections: a backtick closes a code span and lets markup in.
+// Hostile injections: a backtick closes a code span and lets markup in.
 const (
 	injectName = "q3`<h1>owned</h1>"
 	injectRun  = "``<img src=x onerror=alert(1)>`` [x](https://evil.example) \x1b]0;title\x07 admin\u202Egnp.exe"

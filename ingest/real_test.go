@@ -7,7 +7,7 @@ import (
 )
 
 // The three real logs of configs/examples/logs, with the figures of their
-// README (shared/traffic/README.md): requests, distinct clients (hosts) and
+// sources (SOURCE.txt beside each): requests, distinct clients (hosts) and
 // the most requests in one second of the whole log.
 var realLogs = []struct {
 	path                  string

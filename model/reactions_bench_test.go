@@ -75,15 +75,15 @@ func BenchmarkReactions(b *testing.B) {
 	}
 }
 
-// reactPolicies is how many of the acceptance grid's 1,000 policies
-// BenchmarkReactionsAcceptance runs (a fraction for a busy machine:
-// go test ./model -bench ReactionsAcceptance -args -react-policies 100).
-var reactPolicies = flag.Int("react-policies", 1000, "BenchmarkReactionsAcceptance: policies of the 1,000-policy grid to run")
+// reactPolicies is how many of the benchmark grid's 1,000 policies
+// BenchmarkReactionsHour runs (a fraction for a busy machine:
+// go test ./model -bench ReactionsHour -args -react-policies 100).
+var reactPolicies = flag.Int("react-policies", 1000, "BenchmarkReactionsHour: policies of the 1,000-policy grid to run")
 
-// acceptanceGrid is 1,000 policies, 250 each of token_bucket and gcra
+// hourGrid is 1,000 policies, 250 each of token_bucket and gcra
 // (rate 0.1–1 × capacity 1–25) and of sliding_window and fixed_window
 // (window 10 or 60 s × limit 1–125), in grid order.
-func acceptanceGrid() []model.Policy {
+func hourGrid() []model.Policy {
 	var ps []model.Policy
 	for _, alg := range []model.Algorithm{model.TokenBucket, model.GCRA} {
 		for r := 1; r <= 10; r++ {
@@ -102,7 +102,7 @@ func acceptanceGrid() []model.Policy {
 	return ps
 }
 
-// BenchmarkReactionsAcceptance is the size reactions must run at: the
+// BenchmarkReactionsHour is the size reactions must run at: the
 // 3,600 s, 1,000-client hour (benchReactScenario) over 1,000 policies, one
 // core. Each op is one round: every policy with reactions (A), then every
 // policy on the same traffic without them, the open-loop event simulation
@@ -110,8 +110,8 @@ func acceptanceGrid() []model.Policy {
 // decisions per second over the rounds (requests that reached the limiter:
 // attempts with reactions, requests offered without) and the load average
 // before and after; each round is logged. make bench-reactions runs it.
-func BenchmarkReactionsAcceptance(b *testing.B) {
-	ps := acceptanceGrid()
+func BenchmarkReactionsHour(b *testing.B) {
+	ps := hourGrid()
 	if n := *reactPolicies; n > 0 && n < len(ps) {
 		// An even fraction of the grid: every k-th policy.
 		step := float64(len(ps)) / float64(n)

@@ -34,7 +34,7 @@ func sameTree(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-// The project directory: --force is refused, names the files that
+// A project directory: --force is refused, names the files that
 // are not ratesweep's, and removes nothing (not even the spec.yaml, which
 // proves nothing).
 func TestForceKeepsProjectFiles(t *testing.T) {

@@ -111,7 +111,7 @@ const smallGrid = `sweep:
     limit: [200, 600, 1000]
 `
 
-// The issue's project directory: run --force refuses it, names what is not
+// A project directory: run --force refuses it, names what is not
 // ratesweep's, and every file survives.
 func TestAdversarialForceProjectDir(t *testing.T) {
 	root := t.TempDir()
@@ -265,7 +265,7 @@ func TestAdversarialReportLinks(t *testing.T) {
 	}
 }
 
-// injectionSpec names a spec, its scenario and clients with the issue's
+// injectionSpec names a spec, its scenario and clients with hostile
 // injections: a backtick before markup, an image with onerror, a script,
 // terminal escapes and a right-to-left override.
 const injectionSpec = `name: "q3` + "`" + `<h1>owned <img src=x onerror=alert(1)> \u202Eevil"

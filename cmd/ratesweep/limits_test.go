@@ -38,7 +38,7 @@ func checkNoStack(t *testing.T, stderr string) {
 	}
 }
 
-// The week of 5,000 clients under a 4 GiB address-space limit
+// A week of 5,000 clients under a 4 GiB address-space limit
 // (prlimit --as; the Go runtime alone reserves about 1.8 GiB of address
 // space, so much smaller limits fail at start-up): it either finishes within
 // it (streamed client by client, about 70 MB resident) or refuses cleanly;

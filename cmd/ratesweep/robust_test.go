@@ -110,7 +110,7 @@ func writeSpec(t *testing.T, dir, name, text string) string {
 	return p
 }
 
-// weekSpec is the week of 5,000 clients (604,800 s): 12 GB of
+// weekSpec is a week of 5,000 clients (604,800 s): 12 GB of
 // per-second arrays if they were all kept.
 func weekSpec(algorithm string) string {
 	var b strings.Builder

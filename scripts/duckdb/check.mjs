@@ -1,6 +1,6 @@
 // Interop test: DuckDB reads a ratesweep run directory of the lesson sweep
 // (configs/lesson-sweep.yaml) and a SQL GROUP BY over the per-client rows
-// reproduces the lesson's summary table (shared/SPEC.md, Table 1).
+// reproduces the lesson's summary table (Table 1).
 // With BASE_DIR (the committed baseline of configs/baseline-lesson.yaml, a
 // larger grid over the same scenario), the two runs join on the `policy`
 // column and agree on every metric of every point they share.
