@@ -65,7 +65,7 @@ var fail2banAlgorithm = Descriptor{
 		return fmt.Sprintf("fail2ban %d in %d s, ban %d s", p.Limit, p.WindowS, p.MitigationTimeoutS)
 	},
 	Why: func(p Policy) string {
-		return fmt.Sprintf("banned for %d s from the failure that brings the key's count to %d, counted over %d s as fail2ban does (older failures scaled, not forgotten)",
+		return fmt.Sprintf("banned for %d s from the failure that brings the key's count to %d, counted over %d s as fail2ban does (a count spanning more than that scaled to its rate)",
 			p.MitigationTimeoutS, p.Limit, p.WindowS)
 	},
 	newDecider: func() decider { return &fail2banLimiter{} },
