@@ -146,9 +146,10 @@ test-proxies:
 	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run '^(TestHAProxyRateLive|TestPenaltyBoxLive|TestFail2banLive)$$' -v ./export
 	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run 'TestProxiesNginxMsecReplay|TestProxiesHAProxyEmptyFields' -v ./ingest
 
-# The penalty box against fail2ban (Debian's package) alone, in real time
-# (also part of test-proxies): bans start and end at the model's blocks to
-# the millisecond of the log's times, applied within 3 s.
+# The fail2ban algorithm against fail2ban (Debian's package) alone, in real
+# time (also part of test-proxies): bans start and end at the model's to the
+# millisecond of the log's times, addresses that come back after a ban or
+# whose count fail2ban rescales included, applied within 5 s.
 test-fail2ban:
 	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run '^TestFail2banLive$$' -v ./export
 

@@ -21,7 +21,7 @@ var costTargets = map[string]bool{"envoy": true, "go": true}
 // checkWeighed refuses a policy whose count_if or costs target cannot
 // express.
 func checkWeighed(target string, p model.Policy) error {
-	if p.CountIf != "" {
+	if p.CountIf != "" && target != "fail2ban" { // fail2ban's filter matches the statuses
 		return fmt.Errorf("%s cannot count only some responses (count_if %s): it counts a request when it decides, before the response; export the policy without count_if and count failures in the application (docs/costs.md)", target, p.CountIf)
 	}
 	if p.Costed && !costTargets[target] {

@@ -1,7 +1,7 @@
 // Package export writes a ratesweep policy in the native configuration of
 // a proxy or library (nginx, HAProxy, envoy's ratelimit service, Kong,
 // Traefik, golang.org/x/time/rate, the project's Redis scripts, AWS WAF,
-// Cloudflare, Fastly), with the key, the window/rate/burst mapping and its
+// Cloudflare, Fastly, fail2ban), with the key, the window/rate/burst mapping and its
 // caveats written out. Where a
 // target cannot express the policy it says so and exports the nearest
 // policy it can express (Translate; with a run, NearestIn picks it by the
@@ -16,7 +16,7 @@ import (
 )
 
 // Targets lists the export targets.
-var Targets = []string{"nginx", "haproxy", "envoy", "kong", "traefik", "go", "redis", "aws-waf", "cloudflare", "fastly"}
+var Targets = []string{"nginx", "haproxy", "envoy", "kong", "traefik", "go", "redis", "aws-waf", "cloudflare", "fastly", "fail2ban"}
 
 // Options tune an export.
 type Options struct {

@@ -153,6 +153,7 @@ sweep:
   - {algorithm: token_bucket, rate: [5, 6, 8, 10], capacity: {from: 50, to: 800, step: 50}}
   - {algorithm: aws_waf_rate, window_s: 60, limit: [300, 600, 900]}
   - {algorithm: fastly_erl, window_s: 60, rate: [10, 20], penalty_box_s: 60}
+  - {algorithm: fail2ban, window_s: 60, limit: [300, 600], mitigation_timeout_s: 60}
 `), nil)
 	if err != nil {
 		t.Fatal(err)

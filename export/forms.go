@@ -68,6 +68,7 @@ var targets = map[string]target{
 	"aws-waf":    {hashComment, awsWAFForms, nearestAWSWAF, writeAWSWAF},
 	"cloudflare": {hashComment, cloudflareForms, nearestCloudflare, writeCloudflare},
 	"fastly":     {hashComment, fastlyForms, nearestFastly, writeFastly},
+	"fail2ban":   {hashComment, fail2banForms, nearestFail2ban, writeFail2ban},
 }
 
 var nginxForms = map[model.Algorithm]form{
@@ -224,6 +225,9 @@ func Translate(p model.Policy, target string) (q model.Policy, fit Fit, why stri
 	p = limitOnly(p)
 	if err := p.Validate(); err != nil {
 		return q, 0, "", err
+	}
+	if p.BlockS > 0 && target == "fail2ban" {
+		return translateFail2banBox(p) // the ban is the box: fail2ban.go
 	}
 	if p.BlockS > 0 {
 		return translateBox(p, target) // penaltybox.go

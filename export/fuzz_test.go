@@ -195,6 +195,9 @@ func checkExport(target, out string) error {
 		return checkCloudflare(out)
 	case "fastly":
 		return checkFastly(out)
+	case "fail2ban":
+		_, err := parseFail2ban(configOf(out))
+		return err
 	}
 	return fmt.Errorf("no parser for %s", target)
 }

@@ -243,26 +243,34 @@ func writeFastly(r *Result, o Options) error {
 	}
 	sharedNodes(r, o, "Fastly service")
 	name := strings.ReplaceAll(o.Zone, "-", "_") // VCL identifiers: letters, digits, '_'
-	entry := byKey(r.Key, "client.ip", `"all"`, func(h string) string { return "req.http." + h })
-	under := "the model counted exactly (undercount_pct 0)"
+	// A header's value has any length, and check_rate returns false
+	// (never limits) for an entry over 256 bytes: the entry is the value's
+	// SHA-256 in hex (64 characters). client.ip and "all" are short.
+	entry := byKey(r.Key, "client.ip", `"all"`, func(h string) string { return "digest.hash_sha256(req.http." + h + ")" })
+	under := "the model counted exactly (undercount_pct 0): sweep undercount_pct=10 to see the worst case"
 	if p.UndercountPct > 0 {
 		under = fmt.Sprintf("the model took %g%% off every count (undercount_pct)", p.UndercountPct)
 	}
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("a key over %g requests per second averaged over its last %d s is penalized for %d min: every request refused (fastly_erl)", p.Rate, p.WindowS, p.PenaltyBoxS/60),
-		"Fastly \"may under count by up to 10%\": "+under,
+		fmt.Sprintf("Fastly \"may under count by up to 10%%\": a key may then send up to %s requests per second averaged over %d s (limit/0.9) before it is penalized, and be penalized later than the model says; %s",
+			trimFloat(math.Floor(p.Rate/0.9*10)/10), p.WindowS, under),
 		"counters are per POP: a client whose requests reach several POPs gets the limit at each")
 	if strings.HasPrefix(r.Key, "header:") {
-		r.Notes = append(r.Notes, "requests without the header share one entry (the empty string)")
+		r.Notes = append(r.Notes,
+			"the entry is the header's SHA-256 (64 hex characters): check_rate never limits an entry over 256 bytes, so a raw header value that long would never be limited; two values share a count only if their SHA-256 collide",
+			"requests without the header share one entry (the hash of the empty string)")
 	}
 	r.Config = fmt.Sprintf(`# declarations (an init snippet, or the top of the custom VCL)
 ratecounter rc_%[1]s { }
 penaltybox pb_%[1]s { }
 
 # in vcl_recv (a recv snippet)
+# Fastly may under count by up to 10%%: a key is penalized only over about
+# %[6]s requests per second (the limit %[4]d / 0.9), not %[4]d.
 if (ratelimit.check_rate(%[2]s, rc_%[1]s, 1, %[3]d, %[4]d, pb_%[1]s, %[5]dm)) {
   error 429 "Too Many Requests";
 }
-`, name, entry, p.WindowS, int64(p.Rate), p.PenaltyBoxS/60)
+`, name, entry, p.WindowS, int64(p.Rate), p.PenaltyBoxS/60, trimFloat(math.Floor(p.Rate/0.9*10)/10))
 	return nil
 }

@@ -268,7 +268,7 @@ func parseCloudflare(conf, key string) (model.Policy, error) {
 var fastlyLines = []*regexp.Regexp{
 	regexp.MustCompile(`^ratecounter (rc_[A-Za-z0-9_]+) \{ \}$`),
 	regexp.MustCompile(`^penaltybox (pb_[A-Za-z0-9_]+) \{ \}$`),
-	regexp.MustCompile(`^if \(ratelimit\.check_rate\((client\.ip|"all"|req\.http\.[A-Za-z][A-Za-z0-9-]*), (rc_[A-Za-z0-9_]+), 1, ([0-9]+), ([0-9]+), (pb_[A-Za-z0-9_]+), ([0-9]+)m\)\) \{$`),
+	regexp.MustCompile(`^if \(ratelimit\.check_rate\((client\.ip|"all"|digest\.hash_sha256\(req\.http\.[A-Za-z][A-Za-z0-9-]*\)), (rc_[A-Za-z0-9_]+), 1, ([0-9]+), ([0-9]+), (pb_[A-Za-z0-9_]+), ([0-9]+)m\)\) \{$`),
 	regexp.MustCompile(`^error 429 "Too Many Requests";$`),
 	regexp.MustCompile(`^\}$`),
 }
@@ -322,7 +322,7 @@ func parseFastly(conf, key string) (model.Policy, error) {
 		return model.Policy{}, fmt.Errorf("limit %d", limit)
 	case ttl < 1 || ttl > 60:
 		return model.Policy{}, fmt.Errorf("ttl %dm", ttl)
-	case map[string]string{"ip": "client.ip", "global": `"all"`, "header:X-Api-Key": "req.http.X-Api-Key"}[key] != c[1]:
+	case map[string]string{"ip": "client.ip", "global": `"all"`, "header:X-Api-Key": "digest.hash_sha256(req.http.X-Api-Key)"}[key] != c[1]:
 		return model.Policy{}, fmt.Errorf("entry %s for key %s", c[1], key)
 	}
 	return model.Policy{Algorithm: model.FastlyERL, WindowS: int(window), Rate: float64(limit), PenaltyBoxS: int(ttl) * 60}, nil
@@ -377,4 +377,36 @@ func checkCloudflare(out string) error {
 func checkFastly(out string) error {
 	_, err := fastlyStatements(configOf(out))
 	return err
+}
+
+// TestFastlyEntryLength: check_rate never limits an entry over 256 bytes,
+// so a header key's entry is its SHA-256 (64 hex characters), and the VCL
+// states the documented under-count beside the check.
+func TestFastlyEntryLength(t *testing.T) {
+	p, _ := model.ParseLabel("fastly_erl window_s=10 rate=100 penalty_box_s=120")
+	for key, entry := range map[string]string{
+		"ip":                      "client.ip",
+		"global":                  `"all"`,
+		"header:X-Api-Key":        "digest.hash_sha256(req.http.X-Api-Key)",
+		"header:Authorization":    "digest.hash_sha256(req.http.Authorization)",
+		"header:X-Very-Long-Name": "digest.hash_sha256(req.http.X-Very-Long-Name)",
+	} {
+		r, err := Export(p, "fastly", Options{Key: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := fastlyStatements(r.Config)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", key, err, r.Config)
+		}
+		if m[2][1] != entry {
+			t.Errorf("%s: entry %s, want %s", key, m[2][1], entry)
+		}
+		if strings.Contains(m[2][1], "req.http.") && !strings.HasPrefix(m[2][1], "digest.hash_sha256(") {
+			t.Errorf("%s: a raw header value as the entry", key)
+		}
+		if !strings.Contains(r.Config, "under count by up to 10%: a key is penalized only over about\n# 111.1 requests per second (the limit 100 / 0.9), not 100.") {
+			t.Errorf("%s: no under-count beside the check:\n%s", key, r.Config)
+		}
+	}
 }

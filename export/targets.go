@@ -320,7 +320,8 @@ c, err := redisstate.Dial("127.0.0.1:6379")
 if err != nil { /* ... */ }
 lim, err := redisstate.NewLimiter(c, p, %[3]q, %[4]s)
 if err != nil { /* ... */ }
-ok, err := lim.Allow(key, time.Now().UnixNano()) // key: %[5]s
+// times in µs since the Unix epoch: the scripts' doubles are exact below 2^53 µs
+ok, err := lim.Allow(key, time.Now().UnixMicro()) // key: %[5]s
 `, goLiteral(p), p.Canonical(), o.Zone, ttl, r.Key)
 	return nil
 }

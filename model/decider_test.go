@@ -211,6 +211,8 @@ func randomPolicy(rng *rand.Rand, a Algorithm) Policy {
 		p.PeriodS, p.Counts = float64(1+rng.IntN(5000))/1000, HAProxyCounts(rng.IntN(2))
 	case AWSWAFRate, CloudflareRule, FastlyERL:
 		p = randomManagedPolicy(rng, a)
+	case Fail2ban:
+		p.Limit, p.MitigationTimeoutS = 1+int64(rng.IntN(8)), 1+rng.IntN(30)
 	}
 	return p
 }

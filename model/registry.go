@@ -181,6 +181,7 @@ func init() {
 		CloudflareRule:      &cloudflareRuleAlgorithm,
 		FastlyERL:           &fastlyERLAlgorithm,
 		AllOf:               &allOfAlgorithm,
+		Fail2ban:            &fail2banAlgorithm,
 	}
 	for a := 1; a < len(registry); a++ {
 		Algorithms = append(Algorithms, Algorithm(a))

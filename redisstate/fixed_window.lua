@@ -1,8 +1,10 @@
 -- Fixed window: one counter per key and window, INCR + PEXPIRE. Window k is
--- [phase + k*window, phase + (k+1)*window), nanoseconds; the caller passes
--- the time, so replays run on a virtual clock.
--- KEYS[1] key. ARGV: mode (decide | peek | charge), now_ns, ttl_ms,
--- window_ns, phase_ns, limit, then (peek) the caller's writes in flight, ns.
+-- [phase + k*window, phase + (k+1)*window). Times are microseconds since
+-- an epoch the caller chooses (Unix time in µs in production), below 2^53
+-- so that Lua's doubles hold them exactly (Unix µs until the year 2255);
+-- the caller passes the time, so replays run on a virtual clock.
+-- KEYS[1] key. ARGV: mode (decide | peek | charge), now_us, ttl_ms,
+-- window_us, phase_us, limit, then (peek) the caller's writes in flight, µs.
 --   decide: INCR first, admit iff the count is <= limit (rejected hits are
 --           counted, which does not change admission), atomically;
 --   peek:   admit iff count + writes in flight in this window < limit

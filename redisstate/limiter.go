@@ -34,9 +34,11 @@ func Script(a model.Algorithm) (string, bool) {
 }
 
 // Limiter is one policy's limiter with its state in Redis, one Redis key
-// (fixed window: one per window) per limiter key. Times are passed in, ns
-// since an epoch of the caller's choice (below 2^53 so that Lua's doubles
-// hold them exactly).
+// (fixed window: one per window) per limiter key. Times are passed in, µs
+// since an epoch of the caller's choice (time.Now().UnixMicro() in
+// production), from 0 to below MaxTimeUs so that Lua's doubles hold them
+// exactly; the model decides the same requests at the same times in ns
+// (µs × 1000).
 type Limiter struct {
 	c      *Client
 	p      model.Policy
@@ -64,37 +66,47 @@ func NewLimiter(c *Client, p model.Policy, prefix string, ttl time.Duration) (*L
 	return &Limiter{c: c, p: p, prefix: prefix, sha: sha.(string), ttlMs: strconv.FormatInt(max(1, ttl.Milliseconds()), 10)}, nil
 }
 
-// Allow decides a request on key at tNs atomically (one script call).
-func (l *Limiter) Allow(key string, tNs int64) (bool, error) { return l.eval("decide", key, tNs, nil) }
+// MaxTimeUs bounds the times passed to a Limiter, µs: 2^53, below which a
+// double holds every integer (Unix µs reach it in the year 2255).
+const MaxTimeUs = 1 << 53
 
-// Peek reports whether a request on key at tNs would be admitted given the
-// store's state plus the caller's own writes still in flight (their times,
-// ascending), without writing.
-func (l *Limiter) Peek(key string, tNs int64, inFlight []int64) (bool, error) {
-	return l.eval("peek", key, tNs, inFlight)
+// Allow decides a request on key at tUs (µs) atomically (one script call).
+func (l *Limiter) Allow(key string, tUs int64) (bool, error) { return l.eval("decide", key, tUs, nil) }
+
+// Peek reports whether a request on key at tUs (µs) would be admitted given
+// the store's state plus the caller's own writes still in flight (their
+// times in µs, ascending), without writing.
+func (l *Limiter) Peek(key string, tUs int64, inFlight []int64) (bool, error) {
+	return l.eval("peek", key, tUs, inFlight)
 }
 
-// Charge writes one admitted request on key at tNs (a node's delayed write).
-func (l *Limiter) Charge(key string, tNs int64) error {
-	_, err := l.eval("charge", key, tNs, nil)
+// Charge writes one admitted request on key at tUs, µs (a node's delayed
+// write).
+func (l *Limiter) Charge(key string, tUs int64) error {
+	_, err := l.eval("charge", key, tUs, nil)
 	return err
 }
 
-func (l *Limiter) eval(mode, key string, tNs int64, inFlight []int64) (bool, error) {
+func (l *Limiter) eval(mode, key string, tUs int64, inFlight []int64) (bool, error) {
+	for _, t := range append([]int64{tUs}, inFlight...) {
+		if t < 0 || t >= MaxTimeUs {
+			return false, fmt.Errorf("redisstate: time %d µs is outside 0 to 2^53 µs (pass µs since an epoch, e.g. time.Now().UnixMicro(), not ns)", t)
+		}
+	}
 	i := strconv.FormatInt
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	args := []string{"EVALSHA", l.sha, "1", l.prefix + ":" + key, mode, i(tNs, 10), l.ttlMs}
+	args := []string{"EVALSHA", l.sha, "1", l.prefix + ":" + key, mode, i(tUs, 10), l.ttlMs}
 	p := l.p
 	switch p.Algorithm {
 	case model.FixedWindow:
-		args = append(args, i(int64(p.WindowS)*1e9, 10), i(int64(p.PhaseS)*1e9, 10), i(p.Limit, 10))
+		args = append(args, i(int64(p.WindowS)*1e6, 10), i(int64(p.PhaseS)*1e6, 10), i(p.Limit, 10))
 	case model.SlidingWindow, model.SlidingLog:
 		l.seq++
 		cr := "0"
 		if p.Algorithm == model.SlidingLog {
 			cr = "1"
 		}
-		args = append(args, i(int64(p.WindowS)*1e9, 10), i(p.Limit, 10), cr, i(l.seq, 10))
+		args = append(args, i(int64(p.WindowS)*1e6, 10), i(p.Limit, 10), cr, i(l.seq, 10))
 	case model.TokenBucket:
 		args = append(args, f(p.Rate), i(p.Capacity, 10))
 	}

@@ -71,6 +71,19 @@ func keyOf(p model.Policy, r model.Request) (string, int) {
 
 const ttl = 24 * time.Hour // longer than any replay: keys expire on the virtual clock's terms only
 
+// baseUs is the Unix time in µs at which the replays start (an hour
+// boundary in 2026): production's times have this magnitude, about 2^50.6,
+// where a double still holds every µs (in ns, about 2^60.6, it does not).
+const baseUs = 1_796_601_600_000_000
+
+// usOf is the time the scripts get for a request at tNs of the scenario: µs
+// since the Unix epoch, the request's µs (the model gets usOf's time too,
+// through nsOf).
+func usOf(tNs int64) int64 { return baseUs + tNs/1000 }
+
+// nsOf is the scenario's time of usOf's µs, ns.
+func nsOf(tNs int64) int64 { return tNs / 1000 * 1000 }
+
 var scriptPolicies = []model.Policy{
 	{Algorithm: model.FixedWindow, WindowS: 60, Limit: 10},
 	{Algorithm: model.FixedWindow, WindowS: 60, Limit: 600, PhaseS: 17},
@@ -106,11 +119,11 @@ func TestScriptsAgreeWithModel(t *testing.T) {
 					k, id := keyOf(p, r)
 					d := deciders[id]
 					if d == nil {
-						d, _ = model.NewDecider(p)
+						d, _ = model.NewDeciderAt(p, baseUs*1000) // windows on the Unix clock, as the script's
 						deciders[id] = d
 					}
-					want := d.Allow(r.TNs)
-					got, err := lim.Allow(k, r.TNs)
+					want := d.Allow(nsOf(r.TNs))
+					got, err := lim.Allow(k, usOf(r.TNs))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -205,10 +218,10 @@ func replayNodes(t *testing.T, lim *Limiter, p model.Policy, reqs []model.Reques
 		var ok bool
 		var err error
 		if lagNs == 0 {
-			ok, err = lim.Allow(k, r.TNs)
+			ok, err = lim.Allow(k, usOf(r.TNs))
 		} else {
 			for len(queue) > 0 && queue[0].t+lagNs <= r.TNs {
-				if err := lim.Charge(queue[0].key, queue[0].t); err != nil {
+				if err := lim.Charge(queue[0].key, usOf(queue[0].t)); err != nil {
 					t.Fatal(err)
 				}
 				queue = queue[1:]
@@ -218,7 +231,11 @@ func replayNodes(t *testing.T, lim *Limiter, p model.Policy, reqs []model.Reques
 			for len(pend) > 0 && pend[0]+lagNs <= r.TNs {
 				pend = pend[1:]
 			}
-			if ok, err = lim.Peek(k, r.TNs, pend); ok {
+			pendUs := make([]int64, len(pend))
+			for i, t := range pend {
+				pendUs[i] = usOf(t)
+			}
+			if ok, err = lim.Peek(k, usOf(r.TNs), pendUs); ok {
 				queue = append(queue, write{r.TNs, k})
 				pend = append(pend, r.TNs)
 			}
@@ -232,4 +249,18 @@ func replayNodes(t *testing.T, lim *Limiter, p model.Policy, reqs []model.Reques
 		}
 	}
 	return admitted
+}
+
+// A time in ns since the Unix epoch (above 2^53) is refused before it
+// reaches a script, naming the unit.
+func TestLimiterRefusesNs(t *testing.T) {
+	l := &Limiter{p: model.Policy{Algorithm: model.FixedWindow, WindowS: 60, Limit: 10}}
+	for _, tUs := range []int64{time.Now().UnixNano(), MaxTimeUs, -1} {
+		if _, err := l.Allow("k", tUs); err == nil || !strings.Contains(err.Error(), "µs") {
+			t.Errorf("Allow at %d: %v, want an error naming µs", tUs, err)
+		}
+	}
+	if _, err := l.Peek("k", baseUs, []int64{time.Now().UnixNano()}); err == nil {
+		t.Error("Peek with a write in flight in ns: accepted")
+	}
 }

@@ -1,10 +1,12 @@
 -- Sliding log: a sorted set per key, one member per logged request, scored
--- by its time in ns; a request at now is admitted iff fewer than limit
--- members lie in (now - window, now].
--- KEYS[1] key. ARGV: mode (decide | peek | charge), now_ns, ttl_ms,
--- window_ns, limit, count_rejected (1: log every attempt, sliding_log;
+-- by its time; a request at now is admitted iff fewer than limit members
+-- lie in (now - window, now]. Times are microseconds since an epoch the
+-- caller chooses (Unix time in µs in production), below 2^53 so that
+-- Lua's doubles and the scores hold them exactly (Unix µs until 2255).
+-- KEYS[1] key. ARGV: mode (decide | peek | charge), now_us, ttl_ms,
+-- window_us, limit, count_rejected (1: log every attempt, sliding_log;
 -- 0: admitted requests only, sliding_window), member (unique), then (peek)
--- the caller's writes in flight, ns.
+-- the caller's writes in flight, µs.
 local mode, now, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local window, limit = tonumber(ARGV[4]), tonumber(ARGV[5])
 local countRejected, member = ARGV[6] == '1', ARGV[7]

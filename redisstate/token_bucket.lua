@@ -1,10 +1,13 @@
 -- Token bucket with x/time/rate's arithmetic: a hash per key holds tokens
 -- (a double, written with 17 significant digits so it round-trips) and the
--- time of the last admitted request, ns. A new key is a full bucket; refill
--- is continuous; a request takes one token; a deficit worth less than 1 ns
--- of refill is forgiven; a rejected request changes nothing.
--- KEYS[1] key. ARGV: mode (decide | peek | charge), now_ns, ttl_ms, rate
--- (tokens/s), capacity, then (peek) the caller's writes in flight, ns.
+-- time of the last admitted request. Times are microseconds since an epoch
+-- the caller chooses (Unix time in µs in production), below 2^53 so that
+-- Lua's doubles hold them exactly (Unix µs until the year 2255). A new key
+-- is a full bucket; refill is continuous; a request takes one token; a
+-- deficit worth less than 1 ns of refill is forgiven; a rejected request
+-- changes nothing.
+-- KEYS[1] key. ARGV: mode (decide | peek | charge), now_us, ttl_ms, rate
+-- (tokens/s), capacity, then (peek) the caller's writes in flight, µs.
 local mode, now, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local rate, cap = tonumber(ARGV[4]), tonumber(ARGV[5])
 local key = KEYS[1]
@@ -14,7 +17,7 @@ if h[1] then tokens, last = tonumber(h[1]), tonumber(h[2]) end
 local function refill(t)
   if not tokens then return cap end
   local e = t - last
-  local elapsed = math.floor(e / 1e9) + (e % 1e9) / 1e9
+  local elapsed = math.floor(e / 1e6) + (e % 1e6) / 1e6
   return math.min(cap, tokens + elapsed * rate)
 end
 local function store(tk)

@@ -24,7 +24,7 @@ var keyShardValues = map[string]string{
 	"penalty_box_s": "[60, 120]", "undercount_pct": "[0, 10]",
 	// Where an algorithm allows only some values (the managed rules).
 	"aws_waf_rate.window_s": "[60, 120]", "aws_waf_rate.limit": "[10, 20]",
-	"cloudflare_rule.period_s": "[10, 60]", "fastly_erl.window_s": "[1, 10]", "fastly_erl.rate": "[10, 20]",
+	"cloudflare_rule.period_s": "[10, 60]", "fastly_erl.window_s": "[1, 10]", "fail2ban.mitigation_timeout_s": "[5, 60]", "fastly_erl.rate": "[10, 20]",
 }
 
 // everyAlgorithmSweep is a sweep: value with an entry per registered

@@ -139,7 +139,7 @@ words=(ratesweep '`+strings.Join(words, "' '")+`'); CURRENT=${#words}; _rateswee
 				"inspect --csv-time-format ": {"unix", "unix_ms", "unix_us", "unix_ns", "rfc3339", "clf", "auto"},
 				"schema ":                    {"spec", "scenario"},
 				"export --to nginx ": {"fixed_window", "sliding_window", "token_bucket", "sliding_log", "sliding_counter",
-					"gcra", "nginx", "fixed_window_anchored", "concurrency", "haproxy_rate", "aws_waf_rate", "cloudflare_rule", "fastly_erl", "all_of"},
+					"gcra", "nginx", "fixed_window_anchored", "concurrency", "haproxy_rate", "aws_waf_rate", "cloudflare_rule", "fastly_erl", "all_of", "fail2ban"},
 				"completion ": {"bash", "zsh", "fish"},
 			} {
 				got := complete[shell](t, script, append(strings.Fields(words), "")...)
