@@ -29,9 +29,12 @@ tables: build
 vet:
 	$(GO) vet ./...
 
-# Rewrite the tables docs/ generates from the code (docs/compatibility.md).
+# Rewrite what is generated from the code: the tables in docs/
+# (compatibility.md, algorithms.md) and the JSON Schemas in configs/.
 docs:
 	$(GO) test ./sweep -run TestCompatibilityDoc -count=1 -update-docs
+	$(GO) run ./cmd/ratesweep schema spec > configs/ratesweep.schema.json
+	$(GO) run ./cmd/ratesweep schema scenario > configs/scenario.schema.json
 
 unit:
 	$(GO) test ./...
