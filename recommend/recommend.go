@@ -9,17 +9,14 @@
 package recommend
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
-	"github.com/ratesweep/ratesweep/sweep"
 )
 
 // Bound is one side of a constraint: a percentage (of the requests
@@ -94,65 +91,6 @@ func (o *Options) tieMetric() string {
 	return "missed_pct"
 }
 
-// Interval is a mean over replicates (or runs) with its 95% confidence
-// interval (Student's t). Fewer than minIntervalN values give no interval:
-// Lo and Hi equal the mean.
-type Interval struct {
-	Mean float64 `json:"mean"`
-	Lo   float64 `json:"lo"`
-	Hi   float64 `json:"hi"`
-	N    int     `json:"n"`
-}
-
-// minIntervalN is the fewest values an interval is computed from: with two,
-// Student's t at one degree of freedom (12.7) makes it wider than any
-// metric's range.
-const minIntervalN = 3
-
-// HasInterval reports whether v carries a confidence interval.
-func (v Interval) HasInterval() bool { return v.N >= minIntervalN }
-
-// interval is the mean of counts (>= 0) with its interval, clamped at 0.
-func interval(v []float64) Interval { return intervalIn(v, 0, math.Inf(1)) }
-
-// pctInterval is the mean of percentages with its interval, clamped to
-// [0, 100].
-func pctInterval(v []float64) Interval { return intervalIn(v, 0, 100) }
-
-// intervalIn is the mean of v with its 95% interval clamped to [lo, hi],
-// the range the metric can take.
-func intervalIn(v []float64, lo, hi float64) Interval {
-	n := len(v)
-	if n == 0 {
-		return Interval{}
-	}
-	var sum float64
-	for _, x := range v {
-		sum += x
-	}
-	m := sum / float64(n)
-	if n < minIntervalN {
-		return Interval{m, m, m, n}
-	}
-	var ss float64
-	for _, x := range v {
-		ss += (x - m) * (x - m)
-	}
-	h := tQuantile(n-1) * math.Sqrt(ss/float64(n-1)/float64(n))
-	return Interval{m, max(lo, m-h), min(hi, m+h), n}
-}
-
-// tQuantile is the 0.975 quantile of Student's t with df degrees of freedom.
-func tQuantile(df int) float64 {
-	t := []float64{0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
-	if df < len(t) {
-		return t[df]
-	}
-	return 1.96 + 2.4/float64(df) // within 0.002 above 30
-}
-
 // ClientCut is one legitimate client a policy cuts (means over replicates).
 type ClientCut struct {
 	Client  string  `json:"client"`
@@ -206,245 +144,6 @@ func (m *Measure) metric(name string) float64 {
 		return m.MissedPct.Mean
 	}
 	panic("recommend: unknown metric " + name)
-}
-
-// Run is one run directory's policies by label.
-type Run struct {
-	Dir      string
-	Labels   []string // in point_id order
-	Measures map[string]*Measure
-	// Offered is each client's requests per second, for scenario runs
-	// (from the spec in the files' metadata; nil for log runs).
-	Offered map[string][]float64
-}
-
-// scenarioOffered reads the scenario of a run from its metadata and
-// returns each client's requests per second (nil for a log run).
-func scenarioOffered(run *sweep.RunDir) map[string][]float64 {
-	spec, err := sweep.ParseSpec([]byte(run.SpecYAML), nil)
-	if err != nil || spec.Scenario == nil {
-		return nil
-	}
-	out := map[string][]float64{}
-	for _, c := range spec.Scenario.Clients {
-		a := make([]float64, spec.Scenario.DurationS)
-		for _, sg := range c.Segments {
-			for t := sg.T0; t < sg.T1 && t < len(a); t++ {
-				a[t] += sg.Rate
-			}
-		}
-		out[c.Name] = a
-	}
-	return out
-}
-
-// clientWhy states a client's traffic against policy p's bound, as p's
-// algorithm words it (its most requests in one window, its largest burst
-// above the rate), or "".
-func clientWhy(p model.Policy, a []float64) string {
-	if d := p.Algorithm.Describe(); d != nil && d.Bound != nil {
-		return d.Bound(p, a)
-	}
-	return ""
-}
-
-// ReadRun reads a run directory's points and clients, accepting an
-// incomplete run or NULL metrics (RecommendDirs refuses them unless
-// Options.AllowIncomplete); rows listed twice are refused.
-func ReadRun(ctx context.Context, dir string) (*Run, error) {
-	d, err := sweep.OpenRun(dir, sweep.OpenOptions{AllowIncomplete: true})
-	if err != nil {
-		return nil, err
-	}
-	return readRun(ctx, d)
-}
-
-// readRun is ReadRun of an opened run.
-func readRun(ctx context.Context, d *sweep.RunDir) (*Run, error) { return readRunList(ctx, d, true) }
-
-// readRunList is readRun; with list false, without each policy's list of
-// clients cut (only its worst client per replicate), in memory that does
-// not grow with the clients.
-func readRunList(ctx context.Context, d *sweep.RunDir, list bool) (*Run, error) {
-	dir := d.Dir
-	rows, err := sweep.ReadRunPoints(ctx, d)
-	if err != nil {
-		return nil, err
-	}
-	run := &Run{Dir: dir, Measures: map[string]*Measure{}}
-	if list { // the clients cut say why from their offered rates
-		run.Offered = scenarioOffered(d)
-	}
-	byID := map[int64]*repAcc{}
-	var order []*repAcc
-	var labels []string
-	for i := range rows {
-		r := &rows[i]
-		a := byID[r.PointID]
-		if a == nil {
-			a = &repAcc{id: r.PointID}
-			byID[r.PointID] = a
-			order = append(order, a)
-			labels = append(labels, r.Key())
-		}
-		a.add(&r.Metrics)
-	}
-	perClient := map[int64]*clientAcc{}
-	err = sweep.ScanClients(ctx, dir, func(c *sweep.ClientRow) error {
-		pc := perClient[c.PointID]
-		if pc == nil {
-			pc = newClientAcc()
-			pc.worstOnly = !list
-			perClient[c.PointID] = pc
-		}
-		pc.add(c)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for i, a := range order {
-		m := a.measure()
-		pc := perClient[m.PointID]
-		if pc == nil {
-			pc = newClientAcc()
-		}
-		pc.fill(m, len(a.fc), list)
-		if _, dup := run.Measures[labels[i]]; !dup {
-			run.Labels = append(run.Labels, labels[i])
-		}
-		run.Measures[labels[i]] = m
-	}
-	if len(run.Labels) == 0 {
-		return nil, &sweep.InputError{Msg: dir + ": no points"}
-	}
-	return run, nil
-}
-
-// repAcc gathers one point's replicates (in replicate order).
-type repAcc struct {
-	id                     int64
-	fc, mi, ca, lp, mp, cp []float64
-	lb                     []float64 // legit_blocked_s
-	offL, offA             float64
-	react                  reactAcc
-	cost                   costAcc
-}
-
-func (a *repAcc) add(r *model.Metrics) {
-	a.fc = append(a.fc, float64(r.FalseCut))
-	a.mi = append(a.mi, float64(r.Missed))
-	a.ca = append(a.ca, float64(r.Caught))
-	a.lp = append(a.lp, r.LegitCutPct)
-	a.mp = append(a.mp, r.MissedPct)
-	a.cp = append(a.cp, pct(float64(r.Caught), float64(r.OfferedAbusive)))
-	a.lb = append(a.lb, r.LegitBlockedS)
-	a.offL += float64(r.OfferedLegit)
-	a.offA += float64(r.OfferedAbusive)
-	if r.Reactions.Measured {
-		a.react.add(r)
-	}
-	if r.Cost.Measured {
-		a.cost.add(r)
-	}
-}
-
-// reset empties a for point id, keeping its buffers.
-func (a *repAcc) reset(id int64) {
-	a.react.reset()
-	a.cost.reset()
-	*a = repAcc{id: id, fc: a.fc[:0], mi: a.mi[:0], ca: a.ca[:0], lp: a.lp[:0], mp: a.mp[:0], cp: a.cp[:0], lb: a.lb[:0], react: a.react, cost: a.cost}
-}
-
-// measure is the point's metrics over its replicates (no clients).
-func (a *repAcc) measure() *Measure {
-	n := float64(len(a.fc))
-	m := &Measure{PointID: a.id, OfferedLegit: a.offL / n, OfferedAbusive: a.offA / n,
-		FalseCut: interval(a.fc), Missed: interval(a.mi), Caught: interval(a.ca),
-		LegitCutPct: pctInterval(a.lp), MissedPct: pctInterval(a.mp), CaughtPct: pctInterval(a.cp),
-		LegitBlockedS: interval(a.lb)}
-	a.react.fill(m)
-	a.cost.fill(m)
-	return m
-}
-
-// clientAcc sums one point's legitimate clients over its replicates
-// ("other keys" rows of log runs aggregate many keys and are left out),
-// and keeps each replicate's worst client. Rows come in replicate order.
-type clientAcc struct {
-	sums           map[string]*[2]float64 // offered, cut
-	rep            int64                  // the replicate being read; -1 before the first
-	repPct, repCut float64                // its worst client so far
-	pcts, cuts     []float64              // the worst client of each replicate read
-	worstOnly      bool                   // no sums: the worst clients only
-}
-
-func newClientAcc() *clientAcc { return &clientAcc{sums: map[string]*[2]float64{}, rep: -1} }
-
-func (pc *clientAcc) add(c *sweep.ClientRow) {
-	if c.Class != "legit" || strings.HasPrefix(c.Client, "other keys") {
-		return
-	}
-	if int64(c.Replicate) != pc.rep {
-		pc.endReplicate()
-		pc.rep = int64(c.Replicate)
-	}
-	pc.repPct = max(pc.repPct, pct(float64(c.Cut), float64(c.Offered)))
-	pc.repCut = max(pc.repCut, float64(c.Cut))
-	if pc.worstOnly {
-		return
-	}
-	x := pc.sums[c.Client]
-	if x == nil {
-		x = &[2]float64{}
-		pc.sums[strings.Clone(c.Client)] = x // the row's string may be a batch's buffer
-	}
-	x[0] += float64(c.Offered)
-	x[1] += float64(c.Cut)
-}
-
-func (pc *clientAcc) endReplicate() {
-	if pc.rep >= 0 {
-		pc.pcts, pc.cuts = append(pc.pcts, pc.repPct), append(pc.cuts, pc.repCut)
-	}
-	pc.rep, pc.repPct, pc.repCut = -1, 0, 0
-}
-
-// fill sets m's worst client (the largest share and count cut from one
-// legitimate client in each replicate, as means over reps replicates with
-// their intervals; a replicate without rows cut nobody) and, when list,
-// the clients cut (most first, means over the replicates).
-func (pc *clientAcc) fill(m *Measure, reps int, list bool) {
-	pc.endReplicate()
-	for len(pc.pcts) < reps {
-		pc.pcts, pc.cuts = append(pc.pcts, 0), append(pc.cuts, 0)
-	}
-	m.WorstClientPctI, m.WorstClientCutI = pctInterval(pc.pcts), interval(pc.cuts)
-	m.WorstClientPct, m.WorstClientCut = m.WorstClientPctI.Mean, m.WorstClientCutI.Mean
-	if !list {
-		return
-	}
-	n := float64(reps)
-	for name, x := range pc.sums {
-		c := ClientCut{Client: name, Offered: x[0] / n, Cut: x[1] / n}
-		c.Pct = pct(c.Cut, c.Offered)
-		if c.Cut > 0 {
-			m.Clients = append(m.Clients, c)
-		}
-	}
-	sort.Slice(m.Clients, func(i, j int) bool {
-		if m.Clients[i].Cut != m.Clients[j].Cut {
-			return m.Clients[i].Cut > m.Clients[j].Cut
-		}
-		return m.Clients[i].Client < m.Clients[j].Client
-	})
-}
-
-func pct(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return 100 * a / b
 }
 
 // Check is one constraint at one policy in one run.
@@ -594,19 +293,6 @@ type RunFit struct {
 	// run than this run's own best feasible policy, which is Own.
 	Regret float64 `json:"regret_pp"`
 	Own    string  `json:"own_best,omitempty"`
-}
-
-// Neighbor is the choice with one parameter moved one grid step.
-type Neighbor struct {
-	Label       string  `json:"policy"`
-	Param       string  `json:"param"`
-	Value       float64 `json:"value"`
-	LegitCutPct float64 `json:"legit_cut_pct"` // worst run
-	MissedPct   float64 `json:"missed_pct"`    // worst run
-	DLegitCut   float64 `json:"d_legit_cut_pp"`
-	DMissed     float64 `json:"d_missed_pp"`
-	Feasible    bool    `json:"feasible"`
-	Cliff       bool    `json:"cliff"`
 }
 
 // Result is a recommendation.
@@ -890,8 +576,6 @@ func (o *Options) dropOut(alg string, n int, label string, runs []*Run) string {
 		alg, n, settings, label, strings.Join(miss, " and "))
 }
 
-func round2(v float64) float64 { return math.Round(v*100) / 100 }
-
 func indexOfRun(runs []*Run, dir string) int {
 	for i, r := range runs {
 		if r.Dir == dir {
@@ -922,99 +606,3 @@ func better(obj, tie, bestObj, bestTie float64) bool {
 }
 
 func algorithmOf(label string) string { a, _, _ := strings.Cut(label, " "); return a }
-
-// neighbors fills in the choice's neighbours: for each parameter, the
-// policies equal but for that parameter at the next lower and higher value
-// among the policies (of every run); and the grid-edge warnings.
-func neighbors(ch *Choice, labels []string, pols []model.Policy, runs []*Run, o *Options) {
-	p, err := model.ParseLabel(ch.Label)
-	if err != nil {
-		return
-	}
-	worst := func(l string) (lc, mi float64, ok bool) {
-		ok = true
-		for _, r := range runs {
-			m := r.Measures[l]
-			lc, mi = max(lc, m.LegitCutPct.Mean), max(mi, m.MissedPct.Mean)
-			ok = ok && feasible(o.checks(m))
-		}
-		return
-	}
-	lc0, mi0, _ := worst(ch.Label)
-	for _, prm := range model.Params {
-		if !p.Algorithm.Takes(prm.Name) || prm.Values != nil {
-			continue
-		}
-		// The values of prm among policies equal to p in every other parameter.
-		var vals []float64
-		at := map[float64]string{}
-		for k, l := range labels {
-			q := pols[k]
-			if q.Algorithm != p.Algorithm {
-				continue
-			}
-			v := q.Value(prm.Name)
-			q.Set(prm.Name, p.Value(prm.Name))
-			if q.Canonical() != p.Canonical() {
-				continue
-			}
-			vals = append(vals, v)
-			at[v] = l
-		}
-		if len(vals) < 2 {
-			continue
-		}
-		slices.Sort(vals)
-		i := slices.Index(vals, p.Value(prm.Name))
-		if i < 0 {
-			continue
-		}
-		if i == 0 && (vals[0] > prm.Min || prm.MinOpen) { // nothing lies below a parameter's least value
-			ch.Edges = append(ch.Edges, edgeHint(prm, vals[0], "smallest", "below"))
-		}
-		if i == len(vals)-1 {
-			ch.Edges = append(ch.Edges, edgeHint(prm, vals[i], "largest", "above"))
-		}
-		for _, j := range []int{i - 1, i + 1} {
-			if j < 0 || j >= len(vals) {
-				continue
-			}
-			l := at[vals[j]]
-			lc, mi, ok := worst(l)
-			n := Neighbor{Label: l, Param: prm.Name, Value: vals[j], LegitCutPct: lc, MissedPct: mi,
-				DLegitCut: lc - lc0, DMissed: mi - mi0, Feasible: ok}
-			n.Cliff = math.Abs(n.DLegitCut) > o.CliffPP || math.Abs(n.DMissed) > o.CliffPP
-			ch.Cliff = ch.Cliff || n.Cliff
-			ch.Neighbors = append(ch.Neighbors, n)
-		}
-	}
-}
-
-// edgeHint warns that the choice has parameter prm at v, the end (the
-// "smallest" or "largest") of the values swept. A setting's range should be
-// extended past it; a property of the system (a backend's service time) or
-// a deployment choice (nodes) is not the limit's setting to turn, so the
-// warning says what the choice assumes.
-func edgeHint(prm model.Param, v float64, end, side string) string {
-	if prm.Role == model.System {
-		return fmt.Sprintf("%s=%s is the %s %s swept, and %s is a property of the system, not a setting: the choice holds where the system's %s is %s; measure it", prm.Name, num(v), end, prm.Name, prm.Name, prm.Name, num(v))
-	}
-	if prm.Role == model.Deployment {
-		return fmt.Sprintf("%s=%s is the %s %s swept, and %s is how the limiter is deployed, not a setting: the choice holds with %s=%s", prm.Name, num(v), end, prm.Name, prm.Name, prm.Name, num(v))
-	}
-	return fmt.Sprintf("%s=%s is the %s %s swept: extend %s %s it", prm.Name, num(v), end, prm.Name, prm.Name, side)
-}
-
-// why says in words when the policy cuts a client.
-func why(label string) string {
-	p, err := model.ParseLabel(label)
-	if err != nil {
-		return ""
-	}
-	if d := p.Algorithm.Describe(); d != nil && d.Why != nil {
-		return d.Why(p)
-	}
-	return ""
-}
-
-func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
