@@ -128,6 +128,7 @@ fuzz-smoke:
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzW3C$$' -fuzztime 60s
 	$(GO) test ./sweep -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime 30s
 	$(GO) test ./model -run '^$$' -fuzz '^FuzzParseScenario$$' -fuzztime 30s
+	$(GO) test ./model -run '^$$' -fuzz '^FuzzPolicyLabel$$' -fuzztime 20s
 	$(GO) test ./report -run '^$$' -fuzz '^FuzzTableWriters$$' -fuzztime 30s
 	$(GO) test ./report -run '^$$' -fuzz '^FuzzFigureText$$' -fuzztime 20s
 	$(GO) test ./report -run '^$$' -fuzz '^FuzzClientsFigureSVG$$' -fuzztime 20s
