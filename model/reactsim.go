@@ -2,6 +2,7 @@ package model
 
 import (
 	"container/heap"
+	"fmt"
 	"math/rand/v2"
 )
 
@@ -55,6 +56,11 @@ type reactor struct {
 	labels               []Stage
 	attemptsBy, servedBy [4]int64
 	other                delayStats
+	// statuses are the intended requests' response statuses, and cost what
+	// each costs, for a decider that weighs requests (count_if, costs;
+	// weighed.go); nil: Allow decides.
+	statuses []int16
+	cost     int64
 	// raOf is the decider ra was found for: the type assertion of
 	// RetryAfter once per decider, not once per retry.
 	raOf Decider
@@ -140,6 +146,7 @@ func (r *reactor) startStream(rx *Reaction, times []int64, seed1, seed2 uint64) 
 	r.rx, r.times, r.next, r.retries, r.seq = rx, times, 0, r.retries[:0], 0
 	r.served, r.res = 0, ClientReaction{}
 	r.labels, r.attemptsBy, r.servedBy = nil, [4]int64{}, [4]int64{}
+	r.statuses, r.cost = r.statuses[:0], 1
 	r.other.reset()
 	r.pcg.Seed(seed1, seed2)
 	r.budgetIn.reset(budgetTTLS)
@@ -186,7 +193,13 @@ func (r *reactor) step(d Decider, endNs int64, shaped *delayStats) {
 	if r.labels != nil {
 		r.attemptsBy[r.labels[ev.req]]++
 	}
-	if d.Allow(ev.t) {
+	var ok bool
+	if rd, weighs := d.(RequestDecider); weighs && len(r.statuses) > 0 {
+		ok = rd.AllowRequest(ev.t, r.cost, int(r.statuses[ev.req])) // a retry is its request again
+	} else {
+		ok = d.Allow(ev.t)
+	}
+	if ok {
 		if rx.ThrottleK > 0 {
 			r.accepted.add(ev.t/secondNs, 1)
 		}
@@ -351,10 +364,17 @@ type reactSim struct {
 // or one key for all (key global), on one node.
 func ReactionsSupport(p Policy) error {
 	switch {
-	case p.Key == KeyBoth:
-		return fieldErr("key", "clients that react are simulated with key client, address, account or global, not both")
+	case p.Key == KeyBoth || p.Key == KeyOrg:
+		return fieldErr("key", "clients that react are simulated with key client, address, account or global, not %s", p.Key)
 	case p.Nodes > 1 || p.State != Local || p.SyncMs != 0 || p.LB != RoundRobin:
 		return fieldErr("nodes", "clients that react are simulated on one node (nodes 1, state local, no sync_ms)")
+	}
+	if p.Stack != nil {
+		for i, c := range p.Stack.Components {
+			if c.Key == KeyGlobal || c.Key == KeyOrg { // shared by clients, which react one at a time
+				return fieldErr(fmt.Sprintf("all_of[%d].key", i), "clients that react are simulated with an all_of's components on each client's own key, not %s", c.Key)
+			}
+		}
 	}
 	return nil
 }
@@ -406,6 +426,16 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 			times = s.events[i]
 		}
 		rs.rs[i].start(&sc.Clients[i].React, times, s.keySeed, s.keyRep, sc.stream(i))
+		if p.Weighed() { // each intended request's status and cost, as runWeighed draws them
+			r, c := rs.rs[i], &sc.Clients[i]
+			pcg := rand.NewPCG(0, 0)
+			rng := rand.New(pcg)
+			seedFails(pcg, s.keySeed, s.keyRep, sc.stream(i))
+			for range times {
+				r.statuses = append(r.statuses, int16(c.nextStatus(rng)))
+			}
+			r.cost = c.RequestCost()
+		}
 	}
 	if p.Key == KeyGlobal {
 		rs.runShared(d, nc, endNs, shaped)

@@ -274,3 +274,36 @@ func TestReactionsEqualReferenceLoop(t *testing.T) {
 		}
 	}
 }
+
+// Clients that retry are decided on their requests' responses and costs: a
+// count_if counts their failures, and a cost above the limit is never
+// admitted (both were decided as unknown responses of cost 1).
+func TestReactionsWeighRequests(t *testing.T) {
+	sc, err := ParseScenario([]byte(`
+name: weighed retries
+duration_s: 10
+clients:
+  - {name: failing, class: legit, segments: [[0, 10, 1]], fail_share: 1, on_reject: {retry: immediate, max_retries: 2}}
+  - {name: costly, class: legit, segments: [[0, 10, 1]], cost: 3, on_reject: {retry: backoff, max_retries: 2, base_s: 0.5}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorkload(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		p    Policy
+		want [2]int64
+	}{
+		{Policy{Algorithm: FixedWindow, WindowS: 60, Limit: 2, CountIf: "401", Costed: true}, [2]int64{2, 0}}, // 401s count; a cost of 3 never fits 2
+		{Policy{Algorithm: FixedWindow, WindowS: 60, Limit: 2, CountIf: "500", Costed: true}, [2]int64{10, 0}},
+	} {
+		var out Outcome
+		w.NewSimulator().Run(c.p, &out)
+		if got := [2]int64{out.Clients[0].Admitted, out.Clients[1].Admitted}; got != c.want {
+			t.Errorf("%s: served %v, want %v", c.p, got, c.want)
+		}
+	}
+}

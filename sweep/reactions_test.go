@@ -94,6 +94,23 @@ sweep:
 	}
 }
 
+// Reacting clients decide one at a time: a key they share (org), or an
+// all_of component on one (global, org), is refused with the component's
+// field rather than decided per client.
+func TestReactionsRefuseSharedComponents(t *testing.T) {
+	for _, c := range []struct{ entry, want string }{
+		{"{algorithm: token_bucket, rate: 1, capacity: 1, key: org}", "sweep[0].key"},
+		{"{all_of: [{algorithm: token_bucket, rate: 1, capacity: 1}, {algorithm: fixed_window, window_s: 10, limit: 3, key: global}], rejected_counts: none}", "sweep[0].all_of[1].key"},
+		{"{all_of: [{algorithm: token_bucket, rate: 1, capacity: 1, key: org}, {algorithm: fixed_window, window_s: 10, limit: 3}], rejected_counts: all}", "sweep[0].all_of[0].key"},
+	} {
+		y := "name: r\nscenario:\n  name: s\n  duration_s: 10\n  clients:\n    - {name: c, class: legit, segments: [[0, 10, 1]], on_reject: {retry: immediate, max_retries: 2}}\nsweep:\n  - " + c.entry + "\n"
+		_, err := ParseSpec([]byte(y), nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one naming %s", c.entry, err, c.want)
+		}
+	}
+}
+
 // An overlay client that reacts has a key of its own: one given the log's
 // keys is refused with the field.
 func TestReactionsRefuseOverlayOnLogKeys(t *testing.T) {
