@@ -299,3 +299,89 @@ func checkBatches(t *testing.T, r *rand.Rand, sc *model.Scenario, sim *model.Sim
 	}
 	return n
 }
+
+// retryShapes are the combinations checked with clients that retry (one
+// node; key client or global). Add a row to check another.
+var retryShapes = []policyShape{
+	{name: "leaf", draw: withModifiers()},
+	{name: "count_if+block_levels", draw: withModifiers("count_if", "block_levels")},
+	{name: "global", draw: func(r *rand.Rand) model.Policy {
+		p := withModifiers("block_s")(r)
+		p.Key = []model.Key{model.KeyGlobal, model.KeyOrg}[r.IntN(2)]
+		return p
+	}},
+	{name: "all_of", draw: func(r *rand.Rand) model.Policy {
+		p := randomStack(-1, "block_s")(r)
+		for i := range p.Stack.Components {
+			p.Stack.Components[i].Key = []model.Key{model.KeyClient, model.KeyClient, model.KeyGlobal}[r.IntN(3)]
+		}
+		return p
+	}},
+}
+
+// TestReferenceRetries checks Simulator.Run with clients that retry (at
+// once, or after a back-off without jitter) against the reference on random
+// scenarios and policies.
+func TestReferenceRetries(t *testing.T) {
+	const trials = 300
+	start := time.Now()
+	r := rand.New(rand.NewPCG(43, 9))
+	pairs, skipped := map[string]int{}, map[string]int{}
+	for trial := range trials {
+		sc := reference.RandomScenario(r, false, r.IntN(4) == 0)
+		retries := make([]reference.Retry, len(sc.Clients))
+		for i := range sc.Clients {
+			c := &sc.Clients[i]
+			if r.IntN(4) == 0 {
+				continue
+			}
+			c.React.Retry, c.React.MaxRetries = model.RetryImmediate, 1+r.IntN(4)
+			if r.IntN(2) == 0 {
+				c.React.Retry, c.React.BaseS, c.React.CapS = model.RetryBackoff, []float64{0.25, 0.5, 1}[r.IntN(3)], []float64{0, 1, 2}[r.IntN(3)]
+			}
+			retries[i] = reference.Retry{MaxRetries: c.React.MaxRetries, BaseS: c.React.BaseS, CapS: c.React.CapS}
+		}
+		w, err := model.NewWorkload(sc)
+		if err != nil {
+			t.Fatalf("trial %d: scenario: %v\n%s", trial, err, sc.YAML())
+		}
+		seed := r.Uint64()
+		sim := w.NewSimulator()
+		sim.SetReplicate(seed, 0)
+		reqs := reference.ScenarioRequests(sc, w.Realise(seed, 0, nil))
+		for range 10 {
+			shape := retryShapes[r.IntN(len(retryShapes))]
+			p := shape.draw(r)
+			p.Costed = sc.Costed()
+			if p.Validate() != nil || model.ReactionsSupport(p) != nil {
+				skipped[shape.name]++
+				continue
+			}
+			pairs[shape.name]++
+			var out model.Outcome
+			sim.Run(p, &out)
+			served, err := reference.EvaluateRetries(p, reqs, 0, int64(sc.DurationS)*1e9, func(c int64) reference.Retry { return retries[c] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]int64, len(sc.Clients))
+			for i, ok := range served {
+				if ok {
+					want[reqs[i].Client]++
+				}
+			}
+			got := make([]int64, len(out.Clients))
+			for i, c := range out.Clients {
+				got[i] = c.Admitted
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("trial %d (seed %d): %s", trial, seed, reproduction(p, sc, reqs, "Run with retries", got, want))
+			}
+		}
+	}
+	total := 0
+	for _, n := range pairs {
+		total += n
+	}
+	t.Logf("%d (scenario, policy) pairs in %v: %v; refused (skipped): %v", total, time.Since(start).Round(time.Millisecond), pairs, skipped)
+}
