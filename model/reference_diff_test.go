@@ -167,7 +167,7 @@ func shrinkScenario(sc *model.Scenario, fails func(*model.Scenario) bool) *model
 // TestReferenceScenarios checks Simulator.Run and its batch forms against
 // the reference on random scenarios and policies.
 func TestReferenceScenarios(t *testing.T) {
-	const trials = 1200
+	const trials = 2500
 	start := time.Now()
 	r := rand.New(rand.NewPCG(43, 7))
 	pairs, skipped := map[string]int{}, map[string]int{}
@@ -323,7 +323,7 @@ var retryShapes = []policyShape{
 // once, or after a back-off without jitter) against the reference on random
 // scenarios and policies.
 func TestReferenceRetries(t *testing.T) {
-	const trials = 300
+	const trials = 600
 	start := time.Now()
 	r := rand.New(rand.NewPCG(43, 9))
 	pairs, skipped := map[string]int{}, map[string]int{}
