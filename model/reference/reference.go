@@ -180,19 +180,7 @@ type unit struct {
 }
 
 func (k *keyed) unit(r Request, i int) *unit {
-	var v int64
-	switch k.p.Key {
-	case model.KeyClient:
-		v = r.Client
-	case model.KeyAddress:
-		v = r.Address
-	case model.KeyAccount:
-		v = r.Account
-	case model.KeyOrg:
-		v = r.Org
-	case model.KeyGlobal:
-		v = 0
-	}
+	v := map[model.Key]int64{model.KeyClient: r.Client, model.KeyAddress: r.Address, model.KeyAccount: r.Account, model.KeyOrg: r.Org}[k.p.Key] // global: 0
 	at := [2]int64{int64(i % max(1, k.p.Nodes)), v}
 	u := k.keys[at]
 	if u == nil {
@@ -281,10 +269,8 @@ func newLeaf(p model.Policy, origin int64) leaf {
 		T := new(big.Int).Quo(new(big.Int).Mul(r.Denom(), big.NewInt(secondNs)), r.Num()).Int64()
 		return &gcra{period: T, tau: (p.Capacity - 1) * T, fresh: true}
 	}
-	bare := model.Policy{Algorithm: p.Algorithm, WindowS: p.WindowS, Limit: p.Limit, Rate: p.Rate,
-		Capacity: p.Capacity, PhaseS: p.PhaseS, Burst: p.Burst, Delay: p.Delay, ServiceS: p.ServiceS,
-		PeriodS: p.PeriodS, Counts: p.Counts, LagS: p.LagS, RequestsPerPeriod: p.RequestsPerPeriod,
-		MitigationTimeoutS: p.MitigationTimeoutS, PenaltyBoxS: p.PenaltyBoxS, UndercountPct: p.UndercountPct}
+	bare := p // the algorithm alone: keys, nodes and modifiers are this package's
+	bare.Key, bare.Nodes, bare.State, bare.BlockS, bare.BlockLevels, bare.CountIf, bare.Costed = 0, 0, 0, 0, nil, "", false
 	return &product{p: bare, origin: origin}
 }
 
@@ -492,11 +478,16 @@ type product struct {
 	shown  []int64
 }
 
-func (q *product) fits(t, _ int64) bool {
+func (q *product) decider() model.Decider {
 	d, err := model.NewDeciderAt(q.p, q.origin)
 	if err != nil {
-		panic(err)
+		panic(err) // the policy was validated
 	}
+	return d
+}
+
+func (q *product) fits(t, _ int64) bool {
+	d := q.decider()
 	for _, s := range q.shown {
 		d.Allow(s)
 	}
@@ -505,11 +496,7 @@ func (q *product) fits(t, _ int64) bool {
 
 func (q *product) take(t, _ int64) bool {
 	if q.d == nil {
-		d, err := model.NewDeciderAt(q.p, q.origin)
-		if err != nil {
-			panic(err)
-		}
-		q.d = d
+		q.d = q.decider()
 	}
 	q.shown = append(q.shown, t)
 	return q.d.Allow(t)
