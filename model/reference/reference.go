@@ -45,8 +45,8 @@ type Request struct {
 type Decision struct {
 	Admitted bool
 	// Blocked says the request fell in a block of a penalty box (block_s)
-	// started by an earlier request.
-	Blocked bool
+	// started by an earlier request; Started that its rejection started one.
+	Blocked, Started bool
 }
 
 // ErrUnsupported is returned for what the reference does not interpret:
@@ -230,6 +230,7 @@ func (k *keyed) decide(r Request, i int) Decision {
 		}
 		u.until = t + n
 		u.blocks++
+		return Decision{Started: true}
 	}
 	return Decision{Admitted: ok}
 }
