@@ -231,6 +231,9 @@ func ScenarioRequests(sc *model.Scenario, times [][]int64) []Request {
 		status := 200
 		if c.FailShare == 1 {
 			status = c.FailStatus
+			if status == 0 {
+				status = model.DefaultFailStatus
+			}
 		}
 		for j, t := range ts {
 			out = append(out, Request{TimeNs: t, Client: int64(i),
