@@ -178,11 +178,14 @@ func writeLog(t *testing.T, path string, rs []logRequest, startS int64) {
 }
 
 // logSpec is a spec over the log at path with the given entries.
-func logSpec(path string, costed bool, entries []string) string {
+func logSpec(path string, o logOpts, entries []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: diff\ntraffic:\n  log: %q\n  format: csv\n  spread: none\n", path)
 	b.WriteString("  csv: {time_format: rfc3339, columns: {time: ts, ip: client, path: path, status: code, label: verdict}}\n")
-	if costed {
+	if o.logStart {
+		b.WriteString("  window_origin: log_start\n")
+	}
+	if o.costed {
 		b.WriteString("  cost: {rules: [{path_prefix: /graphql, cost: 3}, {path_prefix: /export, cost: 5}], default: 1}\n")
 	}
 	b.WriteString("sweep:\n")
@@ -192,10 +195,23 @@ func logSpec(path string, costed bool, entries []string) string {
 	return b.String()
 }
 
+// logOpts are a random log's traffic options: costs by path, windows from
+// the log's first second rather than the epoch.
+type logOpts struct{ costed, logStart bool }
+
+// originNs is the Unix time, ns, of the windows' origin for a log whose
+// first second is startS: 0 (the epoch), or the log's first second.
+func (o logOpts) originNs(startS int64) int64 {
+	if o.logStart {
+		return 0
+	}
+	return startS * 1e9
+}
+
 // referenceMetrics are caught, missed, false cut and blocks started of p
-// on rs by the reference (times relative to the log's first second,
-// startS).
-func referenceMetrics(t *testing.T, p model.Policy, rs []logRequest, startS int64) [4]int64 {
+// on rs by the reference (times ns since the log's first second, windows
+// on the clock whose 0 is originNs ns before it).
+func referenceMetrics(t *testing.T, p model.Policy, rs []logRequest, originNs int64) [4]int64 {
 	t.Helper()
 	reqs := make([]reference.Request, len(rs))
 	for i, q := range rs {
@@ -206,7 +222,7 @@ func referenceMetrics(t *testing.T, p model.Policy, rs []logRequest, startS int6
 		}
 		reqs[i] = reference.Request{TimeNs: q.ns, Client: k, Address: k, Account: k, Org: k, Status: q.status, Cost: cost}
 	}
-	ds, err := reference.Evaluate(p, reqs, startS*1e9)
+	ds, err := reference.Evaluate(p, reqs, originNs)
 	if err != nil {
 		t.Fatalf("reference: %s: %v", p, err)
 	}
@@ -374,9 +390,9 @@ func TestReferenceLogReplay(t *testing.T) {
 		startS := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix() + r.Int64N(86400)
 		logPath := filepath.Join(dir, fmt.Sprintf("log%d.csv", trial))
 		writeLog(t, logPath, rs, startS)
-		costed := r.IntN(3) == 0
-		specOf := func(yamls []string) string { return logSpec(logPath, costed, yamls) }
-		entries := drawEntries(r, 6+r.IntN(12), logShapes, costed, d.skipped)
+		o := logOpts{costed: r.IntN(3) == 0, logStart: r.IntN(3) == 0}
+		specOf := func(yamls []string) string { return logSpec(logPath, o, yamls) }
+		entries := drawEntries(r, 6+r.IntN(12), logShapes, o.costed, d.skipped)
 		mode := replayModes[r.IntN(len(replayModes))]
 		if mode.shards > 0 || mode.name == "spill" { // key shards and passes refuse what needs every key at once
 			entries = slices.DeleteFunc(entries, func(e diffEntry) bool {
@@ -398,7 +414,7 @@ func TestReferenceLogReplay(t *testing.T) {
 		for k, e := range entries {
 			for j, p := range e.points {
 				d.pairs[e.shape.name]++
-				want := referenceMetrics(t, p, rs, startS)
+				want := referenceMetrics(t, p, rs, o.originNs(startS))
 				got := pointMetrics(p, rows[row], want)
 				row++
 				if got == want {
@@ -407,12 +423,12 @@ func TestReferenceLogReplay(t *testing.T) {
 				if s := e.shape.name; e.shape.known != "" {
 					msg := ""
 					if len(d.known[s]) == 0 { // the first is shrunk and shown
-						msg = logReproduction(t, p, rs, startS, costed, entries, k, j, mode, got, want, dir)
+						msg = logReproduction(t, p, rs, startS, o, entries, k, j, mode, got, want, dir)
 					}
 					d.known[s] = append(d.known[s], msg)
 					continue
 				}
-				t.Errorf("trial %d: %s", trial, logReproduction(t, p, rs, startS, costed, entries, k, j, mode, got, want, dir))
+				t.Errorf("trial %d: %s", trial, logReproduction(t, p, rs, startS, o, entries, k, j, mode, got, want, dir))
 			}
 		}
 	}
@@ -468,7 +484,7 @@ func runReplay(t *testing.T, sp *Spec, out string, mode replayMode) bool {
 // logReproduction shrinks a disagreement to the fewest requests and the
 // fewest entries before the failing one that still disagree (whole runs),
 // and describes it: the spec's entries, the policy label and the log.
-func logReproduction(t *testing.T, p model.Policy, rs []logRequest, startS int64, costed bool, entries []diffEntry, k, j int, mode replayMode, got, want [4]int64, dir string) string {
+func logReproduction(t *testing.T, p model.Policy, rs []logRequest, startS int64, o logOpts, entries []diffEntry, k, j int, mode replayMode, got, want [4]int64, dir string) string {
 	t.Helper()
 	// disagrees runs the entries over rs in mode and reports whether point
 	// j of entry k disagrees with the reference.
@@ -487,14 +503,14 @@ func logReproduction(t *testing.T, p model.Policy, rs []logRequest, startS int64
 				row += len(e.points)
 			}
 		}
-		sp, err := ReadSpec([]byte(logSpec(path, costed, yamls)), "diff.yaml", dir)
+		sp, err := ReadSpec([]byte(logSpec(path, o, yamls)), "diff.yaml", dir)
 		if err != nil {
 			return false
 		}
 		out := filepath.Join(sub, "out")
 		runReplay(t, sp, out, mode)
 		rows := pointRows(t, out, entries)
-		want = referenceMetrics(t, p, rs, startS)
+		want = referenceMetrics(t, p, rs, o.originNs(startS))
 		got = pointMetrics(p, rows[row], want)
 		return got != want
 	}
@@ -529,7 +545,7 @@ func logReproduction(t *testing.T, p model.Policy, rs []logRequest, startS int64
 	for _, e := range entries {
 		fmt.Fprintf(&b, "  - %s\n", e.yaml)
 	}
-	fmt.Fprintf(&b, "costed %v; log from Unix %d s (ns since, key, status, path, abusive):\n", costed, startS)
+	fmt.Fprintf(&b, "%+v; log from Unix %d s (ns since, key, status, path, abusive):\n", o, startS)
 	for _, q := range rs {
 		fmt.Fprintf(&b, "  %d %d %d %s %v\n", q.ns, q.key, q.status, q.path, q.abusive)
 	}
@@ -700,14 +716,14 @@ func TestReferenceKnownLog(t *testing.T) {
 			const startS = 1767225600
 			path := filepath.Join(t.TempDir(), "log.csv")
 			writeLog(t, path, c.rs, startS)
-			sp, err := ReadSpec([]byte(logSpec(path, false, []string{entryYAML(c.p)})), "diff.yaml", t.TempDir())
+			sp, err := ReadSpec([]byte(logSpec(path, logOpts{}, []string{entryYAML(c.p)})), "diff.yaml", t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
 			out := t.TempDir()
 			runReplay(t, sp, out, replayMode{"whole", 1, 0})
 			rows := pointRows(t, out, []diffEntry{{points: []model.Policy{c.p}}})
-			want := referenceMetrics(t, c.p, c.rs, startS)
+			want := referenceMetrics(t, c.p, c.rs, startS*1e9)
 			if got := pointMetrics(c.p, rows[0], want); got != want {
 				t.Logf("%s (label %q): caught, missed, false cut, blocks %v, reference %v", entryYAML(c.p), rows[0].Key(), got, want)
 				t.Skip("known: " + c.known)
