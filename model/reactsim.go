@@ -437,14 +437,28 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 			r.cost = c.RequestCost()
 		}
 	}
+	// A penalty box's blocks: a client's key is its own, or (key global)
+	// everyone's, so each client is blocked while it is.
+	blockedNs := make([]int64, nc)
+	var blocks int64
 	if p.Key == KeyGlobal {
 		rs.runShared(d, nc, endNs, shaped)
+		if n, ns, ok := BlockStats(d, endNs); ok {
+			blocks = n
+			for i := range blockedNs {
+				blockedNs[i] = ns
+			}
+		}
 	} else {
 		for i := range nc {
 			r := rs.rs[i]
 			d.Reset()
 			for _, _, ok := r.pending(); ok; _, _, ok = r.pending() {
 				r.step(d, endNs, shaped)
+			}
+			if n, ns, ok := BlockStats(d, endNs); ok {
+				blocks += n
+				blockedNs[i] = ns
 			}
 		}
 	}
@@ -453,7 +467,7 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 	for i := range nc {
 		r := rs.rs[i]
 		served, res := r.finish()
-		out.Clients[i] = ClientResult{Offered: int64(len(r.times)), Admitted: served}
+		out.Clients[i] = ClientResult{Offered: int64(len(r.times)), Admitted: served, BlockedNs: blockedNs[i]}
 		out.ClientReactions[i] = res
 		rm.GaveUp += res.GaveUp
 		rm.Throttled += res.Throttled
@@ -467,6 +481,7 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 		rs.legit.positive = append(rs.legit.positive, r.delays.positive...)
 	}
 	out.Metrics = w.Metrics(out.Clients)
+	out.Blocks = blocks
 	if shaped != nil {
 		out.MeanDelayS, out.P99DelayS = shaped.meanS(), shaped.quantileS(0.99)
 	}

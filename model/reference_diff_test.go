@@ -381,20 +381,18 @@ func TestReferenceRetries(t *testing.T) {
 			pairs[shape.name]++
 			var out model.Outcome
 			sim.Run(p, &out)
-			served, err := reference.EvaluateRetries(p, reqs, 0, int64(sc.DurationS)*1e9, func(c int64) reference.Retry { return retries[c] })
+			served, blocks, err := reference.EvaluateRetries(p, reqs, 0, int64(sc.DurationS)*1e9, func(c int64) reference.Retry { return retries[c] })
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := make([]int64, len(sc.Clients))
+			want := make([]int64, len(sc.Clients)+1)
 			for i, ok := range served {
 				if ok {
 					want[reqs[i].Client]++
 				}
 			}
-			got := make([]int64, len(out.Clients))
-			for i, c := range out.Clients {
-				got[i] = c.Admitted
-			}
+			want[len(sc.Clients)] = blocks
+			got := admittedOf(p, &out, want)
 			if !slices.Equal(got, want) {
 				t.Errorf("trial %d (seed %d): %s", trial, seed, reproduction(p, sc, reqs, "Run with retries", got, want))
 			}

@@ -21,19 +21,19 @@ type Retry struct {
 
 // EvaluateRetries decides the intended requests reqs (time order) and the
 // retries their clients make (retry(client)): served[i] says whether
-// request i was admitted on some try. A retry keeps its request's keys,
+// request i was admitted on some try; blocks counts the blocks started. A retry keeps its request's keys,
 // status and cost; one that would fall at or after endNs is not made. At one
 // instant intended requests go first, in order, then retries in the order
 // they were scheduled.
-func EvaluateRetries(p model.Policy, reqs []Request, originNs, endNs int64, retry func(client int64) Retry) ([]bool, error) {
+func EvaluateRetries(p model.Policy, reqs []Request, originNs, endNs int64, retry func(client int64) Retry) (served []bool, blocks int64, err error) {
 	if err := p.Validate(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	top, err := newPolicy(p, originNs)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	served := make([]bool, len(reqs))
+	served = make([]bool, len(reqs))
 	q := &tries{}
 	for i, r := range reqs {
 		heap.Push(q, try{t: r.TimeNs, seq: i, req: i})
@@ -43,7 +43,11 @@ func EvaluateRetries(p model.Policy, reqs []Request, originNs, endNs int64, retr
 		x := heap.Pop(q).(try)
 		r := reqs[x.req]
 		r.TimeNs = x.t
-		if top.decide(r, n).Admitted {
+		d := top.decide(r, n)
+		if d.Started {
+			blocks++
+		}
+		if d.Admitted {
 			served[x.req] = true
 			continue
 		}
@@ -60,7 +64,7 @@ func EvaluateRetries(p model.Policy, reqs []Request, originNs, endNs int64, retr
 			seq++
 		}
 	}
-	return served, nil
+	return served, blocks, nil
 }
 
 // try is one attempt of request req: n retries before it.
