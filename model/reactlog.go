@@ -9,6 +9,9 @@ type KeyReaction struct {
 	Attempts  [4]int64 // requests that reached the limiter, retries included, by label
 	GaveUp    int64    // intended requests never served
 	Throttled int64    // requests the client rejected itself (adaptive throttling)
+	// Blocks are the blocks the policy's penalty box started on the key,
+	// and BlockedNs their length before the replay's end, ns.
+	Blocks, BlockedNs int64
 }
 
 // Delays pools added latencies of served requests (ns) over keys, for their
@@ -65,6 +68,7 @@ func (k *KeyReplay) Replay(d Decider, rx *Reaction, times []int64, labels []Stag
 		r.step(d, endNs, shaped)
 	}
 	*out = KeyReaction{Served: r.servedBy, Attempts: r.attemptsBy, GaveUp: r.res.GaveUp, Throttled: r.res.Throttled}
+	out.Blocks, out.BlockedNs, _ = BlockStats(d, endNs)
 	for _, l := range labels {
 		out.Offered[l]++
 	}

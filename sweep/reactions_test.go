@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ratesweep/ratesweep/model"
+	"github.com/ratesweep/ratesweep/model/reference"
 )
 
 // A run whose clients react writes the reaction columns, the same with one
@@ -118,5 +119,28 @@ func TestReactionsRefuseOverlayOnLogKeys(t *testing.T) {
 		"overlay.clients[3].on_reject={retry: immediate, max_retries: 3}")
 	if err == nil || !strings.Contains(err.Error(), "overlay.keys.behind NAT") || !strings.Contains(err.Error(), "reacts") {
 		t.Fatalf("spec %v, error %v: want one naming overlay.keys.behind NAT", s != nil, err)
+	}
+}
+
+// A replayed log whose keys retry counts the penalty box's blocks as a
+// plain replay does (they were 0).
+func TestReactionsOnLogCountBlocks(t *testing.T) {
+	rs := []logRequest{{ns: 0, status: 200, path: "/"}, {ns: 1e8, status: 200, path: "/"}, {ns: 2e8, status: 200, path: "/"}}
+	path := filepath.Join(t.TempDir(), "log.csv")
+	writeLog(t, path, rs, 1767225600)
+	o := logOpts{retry: &reference.Retry{MaxRetries: 2}}
+	sp, err := ReadSpec([]byte(logSpec(path, o, []string{"{algorithm: token_bucket, rate: 1, capacity: 1, block_s: 5}"})), "r.yaml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	mustRun(t, sp, Options{OutDir: out, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints})
+	rows, err := ReadPoints(t.Context(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The 2nd request blocks the key from 0.1 s to the log's end (1 s).
+	if r := rows[0]; r.Blocks != 1 || r.LegitBlockedS != 0.9 || r.FalseCut != 2 {
+		t.Errorf("blocks %d, legit blocked %v s, false cut %d; want 1, 0.9 s, 2", r.Blocks, r.LegitBlockedS, r.FalseCut)
 	}
 }

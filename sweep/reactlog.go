@@ -74,7 +74,7 @@ func (s *trafficSim) runReactions(p model.Policy, clients []model.ClientResult) 
 	var rm model.ReactionMetrics
 	for i := range lr.keys {
 		k := &lr.keys[i]
-		s.replay.Keys[i] = ingest.KeyResult{Offered: k.Offered, Admitted: k.Served}
+		s.replay.Keys[i] = ingest.KeyResult{Offered: k.Offered, Admitted: k.Served, Blocks: k.Blocks, BlockedNs: k.BlockedNs}
 		row := &lr.rows[g.Of[i]]
 		for l, a := range k.Attempts {
 			row.Attempts += a
@@ -99,7 +99,7 @@ func (s *trafficSim) runReactions(p model.Policy, clients []model.ClientResult) 
 		d := &lr.rowDelays[0][r]
 		lr.rows[r].DelayNs, lr.rows[r].MeanS, lr.rows[r].P99S = d.SumNs(), d.MeanS(), d.P99S()
 	}
-	m := ingest.MetricsByLabel(s.replay.Keys)
+	m := tr.Metrics(s.replay.Keys) // with the penalty box's blocks
 	s.perKey = s.replay.Totals(s.perKey)
 	copy(clients, g.Aggregate(s.perKey, clients[:0]))
 	rm.LegitDelayMeanS, rm.LegitDelayP99S = lr.legit[0].MeanS(), lr.legit[0].P99S()
