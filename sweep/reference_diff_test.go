@@ -188,6 +188,13 @@ func logSpec(path string, o logOpts, entries []string) string {
 	if o.costed {
 		b.WriteString("  cost: {rules: [{path_prefix: /graphql, cost: 3}, {path_prefix: /export, cost: 5}], default: 1}\n")
 	}
+	if x := o.retry; x != nil {
+		react := fmt.Sprintf("retry: immediate, max_retries: %d", x.MaxRetries)
+		if x.BaseS > 0 {
+			react = fmt.Sprintf("retry: backoff, max_retries: %d, base_s: %v, cap_s: %v", x.MaxRetries, x.BaseS, x.CapS)
+		}
+		b.WriteString("  reactions: [{match: all, on_reject: {" + react + "}}]\n")
+	}
 	b.WriteString("sweep:\n")
 	for _, e := range entries {
 		b.WriteString("  - " + e + "\n")
@@ -196,8 +203,11 @@ func logSpec(path string, o logOpts, entries []string) string {
 }
 
 // logOpts are a random log's traffic options: costs by path, windows from
-// the log's first second rather than the epoch.
-type logOpts struct{ costed, logStart bool }
+// the log's first second rather than the epoch, every key retrying.
+type logOpts struct {
+	costed, logStart bool
+	retry            *reference.Retry
+}
 
 // originNs is the Unix time, ns, of the windows' origin for a log whose
 // first second is startS: 0 (the epoch), or the log's first second.
@@ -209,9 +219,8 @@ func (o logOpts) originNs(startS int64) int64 {
 }
 
 // referenceMetrics are caught, missed, false cut and blocks started of p
-// on rs by the reference (times ns since the log's first second, windows
-// on the clock whose 0 is originNs ns before it).
-func referenceMetrics(t *testing.T, p model.Policy, rs []logRequest, originNs int64) [4]int64 {
+// on rs (times ns since the log's first second, startS) by the reference.
+func referenceMetrics(t *testing.T, p model.Policy, rs []logRequest, o logOpts, startS int64) [4]int64 {
 	t.Helper()
 	reqs := make([]reference.Request, len(rs))
 	for i, q := range rs {
@@ -222,21 +231,34 @@ func referenceMetrics(t *testing.T, p model.Policy, rs []logRequest, originNs in
 		}
 		reqs[i] = reference.Request{TimeNs: q.ns, Client: k, Address: k, Account: k, Org: k, Status: q.status, Cost: cost}
 	}
-	ds, err := reference.Evaluate(p, reqs, originNs)
-	if err != nil {
-		t.Fatalf("reference: %s: %v", p, err)
-	}
 	var m [4]int64
-	for i, d := range ds {
-		if d.Started {
-			m[3]++
+	served := make([]bool, len(rs))
+	if o.retry != nil { // retries end with the log's last second
+		endNs := (rs[len(rs)-1].ns/1e9 + 1) * 1e9
+		var err error
+		served, m[3], err = reference.EvaluateRetries(p, reqs, o.originNs(startS), endNs, func(int64) reference.Retry { return *o.retry })
+		if err != nil {
+			t.Fatalf("reference: %s: %v", p, err)
 		}
+	} else {
+		ds, err := reference.Evaluate(p, reqs, o.originNs(startS))
+		if err != nil {
+			t.Fatalf("reference: %s: %v", p, err)
+		}
+		for i, d := range ds {
+			served[i] = d.Admitted
+			if d.Started {
+				m[3]++
+			}
+		}
+	}
+	for i, ok := range served {
 		switch {
-		case rs[i].abusive && d.Admitted:
+		case rs[i].abusive && ok:
 			m[1]++
 		case rs[i].abusive:
 			m[0]++
-		case !d.Admitted:
+		case !ok:
 			m[2]++
 		}
 	}
@@ -391,9 +413,16 @@ func TestReferenceLogReplay(t *testing.T) {
 		logPath := filepath.Join(dir, fmt.Sprintf("log%d.csv", trial))
 		writeLog(t, logPath, rs, startS)
 		o := logOpts{costed: r.IntN(3) == 0, logStart: r.IntN(3) == 0}
+		mode := replayModes[r.IntN(len(replayModes))]
+		if r.IntN(4) == 0 { // reactions: no costs, run whole
+			o.costed, mode = false, replayModes[r.IntN(2)]
+			o.retry = &reference.Retry{MaxRetries: 1 + r.IntN(4)}
+			if r.IntN(2) == 0 {
+				o.retry.BaseS, o.retry.CapS = []float64{0.25, 0.5, 1}[r.IntN(3)], []float64{0, 1, 2}[r.IntN(3)]
+			}
+		}
 		specOf := func(yamls []string) string { return logSpec(logPath, o, yamls) }
 		entries := drawEntries(r, 6+r.IntN(12), logShapes, o.costed, d.skipped)
-		mode := replayModes[r.IntN(len(replayModes))]
 		if mode.shards > 0 || mode.name == "spill" { // key shards and passes refuse what needs every key at once
 			entries = slices.DeleteFunc(entries, func(e diffEntry) bool {
 				return slices.ContainsFunc(e.points, model.Policy.Distributed)
@@ -414,7 +443,7 @@ func TestReferenceLogReplay(t *testing.T) {
 		for k, e := range entries {
 			for j, p := range e.points {
 				d.pairs[e.shape.name]++
-				want := referenceMetrics(t, p, rs, o.originNs(startS))
+				want := referenceMetrics(t, p, rs, o, startS)
 				got := pointMetrics(p, rows[row], want)
 				row++
 				if got == want {
@@ -510,7 +539,7 @@ func logReproduction(t *testing.T, p model.Policy, rs []logRequest, startS int64
 		out := filepath.Join(sub, "out")
 		runReplay(t, sp, out, mode)
 		rows := pointRows(t, out, entries)
-		want = referenceMetrics(t, p, rs, o.originNs(startS))
+		want = referenceMetrics(t, p, rs, o, startS)
 		got = pointMetrics(p, rows[row], want)
 		return got != want
 	}
@@ -723,7 +752,7 @@ func TestReferenceKnownLog(t *testing.T) {
 			out := t.TempDir()
 			runReplay(t, sp, out, replayMode{"whole", 1, 0})
 			rows := pointRows(t, out, []diffEntry{{points: []model.Policy{c.p}}})
-			want := referenceMetrics(t, c.p, c.rs, startS*1e9)
+			want := referenceMetrics(t, c.p, c.rs, logOpts{}, startS)
 			if got := pointMetrics(c.p, rows[0], want); got != want {
 				t.Logf("%s (label %q): caught, missed, false cut, blocks %v, reference %v", entryYAML(c.p), rows[0].Key(), got, want)
 				t.Skip("known: " + c.known)
