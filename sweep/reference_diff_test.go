@@ -760,3 +760,110 @@ func TestReferenceKnownLog(t *testing.T) {
 		})
 	}
 }
+
+// TestReferenceOverlay checks log replays with attacks overlaid (clients of
+// the scenario language on their own keys or on the log's) against the
+// reference on random logs, overlays and entries.
+func TestReferenceOverlay(t *testing.T) {
+	const trials = 60
+	start := time.Now()
+	r := rand.New(rand.NewPCG(43, 17))
+	dir := t.TempDir()
+	d := newDiffTally()
+	for trial := range trials {
+		rs := randomDiffLog(r)
+		startS := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix() + r.Int64N(86400)
+		logPath := filepath.Join(dir, fmt.Sprintf("log%d.csv", trial))
+		writeLog(t, logPath, rs, startS)
+		logKeys := 0
+		for _, q := range rs {
+			logKeys = max(logKeys, q.key+1)
+		}
+		// The overlay: 1 or 2 clients from second 1, 2 or 3 of the log on,
+		// each on a key of its own or on one of the log's.
+		ov := &model.Scenario{Name: "overlay", DurationS: 2 + r.IntN(20), Arrivals: model.Arrivals{Process: model.ArrivalProcess(r.IntN(3))}}
+		startOv := 1 + r.IntN(3)
+		var keysYAML []string
+		onKey := map[int]int{} // overlay client → log key
+		for i := range 1 + r.IntN(2) {
+			c := model.Client{Name: fmt.Sprintf("o%d", i), Class: model.Class(r.IntN(2))}
+			if c.Class == model.Abusive {
+				c.Stage = model.StageNone
+			}
+			c.Segments = []model.Segment{{T0: r.IntN(2), T1: ov.DurationS, Rate: float64(1 + r.IntN(3))}}
+			if r.IntN(2) == 0 {
+				onKey[i] = r.IntN(logKeys)
+				keysYAML = append(keysYAML, fmt.Sprintf("%s: [10.0.0.%d]", c.Name, onKey[i]+1))
+			}
+			ov.Clients = append(ov.Clients, c)
+		}
+		w, err := model.NewWorkload(ov)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed := r.Uint64N(1 << 20)
+		var all []logRequest
+		for i, ts := range w.Realise(seed, 0, nil) {
+			key, ok := onKey[i]
+			if !ok {
+				key = 100 + i // a key of its own
+			}
+			for _, x := range ts {
+				all = append(all, logRequest{ns: int64(startOv)*1e9 + x, key: key, path: "/", abusive: ov.Clients[i].Class == model.Abusive})
+			}
+		}
+		all = append(slices.Clone(rs), all...)
+		slices.SortStableFunc(all, func(a, b logRequest) int { return int(min(max(a.ns-b.ns, -1), 1)) })
+		var b strings.Builder
+		fmt.Fprintf(&b, "seed: %d\noverlay:\n", seed)
+		for line := range strings.Lines(string(ov.YAML())) {
+			b.WriteString("  " + line)
+		}
+		fmt.Fprintf(&b, "  start_s: %d\n", startOv)
+		if len(keysYAML) > 0 {
+			b.WriteString("  keys: {" + strings.Join(keysYAML, ", ") + "}\n")
+		}
+		overlay := b.String()
+		specOf := func(yamls []string) string { return overlay + logSpec(logPath, logOpts{}, yamls) }
+		entries := drawEntries(r, 4+r.IntN(8), logShapes, false, d.skipped)
+		entries = slices.DeleteFunc(entries, func(e diffEntry) bool { // an overlay refuses count_if (its requests have no status)
+			hasCountIf := strings.Contains(e.yaml, "count_if")
+			if hasCountIf {
+				d.skipped[e.shape.name]++
+			}
+			return hasCountIf
+		})
+		sp, entries := readTogether(t, entries, specOf, dir, d.skipped)
+		if sp == nil {
+			continue
+		}
+		out := filepath.Join(dir, fmt.Sprintf("out%d", trial))
+		mustRun(t, sp, Options{OutDir: out, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints})
+		d.modes["whole"]++
+		rows := pointRows(t, out, entries)
+		row := 0
+		for k, e := range entries {
+			for _, p := range e.points {
+				d.pairs[e.shape.name]++
+				want := referenceMetrics(t, p, all, logOpts{}, startS)
+				got := pointMetrics(p, rows[row], want)
+				row++
+				if got == want {
+					continue
+				}
+				var yamls []string
+				for _, e := range entries {
+					yamls = append(yamls, e.yaml)
+				}
+				msg := fmt.Sprintf("policy %q (entry %d of %d points): caught, missed, false cut, blocks %v, reference %v\nspec:\n%s\nrequests (ns since the log's first second, key, abusive): %v",
+					p.String(), k, len(e.points), got, want, specOf(yamls), all)
+				if s := e.shape.name; e.shape.known != "" {
+					d.known[s] = append(d.known[s], msg)
+					continue
+				}
+				t.Errorf("trial %d: %s", trial, msg)
+			}
+		}
+	}
+	d.report(t, logShapes, "log with an overlay", start)
+}
