@@ -93,6 +93,7 @@ func newPolicy(p model.Policy, originNs int64) (limiter, error) {
 	if p.Stack != nil {
 		s := &stack{none: p.Stack.RejectedCounts == model.RejectedCountedByNone}
 		for _, c := range p.Stack.Components {
+			c.Costed = c.Costed || p.Costed // each component charges the request's cost
 			l, err := newPolicy(c, originNs)
 			if err != nil {
 				return nil, err
