@@ -274,12 +274,12 @@ type diffEntry struct {
 
 // drawEntries draws n entries of random shapes whose policies are valid
 // (the others are counted in skipped); a leaf entry may sweep its limit or
-// capacity over a few values.
+// capacity over a few values. A leaf entry may have a sibling next to it:
+// the same algorithm and parameters, its modifiers dropped or redrawn, which
+// a batch form may take together with it.
 func drawEntries(r *rand.Rand, n int, shapes []logShape, costed bool, skipped map[string]int) []diffEntry {
 	var out []diffEntry
-	for range n {
-		s := shapes[r.IntN(len(shapes))]
-		p := s.draw(r)
+	add := func(s logShape, p model.Policy) bool {
 		p.Costed = costed
 		e := diffEntry{yaml: entryYAML(p), points: []model.Policy{p}, shape: s}
 		for _, axis := range []string{"limit", "capacity"} {
@@ -298,15 +298,29 @@ func drawEntries(r *rand.Rand, n int, shapes []logShape, costed bool, skipped ma
 			e.yaml = strings.Replace(e.yaml, fmt.Sprintf("%s: %d", axis, v0(e.points[0], axis)), axis+": ["+strings.Join(vs, ", ")+"]", 1)
 			break
 		}
-		valid := true
 		for _, q := range e.points {
-			valid = valid && q.Validate() == nil
-		}
-		if !valid {
-			skipped[s.name]++
-			continue
+			if q.Validate() != nil {
+				skipped[s.name]++
+				return false
+			}
 		}
 		out = append(out, e)
+		return true
+	}
+	for range n {
+		s := shapes[r.IntN(len(shapes))]
+		p := s.draw(r)
+		if !add(s, p) || p.Stack != nil || s.known != "" || r.IntN(3) > 0 {
+			continue
+		}
+		q := p
+		q.CountIf, q.BlockS, q.BlockLevels = "", 0, nil
+		if r.IntN(2) == 0 {
+			reference.Modifiers[r.IntN(len(reference.Modifiers))].Apply(r, &q)
+		}
+		if add(logShape{name: "sibling"}, q) && r.IntN(2) == 0 {
+			out[len(out)-1], out[len(out)-2] = out[len(out)-2], out[len(out)-1]
+		}
 	}
 	return out
 }
@@ -775,9 +789,11 @@ func TestReferenceOverlay(t *testing.T) {
 		startS := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix() + r.Int64N(86400)
 		logPath := filepath.Join(dir, fmt.Sprintf("log%d.csv", trial))
 		writeLog(t, logPath, rs, startS)
-		logKeys := 0
+		var logKeys []int // the keys the log holds
 		for _, q := range rs {
-			logKeys = max(logKeys, q.key+1)
+			if !slices.Contains(logKeys, q.key) {
+				logKeys = append(logKeys, q.key)
+			}
 		}
 		// The overlay: 1 or 2 clients from second 1, 2 or 3 of the log on,
 		// each on a key of its own or on one of the log's.
@@ -792,7 +808,7 @@ func TestReferenceOverlay(t *testing.T) {
 			}
 			c.Segments = []model.Segment{{T0: r.IntN(2), T1: ov.DurationS, Rate: float64(1 + r.IntN(3))}}
 			if r.IntN(2) == 0 {
-				onKey[i] = r.IntN(logKeys)
+				onKey[i] = logKeys[r.IntN(len(logKeys))]
 				keysYAML = append(keysYAML, fmt.Sprintf("%s: [10.0.0.%d]", c.Name, onKey[i]+1))
 			}
 			ov.Clients = append(ov.Clients, c)
