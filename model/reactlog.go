@@ -12,6 +12,9 @@ type KeyReaction struct {
 	// OfferedCost and ServedCost are Offered and Served in cost units, by
 	// label, when the replay was weighed (KeyReplay.Weigh); 0 otherwise.
 	OfferedCost, ServedCost [4]int64
+	// Blocks are the blocks the policy's penalty box started on the key,
+	// and BlockedNs their length before the replay's end, ns.
+	Blocks, BlockedNs int64
 }
 
 // Delays pools added latencies of served requests (ns) over keys, for their
@@ -84,6 +87,7 @@ func (k *KeyReplay) Replay(d Decider, rx *Reaction, times []int64, labels []Stag
 		r.step(d, endNs, shaped)
 	}
 	*out = KeyReaction{Served: r.servedBy, Attempts: r.attemptsBy, GaveUp: r.res.GaveUp, Throttled: r.res.Throttled}
+	out.Blocks, out.BlockedNs, _ = BlockStats(d, endNs)
 	for j, l := range labels {
 		out.Offered[l]++
 		if r.weighed {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"container/heap"
+	"fmt"
 	"math/rand/v2"
 )
 
@@ -394,10 +395,17 @@ type reactSim struct {
 // or one key for all (key global), on one node.
 func ReactionsSupport(p Policy) error {
 	switch {
-	case p.Key == KeyBoth:
-		return fieldErr("key", "clients that react are simulated with key client, address, account or global, not both")
+	case p.Key == KeyBoth || p.Key == KeyOrg:
+		return fieldErr("key", "clients that react are simulated with key client, address, account or global, not %s", p.Key)
 	case p.Nodes > 1 || p.State != Local || p.SyncMs != 0 || p.LB != RoundRobin:
 		return fieldErr("nodes", "clients that react are simulated on one node (nodes 1, state local, no sync_ms)")
+	}
+	if p.Stack != nil {
+		for i, c := range p.Stack.Components {
+			if c.Key == KeyGlobal || c.Key == KeyOrg { // shared by clients, which react one at a time
+				return fieldErr(fmt.Sprintf("all_of[%d].key", i), "clients that react are simulated with an all_of's components on each client's own key, not %s", c.Key)
+			}
+		}
 	}
 	return nil
 }
@@ -453,14 +461,28 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 			rs.weigh(rs.rs[i], &sc.Clients[i], times, s.keySeed, s.keyRep, sc.stream(i))
 		}
 	}
+	// A penalty box's blocks: a client's key is its own, or (key global)
+	// everyone's, so each client is blocked while it is.
+	blockedNs := make([]int64, nc)
+	var blocks int64
 	if p.Key == KeyGlobal {
 		rs.runShared(d, nc, endNs, shaped)
+		if n, ns, ok := BlockStats(d, endNs); ok {
+			blocks = n
+			for i := range blockedNs {
+				blockedNs[i] = ns
+			}
+		}
 	} else {
 		for i := range nc {
 			r := rs.rs[i]
 			d.Reset()
 			for _, _, ok := r.pending(); ok; _, _, ok = r.pending() {
 				r.step(d, endNs, shaped)
+			}
+			if n, ns, ok := BlockStats(d, endNs); ok {
+				blocks += n
+				blockedNs[i] = ns
 			}
 		}
 	}
@@ -469,7 +491,7 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 	for i := range nc {
 		r := rs.rs[i]
 		served, res := r.finish()
-		out.Clients[i] = ClientResult{Offered: int64(len(r.times)), Admitted: served}
+		out.Clients[i] = ClientResult{Offered: int64(len(r.times)), Admitted: served, BlockedNs: blockedNs[i]}
 		out.ClientReactions[i] = res
 		rm.GaveUp += res.GaveUp
 		rm.Throttled += res.Throttled
@@ -484,6 +506,7 @@ func (s *Simulator) runReactions(p Policy, out *Outcome) {
 	}
 	out.Metrics = w.Metrics(out.Clients)
 	w.costMetrics(p, out)
+	out.Blocks = blocks
 	if shaped != nil {
 		out.MeanDelayS, out.P99DelayS = shaped.meanS(), shaped.quantileS(0.99)
 	}

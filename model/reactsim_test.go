@@ -313,11 +313,79 @@ func TestReactionsEqualReferenceLoop(t *testing.T) {
 			for i := range wantC {
 				got := out.ClientReactions[i]
 				got.MeanS, got.P99S = 0, 0
-				if out.Clients[i] != wantC[i] || got != wantR[i] {
+				gotC := out.Clients[i]
+				gotC.BlockedNs = 0 // blocks: TestReactionsCountBlocks, the reference interpreter's test
+				if gotC != wantC[i] || got != wantR[i] {
 					t.Fatalf("trial %d run %d, %v (shared %v), client %d %+v: %+v %+v, reference %+v %+v",
 						trial, run, p, shared, i, sc.Clients[i].React, out.Clients[i], got, wantC[i], wantR[i])
 				}
 			}
+		}
+	}
+}
+
+// Clients that retry are decided on their requests' responses and costs: a
+// count_if counts their failures, and a cost above the limit is never
+// admitted (both were decided as unknown responses of cost 1).
+func TestReactionsWeighRequests(t *testing.T) {
+	sc, err := ParseScenario([]byte(`
+name: weighed retries
+duration_s: 10
+clients:
+  - {name: failing, class: legit, segments: [[0, 10, 1]], fail_share: 1, on_reject: {retry: immediate, max_retries: 2}}
+  - {name: costly, class: legit, segments: [[0, 10, 1]], cost: 3, on_reject: {retry: backoff, max_retries: 2, base_s: 0.5}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorkload(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		p    Policy
+		want [2]int64
+	}{
+		{Policy{Algorithm: FixedWindow, WindowS: 60, Limit: 2, CountIf: "401", Costed: true}, [2]int64{2, 0}}, // 401s count; a cost of 3 never fits 2
+		{Policy{Algorithm: FixedWindow, WindowS: 60, Limit: 2, CountIf: "500", Costed: true}, [2]int64{10, 0}},
+	} {
+		var out Outcome
+		w.NewSimulator().Run(c.p, &out)
+		if got := [2]int64{out.Clients[0].Admitted, out.Clients[1].Admitted}; got != c.want {
+			t.Errorf("%s: served %v, want %v", c.p, got, c.want)
+		}
+	}
+}
+
+// A penalty box's blocks are counted with clients that retry, per client
+// key or (key global) for everyone.
+func TestReactionsCountBlocks(t *testing.T) {
+	sc, err := ParseScenario([]byte(`
+name: blocked retries
+duration_s: 10
+clients:
+  - {name: a, class: legit, segments: [[0, 1, 3]], on_reject: {retry: immediate, max_retries: 1}}
+  - {name: b, class: legit, segments: [[8, 9, 1]], on_reject: {retry: immediate, max_retries: 1}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorkload(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key     Key
+		blocks  int64
+		blocked [2]int64
+	}{
+		{KeyClient, 1, [2]int64{5e9, 0}},   // a: 1 admitted, the 2nd blocks a for 5 s
+		{KeyGlobal, 1, [2]int64{5e9, 5e9}}, // everyone's key
+	} {
+		var out Outcome
+		w.NewSimulator().Run(Policy{Algorithm: TokenBucket, Rate: 1, Capacity: 1, BlockS: 5, Key: c.key}, &out)
+		if got := [2]int64{out.Clients[0].BlockedNs, out.Clients[1].BlockedNs}; out.Blocks != c.blocks || got != c.blocked || out.LegitBlockedS != float64(c.blocked[0]+c.blocked[1])/1e9 {
+			t.Errorf("key %s: blocks %d, blocked ns %v, legit blocked %v s; want %d, %v", c.key, out.Blocks, got, out.LegitBlockedS, c.blocks, c.blocked)
 		}
 	}
 }

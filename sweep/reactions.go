@@ -203,7 +203,7 @@ func checkReactions(s *Spec, sw *yaml.Node) error {
 	for i, e := range s.Entries {
 		for _, ax := range e.Axes {
 			for _, v := range ax.Values {
-				p := model.Policy{Algorithm: e.Algorithm}
+				p := e.newPolicy() // with an all_of's components, whose keys count too
 				p.Set(ax.Param, v)
 				if err := model.ReactionsSupport(p); err != nil {
 					path := fmt.Sprintf("sweep[%d].%s", i, ax.Param)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ratesweep/ratesweep/model"
+	"github.com/ratesweep/ratesweep/model/reference"
 )
 
 // A run whose clients react writes the reaction columns, the same with one
@@ -94,6 +95,23 @@ sweep:
 	}
 }
 
+// Reacting clients decide one at a time: a key they share (org), or an
+// all_of component on one (global, org), is refused with the component's
+// field rather than decided per client.
+func TestReactionsRefuseSharedComponents(t *testing.T) {
+	for _, c := range []struct{ entry, want string }{
+		{"{algorithm: token_bucket, rate: 1, capacity: 1, key: org}", "sweep[0].key"},
+		{"{all_of: [{algorithm: token_bucket, rate: 1, capacity: 1}, {algorithm: fixed_window, window_s: 10, limit: 3, key: global}], rejected_counts: none}", "sweep[0].all_of[1].key"},
+		{"{all_of: [{algorithm: token_bucket, rate: 1, capacity: 1, key: org}, {algorithm: fixed_window, window_s: 10, limit: 3}], rejected_counts: all}", "sweep[0].all_of[0].key"},
+	} {
+		y := "name: r\nscenario:\n  name: s\n  duration_s: 10\n  clients:\n    - {name: c, class: legit, segments: [[0, 10, 1]], on_reject: {retry: immediate, max_retries: 2}}\nsweep:\n  - " + c.entry + "\n"
+		_, err := ParseSpec([]byte(y), nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one naming %s", c.entry, err, c.want)
+		}
+	}
+}
+
 // An overlay client that reacts has a key of its own: one given the log's
 // keys is refused with the field.
 func TestReactionsRefuseOverlayOnLogKeys(t *testing.T) {
@@ -101,5 +119,28 @@ func TestReactionsRefuseOverlayOnLogKeys(t *testing.T) {
 		"overlay.clients[3].on_reject={retry: immediate, max_retries: 3}")
 	if err == nil || !strings.Contains(err.Error(), "overlay.keys.behind NAT") || !strings.Contains(err.Error(), "reacts") {
 		t.Fatalf("spec %v, error %v: want one naming overlay.keys.behind NAT", s != nil, err)
+	}
+}
+
+// A replayed log whose keys retry counts the penalty box's blocks as a
+// plain replay does (they were 0).
+func TestReactionsOnLogCountBlocks(t *testing.T) {
+	rs := []logRequest{{ns: 0, status: 200, path: "/"}, {ns: 1e8, status: 200, path: "/"}, {ns: 2e8, status: 200, path: "/"}}
+	path := filepath.Join(t.TempDir(), "log.csv")
+	writeLog(t, path, rs, 1767225600)
+	o := logOpts{retry: &reference.Retry{MaxRetries: 2}}
+	sp, err := ReadSpec([]byte(logSpec(path, o, []string{"{algorithm: token_bucket, rate: 1, capacity: 1, block_s: 5}"})), "r.yaml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	mustRun(t, sp, Options{OutDir: out, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints})
+	rows, err := ReadPoints(t.Context(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The 2nd request blocks the key from 0.1 s to the log's end (1 s).
+	if r := rows[0]; r.Blocks != 1 || r.LegitBlockedS != 0.9 || r.FalseCut != 2 {
+		t.Errorf("blocks %d, legit blocked %v s, false cut %d; want 1, 0.9 s, 2", r.Blocks, r.LegitBlockedS, r.FalseCut)
 	}
 }

@@ -100,7 +100,7 @@ func (s *trafficSim) runReactions(p model.Policy, clients []model.ClientResult) 
 	var rm model.ReactionMetrics
 	for i := range lr.keys {
 		k := &lr.keys[i]
-		s.replay.Keys[i] = ingest.KeyResult{Offered: k.Offered, Admitted: k.Served, OfferedCost: k.OfferedCost, AdmittedCost: k.ServedCost}
+		s.replay.Keys[i] = ingest.KeyResult{Offered: k.Offered, Admitted: k.Served, OfferedCost: k.OfferedCost, AdmittedCost: k.ServedCost, Blocks: k.Blocks, BlockedNs: k.BlockedNs}
 		row := &lr.rows[g.Of[i]]
 		for l, a := range k.Attempts {
 			row.Attempts += a
@@ -125,7 +125,7 @@ func (s *trafficSim) runReactions(p model.Policy, clients []model.ClientResult) 
 		d := &lr.rowDelays[0][r]
 		lr.rows[r].DelayNs, lr.rows[r].MeanS, lr.rows[r].P99S = d.SumNs(), d.MeanS(), d.P99S()
 	}
-	m := ingest.MetricsByLabel(s.replay.Keys)
+	m := tr.Metrics(s.replay.Keys) // with the penalty box's blocks
 	s.perKey = s.replay.Totals(s.perKey)
 	copy(clients, g.Aggregate(s.perKey, clients[:0]))
 	rm.LegitDelayMeanS, rm.LegitDelayP99S = lr.legit[0].MeanS(), lr.legit[0].P99S()

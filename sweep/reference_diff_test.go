@@ -178,12 +178,22 @@ func writeLog(t *testing.T, path string, rs []logRequest, startS int64) {
 }
 
 // logSpec is a spec over the log at path with the given entries.
-func logSpec(path string, costed bool, entries []string) string {
+func logSpec(path string, o logOpts, entries []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: diff\ntraffic:\n  log: %q\n  format: csv\n  spread: none\n", path)
 	b.WriteString("  csv: {time_format: rfc3339, columns: {time: ts, ip: client, path: path, status: code, label: verdict}}\n")
-	if costed {
+	if o.logStart {
+		b.WriteString("  window_origin: log_start\n")
+	}
+	if o.costed {
 		b.WriteString("  cost: {rules: [{path_prefix: /graphql, cost: 3}, {path_prefix: /export, cost: 5}], default: 1}\n")
+	}
+	if x := o.retry; x != nil {
+		react := fmt.Sprintf("retry: immediate, max_retries: %d", x.MaxRetries)
+		if x.BaseS > 0 {
+			react = fmt.Sprintf("retry: backoff, max_retries: %d, base_s: %v, cap_s: %v", x.MaxRetries, x.BaseS, x.CapS)
+		}
+		b.WriteString("  reactions: [{match: all, on_reject: {" + react + "}}]\n")
 	}
 	b.WriteString("sweep:\n")
 	for _, e := range entries {
@@ -192,9 +202,25 @@ func logSpec(path string, costed bool, entries []string) string {
 	return b.String()
 }
 
-// referenceMetrics are caught, missed and false cut of p on rs by the
-// reference (times relative to the log's first second, startS).
-func referenceMetrics(t *testing.T, p model.Policy, rs []logRequest, startS int64) [3]int64 {
+// logOpts are a random log's traffic options: costs by path, windows from
+// the log's first second rather than the epoch, every key retrying.
+type logOpts struct {
+	costed, logStart bool
+	retry            *reference.Retry
+}
+
+// originNs is the Unix time, ns, of the windows' origin for a log whose
+// first second is startS: 0 (the epoch), or the log's first second.
+func (o logOpts) originNs(startS int64) int64 {
+	if o.logStart {
+		return 0
+	}
+	return startS * 1e9
+}
+
+// referenceMetrics are caught, missed, false cut and blocks started of p
+// on rs (times ns since the log's first second, startS) by the reference.
+func referenceMetrics(t *testing.T, p model.Policy, rs []logRequest, o logOpts, startS int64) [4]int64 {
 	t.Helper()
 	reqs := make([]reference.Request, len(rs))
 	for i, q := range rs {
@@ -205,18 +231,34 @@ func referenceMetrics(t *testing.T, p model.Policy, rs []logRequest, startS int6
 		}
 		reqs[i] = reference.Request{TimeNs: q.ns, Client: k, Address: k, Account: k, Org: k, Status: q.status, Cost: cost}
 	}
-	ds, err := reference.Evaluate(p, reqs, startS*1e9)
-	if err != nil {
-		t.Fatalf("reference: %s: %v", p, err)
+	var m [4]int64
+	served := make([]bool, len(rs))
+	if o.retry != nil { // retries end with the log's last second
+		endNs := (rs[len(rs)-1].ns/1e9 + 1) * 1e9
+		var err error
+		served, m[3], err = reference.EvaluateRetries(p, reqs, o.originNs(startS), endNs, func(int64) reference.Retry { return *o.retry })
+		if err != nil {
+			t.Fatalf("reference: %s: %v", p, err)
+		}
+	} else {
+		ds, err := reference.Evaluate(p, reqs, o.originNs(startS))
+		if err != nil {
+			t.Fatalf("reference: %s: %v", p, err)
+		}
+		for i, d := range ds {
+			served[i] = d.Admitted
+			if d.Started {
+				m[3]++
+			}
+		}
 	}
-	var m [3]int64
-	for i, d := range ds {
+	for i, ok := range served {
 		switch {
-		case rs[i].abusive && d.Admitted:
+		case rs[i].abusive && ok:
 			m[1]++
 		case rs[i].abusive:
 			m[0]++
-		case !d.Admitted:
+		case !ok:
 			m[2]++
 		}
 	}
@@ -232,12 +274,12 @@ type diffEntry struct {
 
 // drawEntries draws n entries of random shapes whose policies are valid
 // (the others are counted in skipped); a leaf entry may sweep its limit or
-// capacity over a few values.
+// capacity over a few values. A leaf entry may have a sibling next to it:
+// the same algorithm and parameters, its modifiers dropped or redrawn, which
+// a batch form may take together with it.
 func drawEntries(r *rand.Rand, n int, shapes []logShape, costed bool, skipped map[string]int) []diffEntry {
 	var out []diffEntry
-	for range n {
-		s := shapes[r.IntN(len(shapes))]
-		p := s.draw(r)
+	add := func(s logShape, p model.Policy) bool {
 		p.Costed = costed
 		e := diffEntry{yaml: entryYAML(p), points: []model.Policy{p}, shape: s}
 		for _, axis := range []string{"limit", "capacity"} {
@@ -256,15 +298,29 @@ func drawEntries(r *rand.Rand, n int, shapes []logShape, costed bool, skipped ma
 			e.yaml = strings.Replace(e.yaml, fmt.Sprintf("%s: %d", axis, v0(e.points[0], axis)), axis+": ["+strings.Join(vs, ", ")+"]", 1)
 			break
 		}
-		valid := true
 		for _, q := range e.points {
-			valid = valid && q.Validate() == nil
-		}
-		if !valid {
-			skipped[s.name]++
-			continue
+			if q.Validate() != nil {
+				skipped[s.name]++
+				return false
+			}
 		}
 		out = append(out, e)
+		return true
+	}
+	for range n {
+		s := shapes[r.IntN(len(shapes))]
+		p := s.draw(r)
+		if !add(s, p) || p.Stack != nil || s.known != "" || r.IntN(3) > 0 {
+			continue
+		}
+		q := p
+		q.CountIf, q.BlockS, q.BlockLevels = "", 0, nil
+		if r.IntN(2) == 0 {
+			reference.Modifiers[r.IntN(len(reference.Modifiers))].Apply(r, &q)
+		}
+		if add(logShape{name: "sibling"}, q) && r.IntN(2) == 0 {
+			out[len(out)-1], out[len(out)-2] = out[len(out)-2], out[len(out)-1]
+		}
 	}
 	return out
 }
@@ -346,6 +402,17 @@ func (d *diffTally) report(t *testing.T, shapes []logShape, what string, start t
 	t.Logf("%d (%s, policy) pairs in %v: %v; runs %v; refused (skipped): %v", total, what, time.Since(start).Round(time.Millisecond), d.pairs, d.modes, d.skipped)
 }
 
+// pointMetrics are a point's caught, missed, false cut and blocks; the
+// blocks are the reference's (want[3]) where they are not compared: a
+// stack's components', or a managed rule's, which counts its own blocks too.
+func pointMetrics(p model.Policy, row PointRow, want [4]int64) [4]int64 {
+	m := [4]int64{row.Caught, row.Missed, row.FalseCut, want[3]}
+	if a := p.Algorithm.String(); p.BlockS > 0 && p.Stack == nil && a != "aws_waf_rate" && a != "cloudflare_rule" && a != "fastly_erl" {
+		m[3] = row.Blocks
+	}
+	return m
+}
+
 // TestReferenceLogReplay checks log replays (whole, key shards, spilled)
 // against the reference on random logs and entries.
 func TestReferenceLogReplay(t *testing.T) {
@@ -359,10 +426,17 @@ func TestReferenceLogReplay(t *testing.T) {
 		startS := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix() + r.Int64N(86400)
 		logPath := filepath.Join(dir, fmt.Sprintf("log%d.csv", trial))
 		writeLog(t, logPath, rs, startS)
-		costed := r.IntN(3) == 0
-		specOf := func(yamls []string) string { return logSpec(logPath, costed, yamls) }
-		entries := drawEntries(r, 6+r.IntN(12), logShapes, costed, d.skipped)
+		o := logOpts{costed: r.IntN(3) == 0, logStart: r.IntN(3) == 0}
 		mode := replayModes[r.IntN(len(replayModes))]
+		if r.IntN(4) == 0 { // reactions: no costs, run whole
+			o.costed, mode = false, replayModes[r.IntN(2)]
+			o.retry = &reference.Retry{MaxRetries: 1 + r.IntN(4)}
+			if r.IntN(2) == 0 {
+				o.retry.BaseS, o.retry.CapS = []float64{0.25, 0.5, 1}[r.IntN(3)], []float64{0, 1, 2}[r.IntN(3)]
+			}
+		}
+		specOf := func(yamls []string) string { return logSpec(logPath, o, yamls) }
+		entries := drawEntries(r, 6+r.IntN(12), logShapes, o.costed, d.skipped)
 		if mode.shards > 0 || mode.name == "spill" { // key shards and passes refuse what needs every key at once
 			entries = slices.DeleteFunc(entries, func(e diffEntry) bool {
 				return slices.ContainsFunc(e.points, model.Policy.Distributed)
@@ -383,8 +457,8 @@ func TestReferenceLogReplay(t *testing.T) {
 		for k, e := range entries {
 			for j, p := range e.points {
 				d.pairs[e.shape.name]++
-				want := referenceMetrics(t, p, rs, startS)
-				got := [3]int64{rows[row].Caught, rows[row].Missed, rows[row].FalseCut}
+				want := referenceMetrics(t, p, rs, o, startS)
+				got := pointMetrics(p, rows[row], want)
 				row++
 				if got == want {
 					continue
@@ -392,12 +466,12 @@ func TestReferenceLogReplay(t *testing.T) {
 				if s := e.shape.name; e.shape.known != "" {
 					msg := ""
 					if len(d.known[s]) == 0 { // the first is shrunk and shown
-						msg = logReproduction(t, p, rs, startS, costed, entries, k, j, mode, got, want, dir)
+						msg = logReproduction(t, p, rs, startS, o, entries, k, j, mode, got, want, dir)
 					}
 					d.known[s] = append(d.known[s], msg)
 					continue
 				}
-				t.Errorf("trial %d: %s", trial, logReproduction(t, p, rs, startS, costed, entries, k, j, mode, got, want, dir))
+				t.Errorf("trial %d: %s", trial, logReproduction(t, p, rs, startS, o, entries, k, j, mode, got, want, dir))
 			}
 		}
 	}
@@ -453,7 +527,7 @@ func runReplay(t *testing.T, sp *Spec, out string, mode replayMode) bool {
 // logReproduction shrinks a disagreement to the fewest requests and the
 // fewest entries before the failing one that still disagree (whole runs),
 // and describes it: the spec's entries, the policy label and the log.
-func logReproduction(t *testing.T, p model.Policy, rs []logRequest, startS int64, costed bool, entries []diffEntry, k, j int, mode replayMode, got, want [3]int64, dir string) string {
+func logReproduction(t *testing.T, p model.Policy, rs []logRequest, startS int64, o logOpts, entries []diffEntry, k, j int, mode replayMode, got, want [4]int64, dir string) string {
 	t.Helper()
 	// disagrees runs the entries over rs in mode and reports whether point
 	// j of entry k disagrees with the reference.
@@ -472,15 +546,15 @@ func logReproduction(t *testing.T, p model.Policy, rs []logRequest, startS int64
 				row += len(e.points)
 			}
 		}
-		sp, err := ReadSpec([]byte(logSpec(path, costed, yamls)), "diff.yaml", dir)
+		sp, err := ReadSpec([]byte(logSpec(path, o, yamls)), "diff.yaml", dir)
 		if err != nil {
 			return false
 		}
 		out := filepath.Join(sub, "out")
 		runReplay(t, sp, out, mode)
 		rows := pointRows(t, out, entries)
-		got = [3]int64{rows[row].Caught, rows[row].Missed, rows[row].FalseCut}
-		want = referenceMetrics(t, p, rs, startS)
+		want = referenceMetrics(t, p, rs, o, startS)
+		got = pointMetrics(p, rows[row], want)
 		return got != want
 	}
 	shrunk := ""
@@ -510,11 +584,11 @@ func logReproduction(t *testing.T, p model.Policy, rs []logRequest, startS int64
 		shrunk = ", shrunk"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %d workers, %d key shards%s: policy %q (entry %d, point %d): caught, missed, false cut %v, reference %v\nentries:\n", mode.name, mode.workers, mode.shards, shrunk, p.String(), k, j, got, want)
+	fmt.Fprintf(&b, "%s on %d workers, %d key shards%s: policy %q (entry %d, point %d): caught, missed, false cut, blocks %v, reference %v\nentries:\n", mode.name, mode.workers, mode.shards, shrunk, p.String(), k, j, got, want)
 	for _, e := range entries {
 		fmt.Fprintf(&b, "  - %s\n", e.yaml)
 	}
-	fmt.Fprintf(&b, "costed %v; log from Unix %d s (ns since, key, status, path, abusive):\n", costed, startS)
+	fmt.Fprintf(&b, "%+v; log from Unix %d s (ns since, key, status, path, abusive):\n", o, startS)
 	for _, q := range rs {
 		fmt.Fprintf(&b, "  %d %d %d %s %v\n", q.ns, q.key, q.status, q.path, q.abusive)
 	}
@@ -524,9 +598,19 @@ func logReproduction(t *testing.T, p model.Policy, rs []logRequest, startS int64
 // diffScenarioKeys are the keys an entry of a scenario sweep may hang on.
 var diffScenarioKeys = []model.Key{model.KeyClient, model.KeyAddress, model.KeyAccount, model.KeyGlobal, model.KeyOrg}
 
-// diffScenarioShapes are the log's shapes with keys: the combinations checked
-// on scenario sweeps. Add a row to check another.
-var diffScenarioShapes = append(slices.Clone(logShapes),
+// diffScenarioShapes are the log's shapes (nodes with local state are
+// exact on scenarios) and shapes with keys: the combinations checked on
+// scenario sweeps. Add a row to check another.
+var diffScenarioShapes = append(slices.Collect(func(yield func(logShape) bool) {
+	for _, s := range logShapes {
+		if s.name == "nodes local" {
+			s.known = ""
+		}
+		if !yield(s) {
+			return
+		}
+	}
+}),
 	logShape{name: "keyed", draw: func(r *rand.Rand) model.Policy {
 		p := logLeaf(r)
 		p.Key = append(diffScenarioKeys, model.KeyBoth)[r.IntN(len(diffScenarioKeys)+1)]
@@ -610,8 +694,11 @@ func TestReferenceScenarioSweep(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var want [3]int64
+				var want [4]int64
 				for i, x := range ds {
+					if x.Started {
+						want[3]++
+					}
 					switch abusive := sc.Clients[reqs[i].Client].Class == model.Abusive; {
 					case abusive && x.Admitted:
 						want[1]++
@@ -621,7 +708,7 @@ func TestReferenceScenarioSweep(t *testing.T) {
 						want[2]++
 					}
 				}
-				got := [3]int64{rows[row].Caught, rows[row].Missed, rows[row].FalseCut}
+				got := pointMetrics(p, rows[row], want)
 				row++
 				if got == want {
 					continue
@@ -630,7 +717,7 @@ func TestReferenceScenarioSweep(t *testing.T) {
 				for _, e := range entries {
 					yamls = append(yamls, e.yaml)
 				}
-				msg := fmt.Sprintf("%s on %d workers, %d key shards: policy %q (entry %d of %d points): caught, missed, false cut %v, reference %v\nspec:\n%s",
+				msg := fmt.Sprintf("%s on %d workers, %d key shards: policy %q (entry %d of %d points): caught, missed, false cut, blocks %v, reference %v\nspec:\n%s",
 					mode.name, mode.workers, mode.shards, p.String(), k, len(e.points), got, want, specOf(yamls))
 				if s := e.shape.name; e.shape.known != "" {
 					d.known[s] = append(d.known[s], msg)
@@ -641,4 +728,163 @@ func TestReferenceScenarioSweep(t *testing.T) {
 		}
 	}
 	d.report(t, diffScenarioShapes, "scenario", start)
+}
+
+// TestReferenceKnownLog holds the smallest log replays that disagreed with
+// the reference once, one subtest each: they must agree now, or (nodes
+// with local state on a log) be refused when the spec is read.
+func TestReferenceKnownLog(t *testing.T) {
+	at := func(status int, ns ...int64) []logRequest {
+		var rs []logRequest
+		for _, x := range ns {
+			rs = append(rs, logRequest{ns: x, status: status, path: "/", abusive: true})
+		}
+		return rs
+	}
+	fw := model.Policy{Algorithm: model.FixedWindow, WindowS: 60, Limit: 1, CountIf: "401"}
+	tb := model.Policy{Algorithm: model.TokenBucket, Rate: 1, Capacity: 1, BlockS: 1, BlockLevels: &model.BlockLevels{{After: 1, BlockS: 10}}}
+	for _, c := range []struct {
+		name, known string
+		p           model.Policy
+		rs          []logRequest
+	}{
+		{"all_of_count_if", "count_if inside an all_of component is accepted, left out of the label and ignored",
+			reference.Stack(model.RejectedCountedByNone, fw), at(200, 0, 1e8, 2e8)},
+		{"all_of_block_levels", "block_levels inside an all_of component is accepted, left out of the label and ignored",
+			reference.Stack(model.RejectedCountedByNone, tb), at(200, 0, 0, 1e9, 1e9, 2e9)},
+		{"nodes_local", "nodes with local state on a replayed log are accepted and ignored (decided as on one node)",
+			model.Policy{Algorithm: model.FixedWindow, WindowS: 60, Limit: 2, Nodes: 3}, at(200, 0, 1e8, 2e8, 3e8, 4e8, 5e8)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const startS = 1767225600
+			path := filepath.Join(t.TempDir(), "log.csv")
+			writeLog(t, path, c.rs, startS)
+			sp, err := ReadSpec([]byte(logSpec(path, logOpts{}, []string{entryYAML(c.p)})), "diff.yaml", t.TempDir())
+			if c.p.Nodes > 1 {
+				if err == nil || !strings.Contains(err.Error(), "sweep[0].nodes") {
+					t.Errorf("%s: read with %v, want a refusal naming sweep[0].nodes (once: %s)", entryYAML(c.p), err, c.known)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := t.TempDir()
+			runReplay(t, sp, out, replayMode{"whole", 1, 0})
+			rows := pointRows(t, out, []diffEntry{{points: []model.Policy{c.p}}})
+			want := referenceMetrics(t, c.p, c.rs, logOpts{}, startS)
+			if got := pointMetrics(c.p, rows[0], want); got != want {
+				t.Errorf("%s (label %q): caught, missed, false cut, blocks %v, reference %v (once: %s)", entryYAML(c.p), rows[0].Key(), got, want, c.known)
+			}
+		})
+	}
+}
+
+// TestReferenceOverlay checks log replays with attacks overlaid (clients of
+// the scenario language on their own keys or on the log's) against the
+// reference on random logs, overlays and entries.
+func TestReferenceOverlay(t *testing.T) {
+	const trials = 60
+	start := time.Now()
+	r := rand.New(rand.NewPCG(43, 17))
+	dir := t.TempDir()
+	d := newDiffTally()
+	for trial := range trials {
+		rs := randomDiffLog(r)
+		startS := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix() + r.Int64N(86400)
+		logPath := filepath.Join(dir, fmt.Sprintf("log%d.csv", trial))
+		writeLog(t, logPath, rs, startS)
+		var logKeys []int // the keys the log holds
+		for _, q := range rs {
+			if !slices.Contains(logKeys, q.key) {
+				logKeys = append(logKeys, q.key)
+			}
+		}
+		// The overlay: 1 or 2 clients from second 1, 2 or 3 of the log on,
+		// each on a key of its own or on one of the log's.
+		ov := &model.Scenario{Name: "overlay", DurationS: 2 + r.IntN(20), Arrivals: model.Arrivals{Process: model.ArrivalProcess(r.IntN(3))}}
+		startOv := 1 + r.IntN(3)
+		var keysYAML []string
+		onKey := map[int]int{} // overlay client → log key
+		for i := range 1 + r.IntN(2) {
+			c := model.Client{Name: fmt.Sprintf("o%d", i), Class: model.Class(r.IntN(2))}
+			if c.Class == model.Abusive {
+				c.Stage = model.StageNone
+			}
+			c.Segments = []model.Segment{{T0: r.IntN(2), T1: ov.DurationS, Rate: float64(1 + r.IntN(3))}}
+			if r.IntN(2) == 0 {
+				onKey[i] = logKeys[r.IntN(len(logKeys))]
+				keysYAML = append(keysYAML, fmt.Sprintf("%s: [10.0.0.%d]", c.Name, onKey[i]+1))
+			}
+			ov.Clients = append(ov.Clients, c)
+		}
+		w, err := model.NewWorkload(ov)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed := r.Uint64N(1 << 20)
+		var all []logRequest
+		for i, ts := range w.Realise(seed, 0, nil) {
+			key, ok := onKey[i]
+			if !ok {
+				key = 100 + i // a key of its own
+			}
+			for _, x := range ts {
+				all = append(all, logRequest{ns: int64(startOv)*1e9 + x, key: key, path: "/", abusive: ov.Clients[i].Class == model.Abusive})
+			}
+		}
+		all = append(slices.Clone(rs), all...)
+		slices.SortStableFunc(all, func(a, b logRequest) int { return int(min(max(a.ns-b.ns, -1), 1)) })
+		var b strings.Builder
+		fmt.Fprintf(&b, "seed: %d\noverlay:\n", seed)
+		for line := range strings.Lines(string(ov.YAML())) {
+			b.WriteString("  " + line)
+		}
+		fmt.Fprintf(&b, "  start_s: %d\n", startOv)
+		if len(keysYAML) > 0 {
+			b.WriteString("  keys: {" + strings.Join(keysYAML, ", ") + "}\n")
+		}
+		overlay := b.String()
+		specOf := func(yamls []string) string { return overlay + logSpec(logPath, logOpts{}, yamls) }
+		entries := drawEntries(r, 4+r.IntN(8), logShapes, false, d.skipped)
+		entries = slices.DeleteFunc(entries, func(e diffEntry) bool { // an overlay refuses count_if (its requests have no status)
+			hasCountIf := strings.Contains(e.yaml, "count_if")
+			if hasCountIf {
+				d.skipped[e.shape.name]++
+			}
+			return hasCountIf
+		})
+		sp, entries := readTogether(t, entries, specOf, dir, d.skipped)
+		if sp == nil {
+			continue
+		}
+		out := filepath.Join(dir, fmt.Sprintf("out%d", trial))
+		mustRun(t, sp, Options{OutDir: out, Workers: 1, Shard: Shard{Count: 1}, MaxPoints: DefaultMaxPoints})
+		d.modes["whole"]++
+		rows := pointRows(t, out, entries)
+		row := 0
+		for k, e := range entries {
+			for _, p := range e.points {
+				d.pairs[e.shape.name]++
+				want := referenceMetrics(t, p, all, logOpts{}, startS)
+				got := pointMetrics(p, rows[row], want)
+				row++
+				if got == want {
+					continue
+				}
+				var yamls []string
+				for _, e := range entries {
+					yamls = append(yamls, e.yaml)
+				}
+				msg := fmt.Sprintf("policy %q (entry %d of %d points): caught, missed, false cut, blocks %v, reference %v\nspec:\n%s\nrequests (ns since the log's first second, key, abusive): %v",
+					p.String(), k, len(e.points), got, want, specOf(yamls), all)
+				if s := e.shape.name; e.shape.known != "" {
+					d.known[s] = append(d.known[s], msg)
+					continue
+				}
+				t.Errorf("trial %d: %s", trial, msg)
+			}
+		}
+	}
+	d.report(t, logShapes, "log with an overlay", start)
 }

@@ -392,17 +392,23 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 // (each axis at its smallest or largest value), which catches constraints
 // between parameters such as phase_s < window_s before anything runs.
 func (e *Entry) checkCorners() error {
-	corners := 1 << min(len(e.Axes), 16)
-	for c := range corners {
+	var varying []int // the axes whose smallest and largest values differ
+	for i, ax := range e.Axes {
+		if slices.Min(ax.Values) != slices.Max(ax.Values) {
+			varying = append(varying, i)
+		}
+	}
+	varying = varying[:min(len(varying), 16)]
+	for c := range 1 << len(varying) {
 		p := e.newPolicy()
 		p.BlockLevels, p.CountIf, p.Costed = e.BlockLevels, e.CountIf, e.costed
-		for i, ax := range e.Axes {
-			lo, hi := slices.Min(ax.Values), slices.Max(ax.Values)
-			v := lo
-			if c&(1<<i) != 0 {
-				v = hi
+		for _, ax := range e.Axes {
+			p.Set(ax.Param, slices.Min(ax.Values))
+		}
+		for b, i := range varying {
+			if c&(1<<b) != 0 {
+				p.Set(e.Axes[i].Param, slices.Max(e.Axes[i].Values))
 			}
-			p.Set(ax.Param, v)
 		}
 		if err := p.Validate(); err != nil {
 			return fmt.Errorf("%v (at %v)", err, p)

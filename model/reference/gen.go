@@ -163,7 +163,11 @@ func RandomScenario(r *rand.Rand, keyed, costed bool) *model.Scenario {
 		}
 		for range 1 + r.IntN(2) {
 			t0 := r.IntN(sc.DurationS)
-			c.Segments = append(c.Segments, model.Segment{T0: t0, T1: t0 + 1 + r.IntN(sc.DurationS-t0), Rate: float64(1 + r.IntN(4))})
+			g := model.Segment{T0: t0, T1: t0 + 1 + r.IntN(sc.DurationS-t0), Rate: float64(1 + r.IntN(4))}
+			if r.IntN(6) == 0 { // a short burst, above the managed rules' least limits
+				g.T1, g.Rate = min(g.T1, t0+1+r.IntN(2)), float64(10+r.IntN(10))
+			}
+			c.Segments = append(c.Segments, g)
 		}
 		slices.SortFunc(c.Segments, func(a, b model.Segment) int { return a.T0 - b.T0 })
 		for j := 1; j < len(c.Segments); j++ { // segments must not overlap
@@ -227,6 +231,9 @@ func ScenarioRequests(sc *model.Scenario, times [][]int64) []Request {
 		status := 200
 		if c.FailShare == 1 {
 			status = c.FailStatus
+			if status == 0 {
+				status = model.DefaultFailStatus
+			}
 		}
 		for j, t := range ts {
 			out = append(out, Request{TimeNs: t, Client: int64(i),

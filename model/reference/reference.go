@@ -45,8 +45,8 @@ type Request struct {
 type Decision struct {
 	Admitted bool
 	// Blocked says the request fell in a block of a penalty box (block_s)
-	// started by an earlier request.
-	Blocked bool
+	// started by an earlier request; Started that its rejection started one.
+	Blocked, Started bool
 }
 
 // ErrUnsupported is returned for what the reference does not interpret:
@@ -93,7 +93,7 @@ func newPolicy(p model.Policy, originNs int64) (limiter, error) {
 	if p.Stack != nil {
 		s := &stack{none: p.Stack.RejectedCounts == model.RejectedCountedByNone}
 		for _, c := range p.Stack.Components {
-			c.Costed = c.Costed || p.Costed // each component spends the request's cost
+			c.Costed = c.Costed || p.Costed // each component charges the request's cost
 			l, err := newPolicy(c, originNs)
 			if err != nil {
 				return nil, err
@@ -181,19 +181,7 @@ type unit struct {
 }
 
 func (k *keyed) unit(r Request, i int) *unit {
-	var v int64
-	switch k.p.Key {
-	case model.KeyClient:
-		v = r.Client
-	case model.KeyAddress:
-		v = r.Address
-	case model.KeyAccount:
-		v = r.Account
-	case model.KeyOrg:
-		v = r.Org
-	case model.KeyGlobal:
-		v = 0
-	}
+	v := map[model.Key]int64{model.KeyClient: r.Client, model.KeyAddress: r.Address, model.KeyAccount: r.Account, model.KeyOrg: r.Org}[k.p.Key] // global: 0
 	at := [2]int64{int64(i % max(1, k.p.Nodes)), v}
 	u := k.keys[at]
 	if u == nil {
@@ -243,6 +231,7 @@ func (k *keyed) decide(r Request, i int) Decision {
 		}
 		u.until = t + n
 		u.blocks++
+		return Decision{Started: true}
 	}
 	return Decision{Admitted: ok}
 }
@@ -282,10 +271,8 @@ func newLeaf(p model.Policy, origin int64) leaf {
 		T := new(big.Int).Quo(new(big.Int).Mul(r.Denom(), big.NewInt(secondNs)), r.Num()).Int64()
 		return &gcra{period: T, tau: (p.Capacity - 1) * T, fresh: true}
 	}
-	bare := model.Policy{Algorithm: p.Algorithm, WindowS: p.WindowS, Limit: p.Limit, Rate: p.Rate,
-		Capacity: p.Capacity, PhaseS: p.PhaseS, Burst: p.Burst, Delay: p.Delay, ServiceS: p.ServiceS,
-		PeriodS: p.PeriodS, Counts: p.Counts, LagS: p.LagS, RequestsPerPeriod: p.RequestsPerPeriod,
-		MitigationTimeoutS: p.MitigationTimeoutS, PenaltyBoxS: p.PenaltyBoxS, UndercountPct: p.UndercountPct}
+	bare := p // the algorithm alone: keys, nodes and modifiers are this package's
+	bare.Key, bare.Nodes, bare.State, bare.BlockS, bare.BlockLevels, bare.CountIf, bare.Costed = 0, 0, 0, 0, nil, "", false
 	return &product{p: bare, origin: origin}
 }
 
@@ -493,11 +480,16 @@ type product struct {
 	shown  []int64
 }
 
-func (q *product) fits(t, _ int64) bool {
+func (q *product) decider() model.Decider {
 	d, err := model.NewDeciderAt(q.p, q.origin)
 	if err != nil {
-		panic(err)
+		panic(err) // the policy was validated
 	}
+	return d
+}
+
+func (q *product) fits(t, _ int64) bool {
+	d := q.decider()
 	for _, s := range q.shown {
 		d.Allow(s)
 	}
@@ -506,11 +498,7 @@ func (q *product) fits(t, _ int64) bool {
 
 func (q *product) take(t, _ int64) bool {
 	if q.d == nil {
-		d, err := model.NewDeciderAt(q.p, q.origin)
-		if err != nil {
-			panic(err)
-		}
-		q.d = d
+		q.d = q.decider()
 	}
 	q.shown = append(q.shown, t)
 	return q.d.Allow(t)

@@ -62,7 +62,7 @@ func TestWorkedCases(t *testing.T) {
 	// refills unseen meanwhile.
 	box := model.Policy{Algorithm: model.TokenBucket, Rate: 1, Capacity: 2, BlockS: 5}
 	times := []int64{0, 0, 0, 1e9, 4_999_999_999, 5e9, 5e9, 5e9}
-	want := []Decision{{true, false}, {true, false}, {false, false}, {false, true}, {false, true}, {true, false}, {true, false}, {false, false}}
+	want := []Decision{{true, false, false}, {true, false, false}, {false, false, true}, {false, true, false}, {false, true, false}, {true, false, false}, {true, false, false}, {false, false, true}}
 	reqs := make([]Request, len(times))
 	for i, ts := range times {
 		reqs[i].TimeNs = ts
