@@ -181,6 +181,7 @@ func init() {
 		CloudflareRule:      &cloudflareRuleAlgorithm,
 		FastlyERL:           &fastlyERLAlgorithm,
 		AllOf:               &allOfAlgorithm,
+		Traefik:             &traefikAlgorithm,
 	}
 	for a := 1; a < len(registry); a++ {
 		Algorithms = append(Algorithms, Algorithm(a))
