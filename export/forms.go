@@ -417,7 +417,7 @@ func nearestWindow(units []unit, why string) func(model.Policy, float64, int64) 
 	}
 }
 
-const tokenBucketWhy = "golang.org/x/time/rate (Traefik's rateLimit middleware too) is a token bucket"
+const tokenBucketWhy = "golang.org/x/time/rate is a token bucket"
 
 func nearestGo(p model.Policy, rate float64, capacity int64) (model.Policy, string) {
 	return model.Policy{Algorithm: model.TokenBucket, Rate: rate, Capacity: capacity}, tokenBucketWhy
