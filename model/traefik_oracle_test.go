@@ -35,6 +35,7 @@ func TestTraefikRecordings(t *testing.T) {
 		setting   string
 		sources   map[string]Decider
 		n, traces int
+		tNs       int64 // Unix ns
 		served    int
 		late      int
 	)
@@ -51,18 +52,22 @@ func TestTraefikRecordings(t *testing.T) {
 			}
 			return v
 		}
-		if len(fs) != 4 {
-			t.Fatalf("%s:%d: %d fields, want 4", traefikRecordings, line+1, len(fs))
-		}
 		if fs[0] == "setting" {
-			setting, traces = s, traces+1
+			if len(fs) != 5 {
+				t.Fatalf("%s:%d: %d fields, want 5", traefikRecordings, line+1, len(fs))
+			}
+			setting, traces, tNs = s, traces+1, num(4)
 			if p, limited, err = TraefikPolicy(num(1), time.Duration(num(2)), num(3)); err != nil {
 				t.Fatalf("%s:%d: %v", traefikRecordings, line+1, err)
 			}
 			sources = map[string]Decider{}
 			continue
 		}
-		tNs, src, code, delay := num(0), fs[1], num(2), num(3)
+		if len(fs) != 4 {
+			t.Fatalf("%s:%d: %d fields, want 4", traefikRecordings, line+1, len(fs))
+		}
+		tNs += num(0)
+		src, code, delay := fs[1], num(2), num(3)
 		n++
 		wantServed := code == 200
 		if wantServed {

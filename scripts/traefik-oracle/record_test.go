@@ -90,8 +90,8 @@ func (s setting) ttl() float64 {
 }
 
 // traces are hostile traces for a setting: bursts after idle gaps of 0.5–5
-// TTLs from several sources, rates just above the limit, arrivals on the
-// edges of maxDelay and of whole seconds.
+// TTLs from several sources, rates just above the limit, sources far above
+// it, arrivals on the edges of maxDelay and of whole seconds.
 func traces(s setting, rng *rand.Rand) [][]request {
 	r := s.limit()
 	if r == 0 {
@@ -128,6 +128,21 @@ func traces(s setting, rng *rand.Rand) [][]request {
 			t += int64(gap / f * (0.7 + 0.6*rng.Float64()))
 			if i%97 == 96 {
 				t += int64((0.5 + 4.5*rng.Float64()) * ttl)
+			}
+		}
+	}
+	all = append(all, tr)
+
+	// Hammering: three sources at 2–4 times the rate, in clumps, so most
+	// requests are rejected and each rejection gives its token back.
+	tr = nil
+	for src := range 3 {
+		t := rng.Int64N(1e9)
+		f := 2 + 2*rng.Float64()
+		for range 250 {
+			tr = append(tr, request{t, src})
+			if rng.IntN(4) > 0 {
+				t += int64(gap / f * 2 * rng.Float64())
 			}
 		}
 	}
@@ -215,9 +230,11 @@ func run(t *testing.T, s setting, tr []request) (origin int64, ds []decision) {
 	return origin, ds
 }
 
-// TestRecord writes, for every setting and trace, one line per request:
-// the setting's line "setting,average,period_ns,burst", then
-// "unix_ns,source,status,delay_ns" lines.
+// TestRecord writes, for every setting and trace, the line
+// "setting,average,period_ns,burst,start_unix_ns", then one line per
+// request, "gap_ns,source,status,delay_ns": its arrival after the one
+// before (the first: after the start), its source, Traefik's status and,
+// when served, how long after its arrival.
 func TestRecord(t *testing.T) {
 	if *out == "" {
 		t.Skip("no -out file")
@@ -228,16 +245,18 @@ func TestRecord(t *testing.T) {
 	}
 	zw, _ := gzip.NewWriterLevel(f, gzip.BestCompression)
 	w := bufio.NewWriter(zw)
-	fmt.Fprintln(w, "# Traefik v3.6.12 rateLimit (in-memory), recorded by scripts/traefik-oracle: setting,average,period_ns,burst then unix_ns,source,status,delay_ns per request")
+	fmt.Fprintln(w, "# Traefik v3.6.12 rateLimit (in-memory), recorded by scripts/traefik-oracle: setting,average,period_ns,burst,start_unix_ns then gap_ns,source,status,delay_ns per request")
 	rng := rand.New(rand.NewPCG(3, 612))
 	var n, served, late int
 	for _, s := range settings {
 		for _, tr := range traces(s, rng) {
 			sortByTime(tr)
 			origin, ds := run(t, s, tr)
-			fmt.Fprintf(w, "setting,%d,%d,%d\n", s.average, int64(s.period), s.burst)
+			fmt.Fprintf(w, "setting,%d,%d,%d,%d\n", s.average, int64(s.period), s.burst, origin)
+			prev := int64(0)
 			for i, rq := range tr {
-				fmt.Fprintf(w, "%d,%d,%d,%d\n", origin+rq.at, rq.src, ds[i].code, ds[i].delay)
+				fmt.Fprintf(w, "%d,%d,%d,%d\n", rq.at-prev, rq.src, ds[i].code, ds[i].delay)
+				prev = rq.at
 				n++
 				if ds[i].code == http.StatusOK {
 					served++
