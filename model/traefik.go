@@ -29,9 +29,18 @@ var traefikAlgorithm = Descriptor{
 // maxTraefikPeriodS is the longest period TraefikRate writes a rate over, s.
 const maxTraefikPeriodS = 86400
 
-// validateTraefik checks rate (a whole average per whole-second period of at
-// most a day: TraefikRate) and capacity (Traefik's burst).
+// validateTraefik checks the deployment (one key, no lag), rate (a whole
+// average per whole-second period of at most a day: TraefikRate) and
+// capacity (Traefik's burst).
 func validateTraefik(p Policy) error {
+	// A request Traefik rejects still refreshes the idle TTL, and its token
+	// comes back: the two-key and lagged simulations' charges do not model it.
+	switch {
+	case p.Key == KeyBoth:
+		return fieldErr("key", "traefik cannot decide on two keys at once (Traefik chains two middlewares instead, all_of)")
+	case p.SyncMs != 0:
+		return fieldErr("sync_ms", "traefik cannot run on lagged shared state (Traefik's in-memory buckets are per instance)")
+	}
 	if !(p.Rate >= minRate) || p.Rate > maxRate {
 		return fieldErr("rate", "must be a finite number >= %g and <= %g requests/s, got %v", minRate, float64(maxRate), p.Rate)
 	}
