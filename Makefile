@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit docs duckdb check baseline cross test-windows dist actionlint bench bench-ingest bench-events bench-reactions bench-check bench-month test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race test-adversarial test-fail2ban
+.PHONY: all build run tables test vet unit docs duckdb check baseline cross test-windows dist actionlint bench bench-ingest bench-events bench-reactions bench-check bench-month test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race test-adversarial test-fail2ban traefik-recordings
 
 all: build
 
@@ -156,6 +156,15 @@ test-proxies:
 # whose count fail2ban rescales included, applied within 5 s.
 test-fail2ban:
 	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run '^TestFail2banLive$$' -v ./export
+
+# Traefik's own rateLimit middleware (github.com/traefik/traefik/v3
+# v3.6.12) in virtual time on hostile traces: rewrites the recordings the
+# model's traefik is checked against in make test (TestTraefikRecordings).
+# A module of its own (scripts/traefik-oracle): a cold build fetches ~2.6 GB
+# of modules and takes ~10 minutes.
+traefik-recordings:
+	cd scripts/traefik-oracle && $(GO) test -count=1 -timeout 30m -run '^TestRecord$$' -v . -args -out $(CURDIR)/model/testdata/traefik-recordings.csv.gz
+	$(GO) test -count=1 -run '^TestTraefikRecordings$$' -v ./model
 
 # The report page in a real browser (installs Debian's chromium if missing).
 test-browser: build

@@ -47,6 +47,7 @@ var goldenPolicies = []string{
 	"sliding_window window_s=60 limit=600",
 	"haproxy_rate limit=50 period_s=10 counts=all",
 	"haproxy_rate limit=5 period_s=0.25 counts=admitted",
+	"traefik rate=1.6666666666666667 capacity=100",
 }
 
 func TestGolden(t *testing.T) {
@@ -93,8 +94,12 @@ func TestFit(t *testing.T) {
 		{"nginx rate=10 burst=5", "nginx", Exact, "nginx rate=10 burst=5"},
 		{"token_bucket rate=10 capacity=900", "nginx", Equivalent, "nginx rate=10 burst=899 delay=899"},
 		{"gcra rate=2 capacity=3", "go", Equivalent, "token_bucket rate=2 capacity=3"},
-		{"nginx rate=2 burst=3 delay=3", "traefik", Nearest, "token_bucket rate=2 capacity=4"}, // Traefik delays
-		{"token_bucket rate=2 capacity=4", "traefik", Nearest, "token_bucket rate=2 capacity=4"},
+		{"nginx rate=2 burst=3 delay=3", "traefik", Nearest, "traefik rate=2 capacity=4"}, // Traefik delays
+		{"token_bucket rate=2 capacity=4", "traefik", Nearest, "traefik rate=2 capacity=4"},
+		{"traefik rate=2 capacity=4", "traefik", Exact, "traefik rate=2 capacity=4"},
+		{"traefik rate=1.6666666666666667 capacity=100", "traefik", Exact, "traefik rate=1.6666666666666667 capacity=100"},
+		{"fixed_window window_s=60 limit=600", "traefik", Nearest, "traefik rate=10 capacity=600"},
+		{"traefik rate=2 capacity=4", "go", Nearest, "token_bucket rate=2 capacity=4"},
 		{"sliding_counter window_s=3000000 limit=50", "haproxy", Nearest, "haproxy_rate limit=18 period_s=1073741 counts=admitted"},
 		{"haproxy_rate limit=50 period_s=10 counts=all", "haproxy", Exact, "haproxy_rate limit=50 period_s=10 counts=all"},
 		{"haproxy_rate limit=5 period_s=0.25 counts=admitted", "haproxy", Exact, "haproxy_rate limit=5 period_s=0.25 counts=admitted"},
@@ -106,7 +111,8 @@ func TestFit(t *testing.T) {
 		{"fixed_window window_s=90 limit=600", "kong", Nearest, "fixed_window window_s=60 limit=400"},
 		{"token_bucket rate=0.5 capacity=3", "nginx", Nearest, "nginx rate=0.5 burst=2 delay=2"}, // nginx truncates its refill
 		{"token_bucket rate=5 capacity=3", "nginx", Equivalent, "nginx rate=5 burst=2 delay=2"},
-		{"token_bucket rate=0.3 capacity=3", "traefik", Nearest, "token_bucket rate=0.3 capacity=3"},
+		{"token_bucket rate=0.3 capacity=3", "traefik", Nearest, "traefik rate=0.3 capacity=3"},
+		{"token_bucket rate=0.123456789 capacity=3", "traefik", Nearest, "traefik rate=0.12333333333333334 capacity=3"}, // no whole average per period up to a day: 444 per hour
 		{"token_bucket rate=0.001 capacity=3", "nginx", Nearest, "nginx rate=0.016666666666666666 burst=2 delay=2"},
 		{"sliding_log window_s=60 limit=5", "redis", Exact, "sliding_log window_s=60 limit=5"},
 		{"gcra rate=1 capacity=5", "redis", Nearest, "token_bucket rate=1 capacity=5"},

@@ -55,9 +55,10 @@ var targets = map[string]target{
 		model.FixedWindow: {Exact, epochWindow(kongUnits), nil, ""},
 	}, nearestWindow(kongUnits, "Kong's rate-limiting plugin counts in calendar-aligned fixed windows (second, minute, hour, day, month, year)"), writeKong},
 	"traefik": {hashComment, map[model.Algorithm]form{
-		model.TokenBucket: {Nearest, whenRate(traefikRateOK, same), traefikReserve, ""},
-		model.GCRA:        {Nearest, whenRate(traefikRateOK, bucketOf), traefikReserve, ""},
-		model.Nginx:       {Nearest, whenNodelay(whenRate(traefikRateOK, bucketOf)), traefikReserve, ""},
+		model.Traefik:     {Exact, whenRate(traefikRateOK, same), nil, ""},
+		model.TokenBucket: {Nearest, whenRate(traefikRateOK, traefikOf), traefikReserve, ""},
+		model.GCRA:        {Nearest, whenRate(traefikRateOK, traefikOf), traefikReserve, ""},
+		model.Nginx:       {Nearest, whenNodelay(whenRate(traefikRateOK, traefikOf)), traefikReserve, ""},
 	}, nearestTraefik, writeTraefik},
 	"go": {slashComment, map[model.Algorithm]form{
 		model.TokenBucket: {Exact, same, nil, ""},
@@ -89,6 +90,13 @@ func same(p model.Policy) (model.Policy, bool) { return p, true }
 // nodelayNginx is a bucket of capacity C as nginx: burst C−1, nodelay.
 func nodelayNginx(p model.Policy) (model.Policy, bool) {
 	return model.Policy{Algorithm: model.Nginx, Rate: p.Rate, Burst: p.Capacity - 1, Delay: p.Capacity - 1}, true
+}
+
+// traefikOf is the traefik policy Traefik's rateLimit runs when configured
+// with p's rate and requests at once from idle (average/period, burst).
+func traefikOf(p model.Policy) (model.Policy, bool) {
+	rate, capacity := familyOf(p.Algorithm).rateCap(p)
+	return model.Policy{Algorithm: model.Traefik, Rate: rate, Capacity: capacity}, true
 }
 
 // bucketOf is the token bucket that decides as p (gcra; nodelay nginx:
@@ -136,7 +144,7 @@ type family struct {
 
 var families = map[model.Algorithm]family{
 	model.HAProxyRate: {func(p model.Policy) (float64, int64) { return float64(p.Limit) / p.PeriodS, p.Limit }, divideLimit},
-	model.TokenBucket: bucketFamily, model.GCRA: bucketFamily,
+	model.TokenBucket: bucketFamily, model.GCRA: bucketFamily, model.Traefik: bucketFamily,
 	model.Nginx: {func(p model.Policy) (float64, int64) { return p.Rate, p.Burst + 1 }, func(p model.Policy, n int) model.Policy {
 		p.Rate /= float64(n)
 		p.Burst = divideCount(p.Burst+1, n) - 1
@@ -283,23 +291,31 @@ func nginxRate(r float64) (string, bool) {
 
 func nginxRateOK(r float64) bool { _, ok := nginxRate(r); return ok }
 
-// traefikRate writes rate r as Traefik's integer average per period: the
-// shortest whole period (s, up to an hour) in which r·period is whole.
+// traefikRate writes rate r as Traefik's whole average per whole-second
+// period, exactly as Traefik computes the rate back (model.TraefikRate).
 func traefikRate(r float64) (avg int64, periodS int, ok bool) {
-	for _, per := range []int{1, 2, 4, 5, 10, 20, 30, 60, 120, 300, 600, 3600} {
-		a := r * float64(per)
-		if math.Abs(a-math.Round(a)) < 1e-9 && a >= 1 {
-			return int64(math.Round(a)), per, true
-		}
-	}
-	return 0, 0, false
+	a, per, ok := model.TraefikRate(r)
+	return a, int(per / time.Second), ok
 }
 
 func traefikRateOK(r float64) bool { _, _, ok := traefikRate(r); return ok }
 
+// traefikNearestRate is the whole average per period nearest rate r that
+// Traefik can write, for a rate it cannot: the first of a second, a minute,
+// an hour and a day within 0.1% of r, else a day's (at least 1).
+func traefikNearestRate(r float64) (avg int64, periodS int) {
+	for _, per := range []int{1, 60, 3600, 86400} {
+		a := math.Round(r * float64(per))
+		if a >= 1 && math.Abs(a/float64(per)-r) <= 1e-3*r {
+			return int64(a), per
+		}
+	}
+	return max(1, int64(math.Round(r*86400))), 86400
+}
+
 // traefikMaxDelay is how long Traefik's rateLimit lets a request wait for
-// its token: 1/(2·⌊rate⌋) s, 0.5 s below 1 r/s (Traefik's
-// pkg/middlewares/ratelimiter).
+// its token: 1/(2·int(rate)) s, 0.5 s below 1 r/s (New in Traefik's
+// pkg/middlewares/ratelimiter/rate_limiter.go).
 func traefikMaxDelay(rate float64) time.Duration {
 	if rate < 1 {
 		return 500 * time.Millisecond
@@ -307,13 +323,22 @@ func traefikMaxDelay(rate float64) time.Duration {
 	return time.Second / (time.Duration(rate) * 2)
 }
 
-// traefikReserve says how Traefik decides otherwise than the token bucket
-// it is configured as.
-func traefikReserve(p model.Policy) string {
-	d := traefikMaxDelay(p.Rate)
-	return fmt.Sprintf("Traefik's rateLimit reserves the next token (x/time/rate Reserve) and holds a request up to %v for it instead of rejecting it: "+
-		"after a burst it admits up to %.3g request more than the token bucket and delays the requests it admits by up to %v",
-		d, p.Rate*d.Seconds(), d)
+// traefikTTL is how long Traefik's rateLimit keeps an idle key's bucket,
+// whole s: 2 at 1 r/s or more, else 1 + int(1/rate).
+func traefikTTL(rate float64) int64 {
+	if rate >= 1 {
+		return 2
+	}
+	return 1 + int64(1/rate)
+}
+
+// traefikReserve says how Traefik decides otherwise than the policy asked
+// for, and which traefik policy to sweep (q, what it runs).
+func traefikReserve(q model.Policy) string {
+	d := traefikMaxDelay(q.Rate)
+	return fmt.Sprintf("Traefik's rateLimit is not a plain token bucket: it reserves the next token (x/time/rate Reserve) and holds a request up to %v for it instead of rejecting it, "+
+		"and drops a key's bucket after %d idle s (it comes back full): sweep %q to measure what Traefik admits and delays",
+		d, traefikTTL(q.Rate), q.Canonical())
 }
 
 // nginxTruncates says how nginx decides otherwise than a token bucket of
@@ -396,19 +421,24 @@ func nearestWindow(units []unit, why string) func(model.Policy, float64, int64) 
 	}
 }
 
-const tokenBucketWhy = "golang.org/x/time/rate (Traefik's rateLimit middleware too) is a token bucket"
+const tokenBucketWhy = "golang.org/x/time/rate is a token bucket"
 
 func nearestGo(p model.Policy, rate float64, capacity int64) (model.Policy, string) {
 	return model.Policy{Algorithm: model.TokenBucket, Rate: rate, Capacity: capacity}, tokenBucketWhy
 }
 
+// nearestTraefik: Traefik's rateLimit at the same rate (whole requests/s
+// when Traefik cannot write it) and burst; Translate adds what it does
+// otherwise and the policy to sweep.
 func nearestTraefik(p model.Policy, rate float64, capacity int64) (model.Policy, string) {
-	why := tokenBucketWhy
+	why := "Traefik's rateLimit keeps a rate and a burst per key"
 	if !traefikRateOK(rate) {
-		rate = math.Max(1, math.Round(rate))
-		why = "Traefik writes rates as a whole average per period"
+		avg, per := traefikNearestRate(rate)
+		rate = float64(avg) / float64(per)
+		why = "Traefik writes rates as a whole average per period of whole seconds"
 	}
-	return model.Policy{Algorithm: model.TokenBucket, Rate: rate, Capacity: capacity}, why
+	q := model.Policy{Algorithm: model.Traefik, Rate: rate, Capacity: min(capacity, math.MaxInt32)}
+	return q, fmt.Sprintf("%s: sweep %q to measure what Traefik admits and delays", why, q.Canonical())
 }
 
 func nearestRedis(p model.Policy, rate float64, capacity int64) (model.Policy, string) {

@@ -241,14 +241,14 @@ func writeTraefik(r *Result, o Options) error {
 	p := localNodes(r, o, "Traefik instance")
 	avg, per, ok := traefikRate(p.Rate)
 	if !ok {
-		avg, per = max(1, int64(math.Round(p.Rate))), 1
-		r.Notes = append(r.Notes, fmt.Sprintf("the per-replica rate %g r/s is rounded to %d per second", p.Rate, avg))
+		avg, per = traefikNearestRate(p.Rate)
+		r.Notes = append(r.Notes, fmt.Sprintf("the per-replica rate %g r/s is rounded to %d per %d s", p.Rate, avg, per))
 	}
 	src := byKey(r.Key, "          ipStrategy:\n            depth: 0", "          requestHost: true",
 		func(h string) string { return "          requestHeaderName: " + yamlScalar(h) })
 	r.Notes = append(r.Notes,
-		fmt.Sprintf("Traefik's rateLimit keeps a golang.org/x/time/rate bucket per key: %d per %d s (%s r/s) refill, burst %d at once from idle; a request whose token comes within %v waits for it, later ones get 429",
-			avg, per, strconv.FormatFloat(p.Rate, 'g', 6, 64), p.Capacity, traefikMaxDelay(p.Rate)),
+		fmt.Sprintf("Traefik's rateLimit keeps a golang.org/x/time/rate bucket per key: %d per %d s (%s r/s) refill, burst %d at once from idle; a request whose token comes within %v waits for it, later ones get 429 and give the token back; a key idle for %d s (whole seconds) starts full again",
+			avg, per, strconv.FormatFloat(p.Rate, 'g', 6, 64), p.Capacity, traefikMaxDelay(p.Rate), traefikTTL(p.Rate)),
 		"each Traefik replica keeps its own buckets: three replicas admit three times the rate (--nodes divides it)",
 		"behind another proxy, set ipStrategy.depth (or excludedIPs) so the key is the client, not the proxy")
 	r.Config = fmt.Sprintf(`# Traefik dynamic configuration (file provider)

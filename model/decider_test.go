@@ -205,6 +205,8 @@ func randomPolicy(rng *rand.Rand, a Algorithm) Policy {
 		p.Rate, p.Capacity = 0.5+rng.Float64()*20, 1+int64(rng.IntN(10))
 	case Nginx:
 		p.Rate, p.Burst, p.Delay = 0.5+rng.Float64()*20, int64(rng.IntN(10)), int64(rng.IntN(12))
+	case Traefik: // average per period, whole seconds
+		p.Rate, p.Capacity = float64(1+rng.IntN(40))/float64(1+rng.IntN(8)), 1+int64(rng.IntN(10))
 	case Concurrency:
 		p.ServiceS = 0.01 + rng.Float64()*3
 	case HAProxyRate:

@@ -34,16 +34,12 @@ import (
 // quotient; fail2ban computes it in floating-point seconds, which can turn
 // an exact tie (·5) either way.
 
-// Fail2ban is the fail2ban algorithm (registered after the algorithms of
-// limiter.go).
-const Fail2ban = AllOf + 1
-
 // maxFail2banRetry bounds maxretry (a ticket's retry is an int64).
 const maxFail2banRetry = 1 << 31
 
 // fail2banAlgorithm is fail2ban, fail2ban 1.0.2's jail.
 var fail2banAlgorithm = Descriptor{
-	Name: "fail2ban", Title: "fail2ban", Family: WindowFamily, ColorSlot: 13, Color: "#117733", // slot 13: past the palette, a slot of its own
+	Name: "fail2ban", Title: "fail2ban", Family: WindowFamily, ColorSlot: -1, Color: "#6f4e7c",
 	Example: "fail2ban window_s=600 limit=5 mitigation_timeout_s=600",
 	Params:  []string{"window_s", "limit", "mitigation_timeout_s"},
 	Validate: func(p Policy) error {

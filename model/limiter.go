@@ -25,6 +25,8 @@ const (
 	CloudflareRule                           // Cloudflare rate limiting rule: sliding counter, mitigation timeout
 	FastlyERL                                // Fastly Edge Rate Limiting: 1 s buckets, rate per second, penalty box
 	AllOf                                    // several limits at once (stacked): every component must admit
+	Traefik                                  // Traefik's rateLimit middleware: x/time/rate Reserve, maxDelay, idle TTL
+	Fail2ban                                 // fail2ban 1.0.2's jail: failures counted in a ticket rescaled past findtime, then a ban
 )
 
 // Algorithms and their descriptors: registry.go; each algorithm's own

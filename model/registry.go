@@ -182,6 +182,7 @@ func init() {
 		FastlyERL:           &fastlyERLAlgorithm,
 		AllOf:               &allOfAlgorithm,
 		Fail2ban:            &fail2banAlgorithm,
+		Traefik:             &traefikAlgorithm,
 	}
 	for a := 1; a < len(registry); a++ {
 		Algorithms = append(Algorithms, Algorithm(a))

@@ -12,7 +12,7 @@ import (
 // when it cuts, a colour of its own, and a decider for a valid policy.
 func TestRegistryConformance(t *testing.T) {
 	rng := rand.New(rand.NewPCG(36, 3))
-	slots := map[int]Algorithm{}
+	slots, colors := map[int]Algorithm{}, map[string]Algorithm{}
 	for _, a := range Algorithms {
 		t.Run(a.String(), func(t *testing.T) {
 			d := a.Describe()
@@ -31,10 +31,14 @@ func TestRegistryConformance(t *testing.T) {
 				t.Errorf("incomplete: params %v, label %v, why %v, decider %v, validate %v",
 					d.Params, d.Label != nil, d.Why != nil, d.newDecider != nil, d.Validate != nil)
 			}
-			if b, dup := slots[d.ColorSlot]; dup {
+			if b, dup := slots[d.ColorSlot]; dup && d.ColorSlot >= 0 {
 				t.Errorf("colour slot %d also %v's", d.ColorSlot, b)
 			}
 			slots[d.ColorSlot] = a
+			if b, dup := colors[d.Color]; dup && d.Color != "" {
+				t.Errorf("colour %s also %v's", d.Color, b)
+			}
+			colors[d.Color] = a
 			p := randomPolicy(rng, a)
 			if err := p.Validate(); err != nil {
 				t.Fatalf("%v: %v", p, err)

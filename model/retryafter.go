@@ -158,6 +158,11 @@ func (d *nginxLimiter) RetryAfter(t int64) int64 { return retryAfterSearch(d, t,
 // weighted, falls below the limit.
 func (d *haproxyRateLimiter) RetryAfter(t int64) int64 { return retryAfterSearch(d, t, nil) }
 
+// RetryAfter of traefik: until the token comes within maxDelay, or the idle
+// bucket is dropped (Traefik's own Retry-After header is the rejected
+// request's delay rounded up to whole seconds).
+func (d *traefikLimiter) RetryAfter(t int64) int64 { return retryAfterSearch(d, t, nil) }
+
 var (
 	_ RetryAfterer = (*tokenBucketLimiter)(nil)
 	_ RetryAfterer = (*gcraLimiter)(nil)
