@@ -93,6 +93,11 @@ func CheckKeySharding(spec *Spec) error {
 		}
 	}
 	if spec.Traffic == nil {
+		for i := range spec.Entries { // a scenario's delays are means over every request
+			if spec.Entries[i].mayShape() {
+				return inputErrorf("shard_by key: sweep[%d] (%s) delays requests it admits: the delays' mean and percentiles pool every request, which key shards cannot add up: %s", i, spec.Entries[i].Algorithm, how)
+			}
+		}
 		return nil
 	}
 	if spec.Traffic.Reacts() {

@@ -59,9 +59,10 @@ func TestKeyShardsMergeEqualsWholeScenario(t *testing.T) {
 		"  - {algorithm: token_bucket, rate: [0.2, 1], capacity: [3, 20], key: [address, account, both, org]}\n" +
 		"  - {algorithm: fixed_window, window_s: [10, 60], limit: [3, 20], key: [address, account, both, org], block_s: [0, 5]}\n" +
 		"  - {algorithm: sliding_log, window_s: 60, limit: [3, 20], key: [account, org]}\n"
-	// Shaping (nginx's delay below its burst) has delay means over every
-	// request, which key shards cannot add up: nginx without it here.
-	all := everyAlgorithmSweepWith(t, map[string]string{"nginx.delay": "[10, 20]"})
+	// Shaping (nginx's delay below its burst, traefik's late service) has
+	// delay means over every request, which key shards cannot add up (the
+	// spec is refused): nginx without it, traefik left out here.
+	all := everyAlgorithmSweepWith(t, map[string]string{"nginx.delay": "[10, 20]", "traefik": "leave out"})
 	for _, c := range []struct {
 		name, body string
 		sets       []string

@@ -417,6 +417,34 @@ func (e *Entry) checkCorners() error {
 	return nil
 }
 
+// mayShape reports whether some point of the entry delays requests it
+// admits (model.Policy.Shapes): tried at every corner of its grid, as
+// checkCorners does (shaping grows as a delay falls or a burst grows).
+func (e *Entry) mayShape() bool {
+	var varying []int
+	for i, ax := range e.Axes {
+		if slices.Min(ax.Values) != slices.Max(ax.Values) {
+			varying = append(varying, i)
+		}
+	}
+	varying = varying[:min(len(varying), 16)]
+	for c := range 1 << len(varying) {
+		p := e.newPolicy()
+		for _, ax := range e.Axes {
+			p.Set(ax.Param, slices.Min(ax.Values))
+		}
+		for b, i := range varying {
+			if c&(1<<b) != 0 {
+				p.Set(e.Axes[i].Param, slices.Max(e.Axes[i].Values))
+			}
+		}
+		if p.Shapes() {
+			return true
+		}
+	}
+	return false
+}
+
 var rangeKeys = []string{"from", "to", "step", "count", "scale"}
 
 func decodeAxis(n *yaml.Node, p string, prm model.Param) (Axis, error) {

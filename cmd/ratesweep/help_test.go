@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratesweep/ratesweep/model"
+
 	"github.com/spf13/pflag"
 )
 
@@ -138,9 +140,8 @@ words=(ratesweep '`+strings.Join(words, "' '")+`'); CURRENT=${#words}; _rateswee
 				"check --format ":            {"text", "markdown", "json"},
 				"inspect --csv-time-format ": {"unix", "unix_ms", "unix_us", "unix_ns", "rfc3339", "clf", "auto"},
 				"schema ":                    {"spec", "scenario"},
-				"export --to nginx ": {"fixed_window", "sliding_window", "token_bucket", "sliding_log", "sliding_counter",
-					"gcra", "nginx", "fixed_window_anchored", "concurrency", "haproxy_rate", "aws_waf_rate", "cloudflare_rule", "fastly_erl", "all_of", "fail2ban"},
-				"completion ": {"bash", "zsh", "fish"},
+				"export --to nginx ":         registeredNames(), // every registered algorithm
+				"completion ":                {"bash", "zsh", "fish"},
 			} {
 				got := complete[shell](t, script, append(strings.Fields(words), "")...)
 				if shell == "zsh" {
@@ -285,4 +286,13 @@ func TestHelpExamplesParse(t *testing.T) {
 	if got := exampleCommands(`cat s.yaml | ratesweep run - --set 'a=[1, 2]' -q  # x`); len(got) != 1 || !slices.Equal(got[0], []string{"ratesweep", "run", "-", "--set", "a=[1, 2]", "-q"}) {
 		t.Errorf("exampleCommands: %q", got)
 	}
+}
+
+// registeredNames are the registered algorithms' names, in registry order.
+func registeredNames() []string {
+	var out []string
+	for _, a := range model.Algorithms {
+		out = append(out, a.String())
+	}
+	return out
 }
