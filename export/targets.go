@@ -192,6 +192,9 @@ func writeEnvoy(r *Result, o Options) error {
 		}
 		rate, capacity := familyOf(r.Exported.Algorithm).rateCap(r.Exported)
 		q, why := nearestWindow(envoyUnits, "envoy's ratelimit service counts in fixed windows aligned to the epoch (SECOND, MINUTE, HOUR, DAY)")(r.Exported, rate, capacity)
+		if r.Fit == Nearest && r.Why != "" { // what the bucket already left out
+			why += "; " + r.Why
+		}
 		r.Exported, r.Fit = q, Nearest
 		r.Why = "envoy's local_ratelimit keeps one token bucket per process, not one per " + r.Key + " (--key global exports it); " + why
 	}
