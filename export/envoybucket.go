@@ -140,3 +140,19 @@ typed_config:
 `, yamlScalar(o.Zone), p.Capacity, tokens, envoyDuration(ms), yamlScalar(o.Zone+"_enabled"), yamlScalar(o.Zone+"_enforced"))
 	return nil
 }
+
+// onKey reports whether target writes p's form on key: envoy writes a
+// token bucket (local_ratelimit, one bucket per process) on key global
+// only.
+func onKey(p model.Policy, target, key string) bool {
+	if target != "envoy" || key == "global" {
+		return true
+	}
+	q, _, _, ok := configurable(limitOnly(p), targets[target])
+	return !ok || q.Algorithm != model.TokenBucket
+}
+
+// offKeyWhy says why envoy does not write a token bucket on key.
+func offKeyWhy(key string) string {
+	return "envoy's local_ratelimit keeps one token bucket per process, not one per " + key + " (--key global exports it)"
+}

@@ -143,3 +143,27 @@ func TestEnvoyLocalRateLimit(t *testing.T) {
 	}
 	golden(t, filepath.Join("testdata", "envoy", "local_ratelimit_global.txt"), b.Bytes())
 }
+
+// With a run, a token bucket that envoy writes as the ratelimit service's
+// window (key ip) is described by the window's metrics, not the bucket's.
+func TestEnvoyBucketRunMetrics(t *testing.T) {
+	bucket := &Point{Label: "token_bucket rate=10 capacity=600", OfferedLegit: 100, OfferedAbusive: 100, FalseCut: 1, Missed: 2}
+	window := &Point{Label: "fixed_window window_s=60 limit=600", OfferedLegit: 100, OfferedAbusive: 100, FalseCut: 3, Missed: 4}
+	for _, pt := range []*Point{bucket, window} {
+		p, err := model.ParseLabel(pt.Label)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt.Policy = p
+	}
+	run := []*Point{bucket, window}
+	for key, want := range map[string]*Point{"ip": window, "global": bucket} {
+		res, asked, exported, err := NewIndex(run).Nearest(bucket.Policy, "envoy", Options{Key: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if asked != bucket || exported != want || res.Exported.Canonical() != want.Label {
+			t.Errorf("key %s: exported %s (point %v), want %s", key, res.Exported.Canonical(), exported, want.Label)
+		}
+	}
+}

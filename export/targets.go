@@ -196,7 +196,7 @@ func writeEnvoy(r *Result, o Options) error {
 			why += "; " + r.Why
 		}
 		r.Exported, r.Fit = q, Nearest
-		r.Why = "envoy's local_ratelimit keeps one token bucket per process, not one per " + r.Key + " (--key global exports it); " + why
+		r.Why = offKeyWhy(r.Key) + "; " + why
 	}
 	sharedNodes(r, o, "ratelimit service (Redis)")
 	p := r.Exported
