@@ -106,8 +106,13 @@ func envoyDuration(ms int64) string {
 func writeEnvoyBucket(r *Result, o Options) error {
 	p := localNodes(r, o, "envoy process (local_ratelimit)")
 	tokens, ms, ok := envoyFill(p.Rate)
-	if !ok {
-		return fmt.Errorf("envoy: the rate %g r/s is not a whole number of tokens per whole milliseconds", p.Rate)
+	if !ok { // a rate divided over nodes
+		rounded := nearestEnvoyRate(p.Rate)
+		if tokens, ms, ok = envoyFill(rounded); !ok {
+			return fmt.Errorf("envoy: the rate %g r/s is not a whole number of tokens per 50 ms to a day", p.Rate)
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("the per-process rate %s r/s is rounded to %s r/s", strconv.FormatFloat(p.Rate, 'g', 8, 64), strconv.FormatFloat(rounded, 'g', 8, 64)))
+		p.Rate = rounded
 	}
 	if p.Capacity > maxConfigInt {
 		return fmt.Errorf("envoy: capacity %d is over max_tokens' limit %d", p.Capacity, int64(maxConfigInt))

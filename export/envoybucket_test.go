@@ -88,6 +88,7 @@ func TestEnvoyLocalRateLimit(t *testing.T) {
 		{"nginx rate=20 burst=5 delay=5", "token_bucket rate=20 capacity=6", Equivalent, 1, 20, "\"1.000s\"", 6},
 		{"token_bucket rate=30 capacity=90", "token_bucket rate=30 capacity=90", Exact, 3, 10, "\"1.000s\"", 30},
 		{"token_bucket rate=3.14159 capacity=10", "token_bucket rate=3 capacity=10", Nearest, 1, 3, "\"1.000s\"", 10},
+		{"token_bucket rate=1000000000 capacity=70", "token_bucket rate=1000000000 capacity=70", Exact, 7, 8000000, "\"0.056s\"", 10}, // 1e9/7 r/s: 8,000,000 per 56 ms
 	}
 	for _, c := range cases {
 		p, err := model.ParseLabel(c.label)
