@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -101,4 +102,33 @@ func cloudflarePlanFor(name string, p model.Policy, byIPOnly bool) (pl cloudflar
 		}
 	}
 	return pl, false, fmt.Errorf("--plan: %s is not a Cloudflare plan (%s)", quoteShort(name), strings.Join(CloudflarePlans(), ", "))
+}
+
+// planNamed is the plan called name.
+func planNamed(name string) (cloudflarePlan, bool) {
+	for _, pl := range cloudflarePlans {
+		if pl.name == name {
+			return pl, true
+		}
+	}
+	return cloudflarePlan{}, false
+}
+
+// fitPlan is q, a rule translated from another policy, within plan pl:
+// the plan's period nearest q's (log scale) at q's rate, and where the plan
+// has no throttle its shortest mitigation timeout; why says what changed
+// ("" when nothing did).
+func fitPlan(q model.Policy, pl cloudflarePlan) (model.Policy, string) {
+	var why []string
+	if !slices.Contains(pl.periods, int(q.PeriodS)) {
+		rate := float64(q.RequestsPerPeriod) / q.PeriodS
+		period := nearestLog(pl.periods, q.PeriodS)
+		q.PeriodS, q.RequestsPerPeriod = float64(period), min(max(1, int64(math.Round(rate*float64(period)))), 1_000_000_000)
+		why = append(why, fmt.Sprintf("the %s plan's period nearest is %d s", pl.name, period))
+	}
+	if !slices.Contains(pl.timeouts, q.MitigationTimeoutS) {
+		q.MitigationTimeoutS = pl.timeouts[0]
+		why = append(why, fmt.Sprintf("the %s plan has no throttle: a key over the rate is blocked for %d s (mitigation_timeout)", pl.name, q.MitigationTimeoutS))
+	}
+	return q, strings.Join(why, "; ")
 }

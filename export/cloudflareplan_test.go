@@ -97,7 +97,22 @@ func TestCloudflarePlanFlag(t *testing.T) {
 			t.Errorf("%s: a counting expression without count_if:\n%s", c.label, r.Config)
 		}
 	}
+	// A translated policy is fitted into the plan: its period and timeout.
 	p, _ := model.ParseLabel("token_bucket rate=10 capacity=900")
+	for plan, want := range map[string]string{
+		"free":       "cloudflare_rule period_s=10 counts=admitted requests_per_period=100 mitigation_timeout_s=10",
+		"pro":        "cloudflare_rule period_s=60 counts=admitted requests_per_period=600 mitigation_timeout_s=10",
+		"business":   "cloudflare_rule period_s=120 counts=admitted requests_per_period=1200 mitigation_timeout_s=10",
+		"enterprise": "cloudflare_rule period_s=120 counts=admitted requests_per_period=1200 mitigation_timeout_s=0",
+	} {
+		r, err := Export(p, "cloudflare", Options{Plan: plan})
+		if err != nil || r.Fit != Nearest || r.Exported.Canonical() != want {
+			t.Errorf("--plan %s: %v, %s, want %s", plan, err, r.Exported.Canonical(), want)
+		}
+		if err == nil && plan != "enterprise" && !strings.Contains(r.Why, "the "+plan+" plan has no throttle") {
+			t.Errorf("--plan %s: why %q", plan, r.Why)
+		}
+	}
 	if _, err := Export(p, "nginx", Options{Plan: "pro"}); err == nil || !strings.Contains(err.Error(), "--plan") {
 		t.Errorf("--plan with nginx: %v", err)
 	}

@@ -183,6 +183,12 @@ func writeCloudflare(r *Result, o Options) error {
 		return fmt.Errorf("cloudflare: %s: %w", p.Canonical(), err)
 	}
 	sharedNodes(r, o, "Cloudflare zone")
+	if pl, ok := planNamed(o.Plan); ok && r.Fit == Nearest && r.Asked.Algorithm != model.CloudflareRule {
+		if q, why := fitPlan(p, pl); why != "" { // a translation: the nearest within the plan
+			r.Exported, p = q, q
+			r.Why += "; " + why
+		}
+	}
 	plan, chosen, err := cloudflarePlanFor(o.Plan, p, r.Key == "ip")
 	if err != nil {
 		return err
