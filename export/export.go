@@ -32,6 +32,10 @@ type Options struct {
 	// Zone names the limiter (nginx zone, HAProxy table, envoy domain,
 	// Redis key prefix); default "ratesweep".
 	Zone string
+	// Plan is the Cloudflare plan the rule must fit (free, pro, business,
+	// enterprise, enterprise-arl); empty: the smallest plan that holds it.
+	// Cloudflare only.
+	Plan string
 }
 
 // Fit says how exactly a target implements a policy.
@@ -102,6 +106,9 @@ func Render(asked, exported model.Policy, fit Fit, why, target string, o Options
 	key, err := resolveKey(asked, o.Key)
 	if err != nil {
 		return nil, err
+	}
+	if o.Plan != "" && target != "cloudflare" {
+		return nil, fmt.Errorf("--plan: only for --to cloudflare, not %s", target)
 	}
 	r := &Result{Target: target, Asked: asked, Exported: exported, Fit: fit, Why: why, Key: key}
 	t, ok := targets[target]

@@ -50,7 +50,10 @@ var targets = map[string]target{
 	}, nearestHAProxy, writeHAProxy},
 	"envoy": {hashComment, map[model.Algorithm]form{
 		model.FixedWindow: {Exact, epochWindow(envoyUnits), nil, ""},
-	}, nearestWindow(envoyUnits, "envoy's ratelimit service counts in fixed windows aligned to the epoch (SECOND, MINUTE, HOUR, DAY)"), writeEnvoy},
+		model.TokenBucket: {Exact, whenRate(envoyRateOK, same), nil, ""},
+		model.GCRA:        {Equivalent, whenRate(envoyRateOK, bucketOf), nil, ""},
+		model.Nginx:       {Equivalent, whenNodelay(whenRate(envoyRateOK, bucketOf)), nginxTruncates, ""},
+	}, nearestEnvoy, writeEnvoy},
 	"kong": {hashComment, map[model.Algorithm]form{
 		model.FixedWindow: {Exact, epochWindow(kongUnits), nil, ""},
 	}, nearestWindow(kongUnits, "Kong's rate-limiting plugin counts in calendar-aligned fixed windows (second, minute, hour, day, month, year)"), writeKong},

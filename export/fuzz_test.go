@@ -58,6 +58,9 @@ var exportSeeds = func() []exportInput {
 		{Target: at("nginx"), Key: "header:X-A#", Label: "nginx rate=1 burst=0"},
 		{Target: at("kong"), Key: `header:X\A`, Label: "fixed_window window_s=60 limit=600"},
 		{Target: at("envoy"), Key: long, Label: "fixed_window window_s=60 limit=600"},
+		{Target: at("envoy"), Zone: "x\nname: other", Key: "global", Label: "token_bucket rate=10 capacity=900"},
+		{Target: at("envoy"), Zone: "api", Key: "global", Label: "token_bucket rate=1000000000 capacity=4611686018427387904"},
+		{Target: at("envoy"), Zone: "api", Key: "global", Label: "gcra rate=0.3333333333333333 capacity=2", Nodes: 7},
 		{Target: at("traefik"), Key: "header:X-A\n        average: 1000", Label: "token_bucket rate=2 capacity=10"},
 		{Target: at("go"), Key: "header:X\")\n}\nfunc init() {", Label: "token_bucket rate=2 capacity=10"},
 		{Target: at("nginx"), Label: "nginx rate=1.5 burst=3"},
@@ -361,6 +364,7 @@ func checkHAProxyLines(out string, haproxyLines []*regexp.Regexp) error {
 var yamlShapes = map[string]string{
 	"envoy":         `{domain: s, descriptors: [{key: s, rate_limit: {unit: s, requests_per_unit: n}}]}`,
 	"envoy route":   `{rate_limits: [{actions: [{"*": x}]}]}`,
+	"envoy local":   `{name: s, typed_config: {"@type": s, stat_prefix: s, token_bucket: {max_tokens: n, tokens_per_fill: n, fill_interval: s}, filter_enabled: {runtime_key: s, default_value: {numerator: n, denominator: s}}, filter_enforced: {runtime_key: s, default_value: {numerator: n, denominator: s}}, local_rate_limit_per_downstream_connection: b}}`,
 	"kong":          `{plugins: [{name: s, config: {"*": n, limit_by: s, policy: s, error_code: n, fault_tolerant: b}}]}`,
 	"kong header":   `{plugins: [{name: s, config: {"*": n, limit_by: s, header_name: s, policy: s, error_code: n, fault_tolerant: b}}]}`,
 	"traefik":       `{http: {middlewares: {"*": {rateLimit: {average: n, period: s, burst: n, sourceCriterion: {"*": x}}}}}}`,
@@ -372,11 +376,11 @@ func checkYAML(target, out string) error {
 	if err := yaml.Unmarshal([]byte(out), &doc); err != nil {
 		return err
 	}
-	shapes := []string{yamlShapes[target], yamlShapes[target+" header"], yamlShapes[target+" depth"]}
+	shapes := []string{yamlShapes[target], yamlShapes[target+" header"], yamlShapes[target+" depth"], yamlShapes[target+" local"]}
 	if !slices.ContainsFunc(shapes, func(s string) bool { return s != "" && sameShape(doc, mustYAML(s)) }) {
 		return fmt.Errorf("document %v", doc)
 	}
-	if target == "envoy" { // the route lines to paste, commented out
+	if target == "envoy" && strings.Contains(out, "\n# envoy route") { // the route lines to paste, commented out
 		var route []string
 		on := false
 		_, conf, _ := strings.Cut(out, "\n\n")

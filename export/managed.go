@@ -183,6 +183,21 @@ func writeCloudflare(r *Result, o Options) error {
 		return fmt.Errorf("cloudflare: %s: %w", p.Canonical(), err)
 	}
 	sharedNodes(r, o, "Cloudflare zone")
+	if pl, ok := planNamed(o.Plan); ok && r.Fit == Nearest && r.Asked.Algorithm != model.CloudflareRule {
+		if q, why := fitPlan(p, pl); why != "" { // a translation: the nearest within the plan
+			r.Exported, p = q, q
+			r.Why += "; " + why
+		}
+	}
+	plan, chosen, err := cloudflarePlanFor(o.Plan, p, r.Key == "ip")
+	if err != nil {
+		return err
+	}
+	if chosen {
+		r.Notes = append(r.Notes, fmt.Sprintf("plan: %s, the smallest Cloudflare plan that accepts this rule (the default; --plan names yours and refuses what it cannot hold)", plan.name))
+	} else {
+		r.Notes = append(r.Notes, fmt.Sprintf("plan: %s (--plan)", plan.name))
+	}
 	chars := byKey(r.Key, []string{"cf.colo.id", "ip.src"}, []string{"cf.colo.id"}, func(h string) []string {
 		return []string{"cf.colo.id", fmt.Sprintf("http.request.headers[%q]", strings.ToLower(h))}
 	})
@@ -199,7 +214,7 @@ func writeCloudflare(r *Result, o Options) error {
 		"PUT it to /zones/ZONE_ID/rulesets/phases/http_ratelimit/entrypoint (it replaces the phase's rules), or add the rule to the existing ruleset; narrow expression to the paths to protect")
 	rule := cfRule{Description: "ratesweep " + p.Canonical(), Expression: "true", Action: "block",
 		Ratelimit: cfRatelimit{Characteristics: chars, Period: int(p.PeriodS), RequestsPerPeriod: p.RequestsPerPeriod,
-			MitigationTimeout: p.MitigationTimeoutS, CountingExpression: "true"}, Enabled: true}
+			MitigationTimeout: p.MitigationTimeoutS}, Enabled: true}
 	return writeJSON(r, cfRuleset{Rules: []cfRule{rule}})
 }
 
@@ -216,11 +231,14 @@ type (
 		Enabled     bool        `json:"enabled"`
 	}
 	cfRatelimit struct {
-		Characteristics    []string `json:"characteristics"`
-		Period             int      `json:"period"`
-		RequestsPerPeriod  int64    `json:"requests_per_period"`
-		MitigationTimeout  int      `json:"mitigation_timeout"`
-		CountingExpression string   `json:"counting_expression"`
+		Characteristics   []string `json:"characteristics"`
+		Period            int      `json:"period"`
+		RequestsPerPeriod int64    `json:"requests_per_period"`
+		MitigationTimeout int      `json:"mitigation_timeout"`
+		// CountingExpression selects the requests counted; empty (left
+		// out): those the rule's expression matches. Free and Pro accept
+		// none.
+		CountingExpression string `json:"counting_expression,omitempty"`
 	}
 )
 

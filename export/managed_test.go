@@ -258,7 +258,7 @@ func parseCloudflare(conf, key string) (model.Policy, error) {
 		return model.Policy{}, fmt.Errorf("requests_per_period %v", rl.RequestsPerPeriod)
 	case !slices.Equal(rl.Characteristics, wantChars):
 		return model.Policy{}, fmt.Errorf("characteristics %q", rl.Characteristics)
-	case r.Action != "block" || r.Expression == "" || rl.CountingExpression == "" || !r.Enabled:
+	case r.Action != "block" || r.Expression == "" || rl.CountingExpression != "" || !r.Enabled: // no count_if: no counting expression
 		return model.Policy{}, fmt.Errorf("rule %+v", r)
 	}
 	return model.Policy{Algorithm: model.CloudflareRule, PeriodS: rl.Period, RequestsPerPeriod: int64(rl.RequestsPerPeriod),

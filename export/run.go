@@ -98,8 +98,9 @@ func distance(a, b *Point) float64 {
 }
 
 // NearestIn is Export for a policy measured in a run: when target cannot
-// express p, it exports the point of the run that target can express and
-// whose metrics are closest to p's (distance; the same key and nodes),
+// express p (on the export's key: envoy writes a token bucket on key
+// global only), it exports the point of the run that target can express
+// there and whose metrics are closest to p's (distance; the same key and nodes),
 // and returns both points so that the user sees what the translation
 // costs. asked is nil when p is not in the run; exported is nil when the
 // exported policy is not in the run (a rule-based translation, as Export).
@@ -178,13 +179,22 @@ func (x *Index) Nearest(p model.Policy, target string, o Options) (res *Result, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	key, err := resolveKey(p, o.Key)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	// A policy the target configures in its own form (Traefik's, which
-	// decides otherwise) is exported as asked; another is replaced by the
-	// run's closest point that the target configures.
-	if _, _, _, own := configurable(limitOnly(p), targets[target]); fit == Nearest && asked != nil && !own {
+	// decides otherwise) is exported as asked; another, or one whose form
+	// the target cannot write on the key, is replaced by the run's closest
+	// point that the target configures on it.
+	_, _, _, own := configurable(limitOnly(p), targets[target])
+	if !onKey(p, target, key) {
+		own, fit, why = false, Nearest, offKeyWhy(key)
+	}
+	if fit == Nearest && asked != nil && !own {
 		var best *Point
 		for _, c := range x.expressible(target) {
-			if !sameDistribution(c.Policy, p) {
+			if !sameDistribution(c.Policy, p) || !onKey(c.Policy, target, key) {
 				continue
 			}
 			if best == nil || distance(asked, c) < distance(asked, best) {
@@ -203,6 +213,9 @@ func (x *Index) Nearest(p model.Policy, target string, o Options) (res *Result, 
 		exported = byLabel[q.Canonical()]
 	}
 	res, err = Render(p, q, fit, why, target, o)
+	if err == nil && res.Exported.Canonical() != q.Canonical() { // the writer chose another (envoy: a bucket on a per-client key)
+		exported = byLabel[res.Exported.Canonical()]
+	}
 	if err == nil && o.Nodes > 1 {
 		res.Notes = append(res.Notes, nodesEffect(p, o.Nodes, byLabel)...)
 	}

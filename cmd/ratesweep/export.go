@@ -21,6 +21,7 @@ func cmdExport(e *env, args []string) error {
 	key := fs.String("key", "", "what the limit hangs on: ip | header:NAME | global (default: from the policy's key)")
 	nodes := fs.Int("nodes", 1, "replicas enforcing the limit; targets with local state get 1/N of it each")
 	zone := fs.String("zone", "ratesweep", "name of the zone, table, domain or key prefix")
+	plan := fs.String("plan", "", "--to cloudflare: the plan the rule must fit: "+strings.Join(export.CloudflarePlans(), " | ")+" (default: the smallest that holds it, named in the output)")
 	allowIncomplete := fs.Bool("allow-incomplete", false, "with --run: read a run without manifest.json, or with NULL or NaN metrics, instead of refusing it")
 	rest, err := parseFlags(fs, args, 64)
 	if err != nil {
@@ -39,7 +40,7 @@ func cmdExport(e *env, args []string) error {
 	if err != nil {
 		return usagef("export: %v", err)
 	}
-	o := export.Options{Key: *key, Nodes: *nodes, Zone: *zone}
+	o := export.Options{Key: *key, Nodes: *nodes, Zone: *zone, Plan: *plan}
 	var run []*export.Point
 	if *runDir != "" {
 		if run, err = export.ReadRun(e.ctx, *runDir, sweep.OpenOptions{AllowIncomplete: *allowIncomplete}); err != nil {
