@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ratesweep
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run tables test vet unit docs duckdb check baseline cross test-windows dist actionlint bench bench-ingest bench-events bench-reactions bench-check bench-month test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race test-adversarial test-fail2ban traefik-recordings
+.PHONY: all build run tables test vet unit docs golden duckdb check baseline cross test-windows dist actionlint bench bench-ingest bench-events bench-reactions bench-check bench-month test-redis test-browser clean test-crash test-slurm test-proxies fuzz-smoke test-limits test-race test-adversarial test-fail2ban traefik-recordings
 
 all: build
 
@@ -28,6 +28,12 @@ tables: build
 
 vet:
 	$(GO) vet ./...
+
+# Refresh every golden file (export's configurations, recommend's
+# renderings, the commands' help) and what docs generates: review the diff
+# before committing it.
+golden: docs
+	$(GO) test ./export ./recommend ./cmd/ratesweep -count=1 -update
 
 # Rewrite what is generated from the code: the tables in docs/
 # (compatibility.md, algorithms.md) and the JSON Schemas in configs/.
