@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/ratesweep/ratesweep/export"
@@ -23,6 +25,7 @@ func cmdExport(e *env, args []string) error {
 	zone := fs.String("zone", "ratesweep", "name of the zone, table, domain or key prefix")
 	plan := fs.String("plan", "", "--to cloudflare: the plan the rule must fit: "+strings.Join(export.CloudflarePlans(), " | ")+" (default: the smallest that holds it, named in the output)")
 	allowIncomplete := fs.Bool("allow-incomplete", false, "with --run: read a run without manifest.json, or with NULL or NaN metrics, instead of refusing it")
+	maxDrift := fs.Float64("max-drift", -1, "with --run: exit 1 when the exported policy cuts legitimate requests or misses abuse more than this many percentage points off the asked policy (default: never)")
 	rest, err := parseFlags(fs, args, 64)
 	if err != nil {
 		return err
@@ -35,6 +38,9 @@ func cmdExport(e *env, args []string) error {
 	}
 	if *nodes < 1 {
 		return usagef("export: --nodes must be >= 1, got %d", *nodes)
+	}
+	if fs.Changed("max-drift") && (*runDir == "" || !(*maxDrift >= 0)) {
+		return usagef("export: --max-drift takes percentage points >= 0 and needs --run")
 	}
 	p, err := model.ParseLabel(strings.Join(rest, " "))
 	if err != nil {
@@ -55,8 +61,12 @@ func cmdExport(e *env, args []string) error {
 	if err != nil {
 		return usagef("export: %v", err)
 	}
+	drift := exportDrift(e, asked, exported, *maxDrift)
 	if export.CommentsInline(res.Target) {
-		return export.Write(e.stdout, res, asked, exported, *runDir)
+		if err := export.Write(e.stdout, res, asked, exported, *runDir); err != nil {
+			return err
+		}
+		return drift
 	}
 	// A JSON document has no comments: the header goes to stderr, stdout
 	// gets the document alone.
@@ -68,6 +78,25 @@ func cmdExport(e *env, args []string) error {
 	if _, err := io.WriteString(e.stderr, header+"\n"); err != nil {
 		return err
 	}
-	_, err = io.WriteString(e.stdout, doc)
-	return err
+	if _, err = io.WriteString(e.stdout, doc); err != nil {
+		return err
+	}
+	return drift
+}
+
+// exportDrift says on stderr what exporting the run's point exported
+// instead of asked costs, in percentage points of legitimate requests cut
+// and of abuse missed, and returns an error (exit 1) when either is beyond
+// maxDrift (>= 0; negative: never).
+func exportDrift(e *env, asked, exported *export.Point, maxDrift float64) error {
+	if asked == nil || exported == nil || exported.Label == asked.Label {
+		return nil
+	}
+	dc, dm := exported.LegitCutPct()-asked.LegitCutPct(), exported.MissedPct()-asked.MissedPct()
+	fmt.Fprintf(escapeWriter{e.stderr}, "ratesweep: export: %s is exported as %s: %+.2f points of legitimate requests cut, %+.2f points of abuse missed\n",
+		asked.Label, exported.Label, dc, dm)
+	if maxDrift >= 0 && (math.Abs(dc) > maxDrift || math.Abs(dm) > maxDrift) {
+		return fmt.Errorf("export: the exported policy is %+.2f / %+.2f points off the asked one, beyond --max-drift %g", dc, dm, maxDrift)
+	}
+	return nil
 }
