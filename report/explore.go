@@ -435,7 +435,7 @@ func (d *exploreData) addClients(ctx context.Context, dir string, index map[int6
 	}
 	for j, k := range order {
 		newIdx[k] = j
-		d.Clients = append(d.Clients, names[k])
+		d.Clients = append(d.Clients, visible(names[k])) // control characters and bidi overrides shown, as on index.html
 		d.ClientClass = append(d.ClientClass, class[k])
 		d.ClientOffer = append(d.ClientOffer, offered[k])
 	}
