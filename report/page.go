@@ -312,7 +312,7 @@ table { border-collapse: collapse; margin: 1em 0 0.3em; font-size: 0.9em; }
 caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; }
 th { background: #f3f3f3; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 p.note { font-size: 0.85em; color: #555; margin-top: 0; }
 /* A phone: figures at their own size (their text readable), each panned
    inside its box; the page itself never scrolls sideways. */
