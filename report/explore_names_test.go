@@ -39,3 +39,23 @@ sweep:
 		t.Errorf("clients %q, want the visible forms %v", d.Clients, want)
 	}
 }
+
+// A very long client name is cut to maxFigureName characters on the clients
+// figure's axis (it pushed the other labels off), whole nowhere there.
+func TestClientsFigureLongName(t *testing.T) {
+	long := strings.Repeat("very long client name ", 15) // 330 characters
+	svg, err := clientsFigure(long, "other").Render("svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts, _ := svgContent(t, long, svg)
+	all := strings.Join(texts, "\n")
+	if !strings.Contains(all, ellipsis(long, maxFigureName)+" (legit)") {
+		t.Errorf("figure text does not cut the long name to %d characters:\n%.600s", maxFigureName, all)
+	}
+	for _, l := range texts {
+		if strings.HasSuffix(l, "(legit)") && strings.Contains(l, long) {
+			t.Errorf("an axis label holds the whole name: %.80q", l)
+		}
+	}
+}

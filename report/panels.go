@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ratesweep/ratesweep/model"
 	"gonum.org/v1/plot"
@@ -395,7 +396,7 @@ func (r *Run) ClientsFigure(s *Selected) *Figure {
 	var labels plotter.XYLabels
 	for k, c := range clients {
 		y := n - 1 - k
-		names[y] = fmt.Sprintf("%s (%s)", c.Name, c.Class)
+		names[y] = fmt.Sprintf("%s (%s)", ellipsis(c.Name, maxFigureName), c.Class)
 		if c.Class == model.Legit {
 			vals["la"][y], vals["lc"][y] = c.Admitted, c.Cut
 		} else {
@@ -619,4 +620,18 @@ func sparseTicks(min, max float64) []plot.Tick {
 		out = append(out, plot.Tick{Value: v, Label: strings.TrimSuffix(fmtNum(v), ".0")})
 	}
 	return out
+}
+
+// maxFigureName is the most characters of a client's name a figure's axis
+// shows: a longer name would push the other labels and ticks off the
+// figure (the tables hold it whole).
+const maxFigureName = 40
+
+// ellipsis is s cut to n characters, the last an ellipsis, when longer.
+func ellipsis(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }
