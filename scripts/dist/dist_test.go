@@ -116,7 +116,7 @@ func unpack(t *testing.T, archive, dir string) string {
 			bin = p
 		}
 	}
-	for _, want := range []string{"LICENSE", "NOTICE", "README.md"} {
+	for _, want := range []string{"LICENSE", "NOTICE", "README.md", "THIRD_PARTY_NOTICES", "usage.md", "compatibility.md", "tradeoff.png"} {
 		if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
 			t.Errorf("%s: %s missing", archive, want)
 		}

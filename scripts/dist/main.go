@@ -1,7 +1,8 @@
 // Command dist builds ratesweep's release archives: for each platform a
 // stripped, reproducible binary (-trimpath, -buildvcs=false, no build ID,
 // CGO_ENABLED=0, the version and commit stamped), packed with LICENSE,
-// NOTICE and README.md into ratesweep-VERSION-OS-ARCH.tar.gz (.zip for
+// NOTICE, THIRD_PARTY_NOTICES (the linked modules' licences), README.md and
+// docs/ into ratesweep-VERSION-OS-ARCH.tar.gz (.zip for
 // Windows) whose entries all carry the same modification time
 // (SOURCE_DATE_EPOCH, else the commit's time); then SHA256SUMS over the
 // archives. `make dist` runs it from the repository root, then writes the
@@ -23,6 +24,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -126,9 +129,22 @@ func buildArchive(out, version, commit string, dirty bool, goos, goarch string, 
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build: %w", err)
 	}
-	files := []entry{{base + "/" + exe, bin, 0o755}}
+	notices := filepath.Join(tmp, "THIRD_PARTY_NOTICES")
+	if err := writeNotices(notices, goos, goarch); err != nil {
+		return "", err
+	}
+	files := []entry{{base + "/" + exe, bin, 0o755}, {base + "/THIRD_PARTY_NOTICES", notices, 0o644}}
 	for _, f := range []string{"LICENSE", "NOTICE", "README.md"} {
 		files = append(files, entry{base + "/" + f, f, 0o644})
+	}
+	docs, err := filepath.Glob(filepath.Join("docs", "*"))
+	if err != nil {
+		return "", err
+	}
+	for _, f := range docs { // the pages and pictures README.md links to
+		if ext := filepath.Ext(f); ext == ".md" || ext == ".png" {
+			files = append(files, entry{base + "/docs/" + filepath.Base(f), f, 0o644})
+		}
 	}
 	if goos == "windows" {
 		name := base + ".zip"
@@ -224,4 +240,67 @@ func writeSums(out string, names []string) error {
 		fmt.Fprintf(&b, "%s  %s\n", hex.EncodeToString(h.Sum(nil)), n)
 	}
 	return os.WriteFile(filepath.Join(out, "SHA256SUMS"), []byte(b.String()), 0o644)
+}
+
+// licenceFile matches the files at a module's root that state its licence
+// or credits: LICENSE, LICENCE, UNLICENSE, COPYING, NOTICE, PATENTS and the licence
+// texts a dual-licensed module ships beside them (freetype's FTL.txt and
+// GPLv2.txt).
+var licenceFile = regexp.MustCompile(`(?i)^(un)?(licen[cs]e|copying|notice|patents|ftl|gplv?\d?)([._-].*)?$`)
+
+// licenceDir matches a module's directory of licence texts.
+var licenceDir = regexp.MustCompile(`(?i)^licen[cs]es$`)
+
+// writeNotices writes to path the licence texts of every module the binary
+// of goos/goarch links (go list -deps), each under its path and version,
+// from the module cache.
+func writeNotices(path, goos, goarch string) error {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{if not .Main}}{{.Path}}@{{.Version}}\t{{.Dir}}{{end}}{{end}}", "./cmd/ratesweep")
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0", "GOFLAGS=")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("go list: %w", err)
+	}
+	mods := slices.Compact(slices.Sorted(slices.Values(strings.Split(strings.TrimSpace(string(out)), "\n"))))
+	var b strings.Builder
+	b.WriteString("ratesweep links the following modules. Each one's licence and notices follow,\nas its authors ship them.\n")
+	for _, m := range mods {
+		mod, dir, ok := strings.Cut(m, "\t")
+		if !ok || mod == "" {
+			continue
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("%s: %w", mod, err)
+		}
+		var texts []string
+		for _, e := range entries {
+			switch {
+			case e.Type().IsRegular() && licenceFile.MatchString(e.Name()):
+				texts = append(texts, e.Name())
+			case e.IsDir() && licenceDir.MatchString(e.Name()): // freetype: licenses/ftl.txt, licenses/gpl.txt
+				sub, err := os.ReadDir(filepath.Join(dir, e.Name()))
+				if err != nil {
+					return err
+				}
+				for _, f := range sub {
+					if f.Type().IsRegular() {
+						texts = append(texts, filepath.Join(e.Name(), f.Name()))
+					}
+				}
+			}
+		}
+		if len(texts) == 0 {
+			return fmt.Errorf("%s: no licence file in %s", mod, dir)
+		}
+		for _, name := range texts {
+			t, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&b, "\n%s\n== %s (%s)\n%s\n\n%s\n", strings.Repeat("=", 78), mod, name, strings.Repeat("=", 78), strings.TrimSpace(string(t)))
+		}
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
