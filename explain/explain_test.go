@@ -1,0 +1,135 @@
+package explain
+
+import (
+	"testing"
+
+	"github.com/ratesweep/ratesweep/model"
+)
+
+// seg is one client's batch: rate requests in each second of [t0, t1).
+func seg(t0, t1 int, rate float64) model.Segment { return model.Segment{T0: t0, T1: t1, Rate: rate} }
+
+func client(name string, class model.Class, segs ...model.Segment) model.Client {
+	c := model.Client{Name: name, Class: class, Segments: segs}
+	if class == model.Abusive {
+		c.Stage = model.StageNone
+	}
+	return c
+}
+
+func explainOne(t *testing.T, sc *model.Scenario, label string) *Result {
+	t.Helper()
+	w, err := model.NewWorkload(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := model.ParseLabel(label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Explain(w, p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func wantCauses(t *testing.T, res *Result, name string, affected int64, want map[Cause]int64) {
+	t.Helper()
+	for _, c := range res.Clients {
+		if c.Name != name {
+			continue
+		}
+		if c.Affected != affected {
+			t.Errorf("%s: %s: affected %d, want %d", res.Label, name, c.Affected, affected)
+		}
+		for k := range NumCauses {
+			if c.ByCause[k] != want[k] {
+				t.Errorf("%s: %s: %s %d, want %d", res.Label, name, k, c.ByCause[k], want[k])
+			}
+		}
+		return
+	}
+	t.Fatalf("no client %s", name)
+}
+
+// Two offices behind one address, 1 request/s each for 10 s, under 10 per
+// 10 s window per address: each second A then B, so the window admits
+// seconds 0-4 of both (10) and cuts seconds 5-9 of both. Alone, each sends
+// 10 in the window: all admitted. Every cut is the shared key.
+func TestSharedKey(t *testing.T) {
+	a := client("a", model.Legit, seg(0, 10, 1))
+	b := client("b", model.Legit, seg(0, 10, 1))
+	a.Keys.AddressPool, b.Keys.AddressPool = "office", "office"
+	sc := &model.Scenario{Name: "office", DurationS: 10, Clients: []model.Client{a, b}}
+	res := explainOne(t, sc, "fixed_window window_s=10 limit=10 key=address")
+	wantCauses(t, res, "a", 5, map[Cause]int64{SharedKey: 5})
+	wantCauses(t, res, "b", 5, map[Cause]int64{SharedKey: 5})
+}
+
+// sliding_counter window_s=10 limit=10: 10 requests at t=0 (admitted),
+// then 5 at t=12. The previous window weighs 10·(1−2/10) = 8, so 2 are
+// admitted and 3 cut. A sliding log of 10 per 10 s sees nothing in
+// (2 s, 12 s] and admits all 5: the 3 cuts are the window's shape.
+func TestWindowShape(t *testing.T) {
+	sc := &model.Scenario{Name: "shape", DurationS: 20, Clients: []model.Client{
+		client("c", model.Legit, seg(0, 1, 10), seg(12, 13, 5))}}
+	res := explainOne(t, sc, "sliding_counter window_s=10 limit=10")
+	wantCauses(t, res, "c", 3, map[Cause]int64{WindowShape: 3})
+}
+
+// token_bucket rate=1 capacity=5, 8 requests at t=0: 5 admitted, 3 cut.
+// The sliding log of window ceil(5/1) = 5 s and limit 5 also cuts 3;
+// capacity 10 admits all 8: the 3 cuts are the burst.
+func TestBurst(t *testing.T) {
+	sc := &model.Scenario{Name: "burst", DurationS: 10, Clients: []model.Client{
+		client("c", model.Legit, seg(0, 1, 8))}}
+	res := explainOne(t, sc, "token_bucket rate=1 capacity=5")
+	if res.Shape.Canonical() != "sliding_log window_s=5 limit=5" {
+		t.Errorf("shape %s", res.Shape.Canonical())
+	}
+	wantCauses(t, res, "c", 3, map[Cause]int64{Burst: 3})
+}
+
+// token_bucket rate=1 capacity=5, 3 requests/s for 10 s: the bucket
+// admits 3, 3, then 1 a second (5 + 9 = 14 of 30): cuts 2 a second from
+// t=2, 16. Capacity 10 admits 3 at t=0-3, 2 at t=4, then 1: of the 16 it
+// admits 2 at t=2, 2 at t=3 and 1 at t=4 (burst 5). The sliding log (5
+// per 5 s, counting attempts) cuts everything from t=2; the other 11 are
+// the sustained rate.
+func TestSustainedRate(t *testing.T) {
+	sc := &model.Scenario{Name: "rate", DurationS: 10, Clients: []model.Client{
+		client("c", model.Legit, seg(0, 10, 3))}}
+	res := explainOne(t, sc, "token_bucket rate=1 capacity=5")
+	wantCauses(t, res, "c", 16, map[Cause]int64{Burst: 5, SustainedRate: 11})
+}
+
+// An abusive client sends 10 at t=9 and 10 at t=10 into fixed_window
+// window_s=10 limit=10: two windows, all 20 admitted (missed). A sliding
+// log of 10 per 10 s admits the first 10 and cuts the next 10: those are
+// missed for the window's shape, the first 10 for the rate itself.
+func TestMissedWindowShape(t *testing.T) {
+	sc := &model.Scenario{Name: "edge", DurationS: 20, Clients: []model.Client{
+		client("bot", model.Abusive, seg(9, 11, 10)),
+		client("user", model.Legit, seg(0, 20, 1))}}
+	res := explainOne(t, sc, "fixed_window window_s=10 limit=10")
+	wantCauses(t, res, "bot", 20, map[Cause]int64{WindowShape: 10, SustainedRate: 10})
+}
+
+// Unsupported combinations are refused, not explained wrongly.
+func TestRefused(t *testing.T) {
+	sc := &model.Scenario{Name: "x", DurationS: 10, Clients: []model.Client{client("c", model.Legit, seg(0, 10, 1))}}
+	for _, label := range []string{
+		"concurrency limit=5 service_s=1",
+		"token_bucket rate=1 capacity=5 block_s=60",
+		"token_bucket rate=1 capacity=5 nodes=2",
+	} {
+		p, err := model.ParseLabel(label)
+		if err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		if err := Supported(sc, p); err == nil {
+			t.Errorf("%s: supported", label)
+		}
+	}
+}
