@@ -74,6 +74,13 @@ type Result struct {
 	Clients             []Client // every client, in scenario order
 }
 
+// UnsupportedError is a combination explain refuses rather than explain
+// wrongly.
+type UnsupportedError struct{ Err error }
+
+func (e *UnsupportedError) Error() string { return e.Err.Error() }
+func (e *UnsupportedError) Unwrap() error { return e.Err }
+
 // Supported reports why p over sc cannot be explained, or nil.
 func Supported(sc *model.Scenario, p model.Policy) error {
 	switch {
@@ -155,7 +162,7 @@ func nginxDelay(p model.Policy, burst int64, f float64) int64 {
 func Explain(w *model.Workload, p model.Policy, seed uint64) (*Result, error) {
 	sc := w.Scenario
 	if err := Supported(sc, p); err != nil {
-		return nil, err
+		return nil, &UnsupportedError{fmt.Errorf("%s: %w", p.Canonical(), err)}
 	}
 	shape, burst, tight, _ := counterfactuals(p)
 	res := &Result{Policy: p, Label: p.Canonical(), Shape: shape, Burst: burst, Tight: tight, HasBurst: burst != p}
@@ -256,8 +263,8 @@ func verify(w *model.Workload, p model.Policy, seed uint64, own [][]int, admitte
 			}
 		}
 		if got := out.Clients[i]; got.Offered != int64(len(idx)) || got.Admitted != n {
-			return fmt.Errorf("%s: the replay admits %d of client %q's %d requests, the simulation %d of %d: this combination cannot be explained",
-				p.Canonical(), n, w.Scenario.Clients[i].Name, len(idx), got.Admitted, got.Offered)
+			return &UnsupportedError{fmt.Errorf("%s: the replay admits %d of client %q's %d requests, the simulation %d of %d: this combination cannot be explained",
+				p.Canonical(), n, w.Scenario.Clients[i].Name, len(idx), got.Admitted, got.Offered)}
 		}
 	}
 	return nil

@@ -1,6 +1,10 @@
 package explain
 
 import (
+	"bytes"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"testing"
 
 	"github.com/ratesweep/ratesweep/model"
@@ -130,6 +134,43 @@ func TestRefused(t *testing.T) {
 		}
 		if err := Supported(sc, p); err == nil {
 			t.Errorf("%s: supported", label)
+		}
+	}
+}
+
+// The table has a row per client and cause; the Parquet file reads back;
+// --vs names who is cut under one policy and not the other.
+func TestWrite(t *testing.T) {
+	sc := &model.Scenario{Name: "burst", DurationS: 10, Clients: []model.Client{
+		client("c|1", model.Legit, seg(0, 1, 8)), client("d", model.Legit, seg(0, 1, 1))}}
+	a := explainOne(t, sc, "token_bucket rate=1 capacity=5")
+	b := explainOne(t, sc, "token_bucket rate=1 capacity=10")
+	rows := Rows(a)
+	if len(rows) != 1 || rows[0] != (Row{"token_bucket rate=1 capacity=5", "c|1", "legit", 3, "burst"}) {
+		t.Fatalf("rows %+v", rows)
+	}
+	var buf bytes.Buffer
+	if err := WriteParquet(&buf, append(rows, Rows(b)...)); err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rdr.NumRows() != 1 || rdr.MetaData().Schema.NumColumns() != 5 {
+		t.Errorf("%d rows, %d columns", rdr.NumRows(), rdr.MetaData().Schema.NumColumns())
+	}
+	var md strings.Builder
+	if err := WriteMarkdown(&md, a, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"## Under `token_bucket rate=1 capacity=5`, not under `token_bucket rate=1 capacity=10`\n\n| client",
+		"| c\\|1 | legit | 8 | 3 cut | 0 | 0 | 3 | 0 |",
+		"## Under `token_bucket rate=1 capacity=10`, not under `token_bucket rate=1 capacity=5`\n\nNo client.",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
 	}
 }
