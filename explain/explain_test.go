@@ -2,6 +2,7 @@ package explain
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -127,6 +128,9 @@ func TestRefused(t *testing.T) {
 		"concurrency limit=5 service_s=1",
 		"token_bucket rate=1 capacity=5 block_s=60",
 		"token_bucket rate=1 capacity=5 nodes=2",
+		"token_bucket rate=1 capacity=5 key=org",
+		"token_bucket rate=1 capacity=5 key=both",
+		"all_of rejected_counts=all [fixed_window window_s=60 limit=5] [fixed_window window_s=60 limit=10]",
 	} {
 		p, err := model.ParseLabel(label)
 		if err != nil {
@@ -172,5 +176,21 @@ func TestWrite(t *testing.T) {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
+	}
+}
+
+// Clients that retry are refused: a cut request changes what comes next.
+func TestRefusedReactions(t *testing.T) {
+	sc, err := model.ParseScenario([]byte("name: r\nduration_s: 10\nclients:\n  - name: c\n    class: legit\n    segments: [[0, 10, 2]]\n    on_reject: {retry: immediate, max_retries: 3}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := model.NewWorkload(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ue *UnsupportedError
+	if _, err := Explain(w, model.Policy{Algorithm: model.TokenBucket, Rate: 1, Capacity: 5}, 1); !errors.As(err, &ue) {
+		t.Errorf("got %v, want an UnsupportedError", err)
 	}
 }
