@@ -165,10 +165,11 @@ func TestWrite(t *testing.T) {
 		t.Errorf("%d rows, %d columns", rdr.NumRows(), rdr.MetaData().Schema.NumColumns())
 	}
 	var md strings.Builder
-	if err := WriteMarkdown(&md, a, b); err != nil {
+	if err := WriteMarkdown(&md, "Why: burst", "", a, b); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
+		"# Why: burst\n\n## `token_bucket rate=1 capacity=5`",
 		"## Under `token_bucket rate=1 capacity=5`, not under `token_bucket rate=1 capacity=10`\n\n| client",
 		"| c\\|1 | legit | 8 | 3 cut | 0 | 0 | 3 | 0 |",
 		"## Under `token_bucket rate=1 capacity=10`, not under `token_bucket rate=1 capacity=5`\n\nNo client.",

@@ -93,9 +93,14 @@ func Compare(a, b *Result) Diff {
 }
 
 // WriteMarkdown writes a summary of res (and, with vs, of who is affected
-// under one and not the other) to w. Names are escaped for Markdown tables.
-func WriteMarkdown(w io.Writer, res, vs *Result) error {
+// under one and not the other) to w, under the heading title (and notes
+// as a paragraph when not empty). Names are escaped for Markdown.
+func WriteMarkdown(w io.Writer, title, notes string, res, vs *Result) error {
 	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", cell(title))
+	if notes != "" {
+		fmt.Fprintf(&b, "%s\n\n", cell(notes))
+	}
 	for _, r := range []*Result{res, vs} {
 		if r == nil {
 			continue

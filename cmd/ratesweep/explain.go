@@ -55,15 +55,15 @@ func cmdExplain(e *env, args []string) error {
 		rows = append(rows, explain.Rows(res)...)
 	}
 	var md bytes.Buffer
-	fmt.Fprintf(&md, "# Why policies cut and miss: %s\n\n", run.Workload.Scenario.Name)
+	notes := ""
 	if run.Replicates > 1 {
-		fmt.Fprintf(&md, "Replicate 0 of %d.\n\n", run.Replicates)
+		notes = fmt.Sprintf("Replicate 0 of %d (seed %d).", run.Replicates, run.Seed)
 	}
 	var second *explain.Result
 	if len(results) == 2 {
 		second = results[1]
 	}
-	if err := explain.WriteMarkdown(&md, results[0], second); err != nil {
+	if err := explain.WriteMarkdown(&md, "Why policies cut and miss: "+run.Workload.Scenario.Name, notes, results[0], second); err != nil {
 		return err
 	}
 	var pq bytes.Buffer

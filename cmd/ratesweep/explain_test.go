@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,5 +53,30 @@ func TestExplainCommand(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, c.why) {
 			t.Errorf("%s: exit %d, stderr %q, want 2 and %q", c.policy, code, stderr, c.why)
 		}
+	}
+}
+
+// A run that replays a log is refused: its requests are not a scenario's.
+func TestExplainRefusesLogRun(t *testing.T) {
+	dir := t.TempDir()
+	var log strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&log, "10.0.0.%d - - [02/Sep/2003:10:00:%02d +0000] \"GET / HTTP/1.0\" 200 100\n", i%3, i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "access.log"), []byte(log.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(spec, []byte("name: log\ntraffic:\n  log: access.log\n  format: clf\n  key: ip\nsweep:\n"+
+		"  - algorithm: fixed_window\n    window_s: 10\n    limit: 5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	if code, _, stderr := runCLI(t, "run", spec, "--out", run, "-q"); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	code, _, stderr := runCLI(t, "explain", run, "fixed_window window_s=10 limit=5")
+	if code != exitUsage || !strings.Contains(stderr, "runs that replay a log are not supported") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
