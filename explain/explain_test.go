@@ -195,3 +195,43 @@ func TestRefusedReactions(t *testing.T) {
 		t.Errorf("got %v, want an UnsupportedError", err)
 	}
 }
+
+// Missed, burst: an abusive client sends 10 at t=0 into token_bucket
+// rate=1 capacity=10: all admitted. The sliding log of 10 per 10 s admits
+// them too; half the capacity (5) cuts the last 5: missed for the burst;
+// the first 5 for the rate itself.
+func TestMissedBurst(t *testing.T) {
+	sc := &model.Scenario{Name: "burst", DurationS: 10, Clients: []model.Client{
+		client("bot", model.Abusive, seg(0, 1, 10))}}
+	res := explainOne(t, sc, "token_bucket rate=1 capacity=10")
+	wantCauses(t, res, "bot", 10, map[Cause]int64{Burst: 5, SustainedRate: 5})
+}
+
+// Missed, shared key: a user's request at t=0 opens the address's
+// anchored window [0, 10) of 10; the bot behind the same address sends 9
+// at t=9 (admitted: 10 in the window) and 10 at t=10 (a new window: all
+// admitted). Alone, the bot's window opens at t=9 and holds 10: it cuts 9
+// of the 10 at t=10, missed only because the key is shared. The sliding
+// log, alone, admits the other 10 (9 at t=9, 1 at t=10): the rate.
+func TestMissedSharedKey(t *testing.T) {
+	user := client("user", model.Legit, seg(0, 1, 1))
+	bot := client("bot", model.Abusive, seg(9, 10, 9), seg(10, 11, 10))
+	user.Keys.AddressPool, bot.Keys.AddressPool = "nat", "nat"
+	sc := &model.Scenario{Name: "nat", DurationS: 20, Clients: []model.Client{user, bot}}
+	res := explainOne(t, sc, "fixed_window_anchored window_s=10 limit=10 key=address")
+	wantCauses(t, res, "bot", 19, map[Cause]int64{SharedKey: 9, SustainedRate: 10})
+	wantCauses(t, res, "user", 0, nil)
+}
+
+// nginx rate=1 burst=4 nodelay: 8 requests at t=0, 5 pass (burst + 1) and
+// 3 are cut. The sliding log of ceil(5/1) = 5 s and limit 5 cuts 3 too;
+// twice as many at once (burst 9, nodelay kept) admits all 8: burst.
+func TestNginxBurst(t *testing.T) {
+	sc := &model.Scenario{Name: "nginx", DurationS: 10, Clients: []model.Client{
+		client("c", model.Legit, seg(0, 1, 8))}}
+	res := explainOne(t, sc, "nginx rate=1 burst=4 delay=4")
+	if got := res.Burst.Canonical(); got != "nginx rate=1 burst=9 delay=9" {
+		t.Errorf("burst counterfactual %s", got)
+	}
+	wantCauses(t, res, "c", 3, map[Cause]int64{Burst: 3})
+}
