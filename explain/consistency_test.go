@@ -26,7 +26,8 @@ func TestConsistentWithSimulation(t *testing.T) {
 		{"../configs/lesson.yaml", true, []string{"sliding_counter window_s=60 limit=600", "token_bucket rate=10 capacity=900"}},
 		{"../configs/next-step.yaml", false, []string{
 			"fixed_window window_s=60 limit=600 key=address", "token_bucket rate=10 capacity=900 key=account",
-			"sliding_window window_s=60 limit=600 key=global",
+			"sliding_window window_s=60 limit=600 key=global", "gcra rate=10 capacity=900",
+			"nginx rate=10 burst=500 delay=100 key=address",
 		}},
 	} {
 		data, err := os.ReadFile(c.file)

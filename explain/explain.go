@@ -5,11 +5,12 @@
 // A legitimate request the policy cuts gets the first cause, in this order,
 // whose counterfactual admits it:
 //
-//   - SharedKey: the policy, with the key held by the client alone;
+//   - SharedKey: the policy with the client alone on its keys (the same
+//     keys, no other client's requests on them);
 //   - WindowShape: a sliding_log at the same rate and window (Shape), the
-//     client alone;
+//     client alone on its keys;
 //   - Burst: the policy at twice its burst or capacity (Burst), the client
-//     alone;
+//     alone on its keys;
 //   - SustainedRate: none of these.
 //
 // An abusive request the policy admits (missed) gets the mirror: the first
@@ -170,16 +171,19 @@ func Explain(w *model.Workload, p model.Policy, seed uint64) (*Result, error) {
 	// The policy as simulated: one decider per key.
 	admitted := make([]bool, len(reqs))
 	deciders := map[int]model.Decider{}
-	for j, r := range reqs {
-		k := r.Client
+	keyOf := func(r model.Request) int {
 		switch p.Key {
 		case model.KeyAddress:
-			k = r.Address
+			return r.Address
 		case model.KeyAccount:
-			k = r.Account
+			return r.Account
 		case model.KeyGlobal:
-			k = 0
+			return 0
 		}
+		return r.Client
+	}
+	for j, r := range reqs {
+		k := keyOf(r)
 		d := deciders[k]
 		if d == nil {
 			var err error
@@ -198,19 +202,19 @@ func Explain(w *model.Workload, p model.Policy, seed uint64) (*Result, error) {
 	if err := verify(w, p, seed, own, admitted); err != nil {
 		return nil, err
 	}
-	alone, err := newReplayer(p)
+	alone, err := newReplayer(p, keyOf)
 	if err != nil {
 		return nil, err
 	}
-	sh, err := newReplayer(shape)
+	sh, err := newReplayer(shape, keyOf)
 	if err != nil {
 		return nil, err
 	}
-	wide, err := newReplayer(burst)
+	wide, err := newReplayer(burst, keyOf)
 	if err != nil {
 		return nil, err
 	}
-	narrow, err := newReplayer(tight)
+	narrow, err := newReplayer(tight, keyOf)
 	if err != nil {
 		return nil, err
 	}
@@ -270,27 +274,44 @@ func verify(w *model.Workload, p model.Policy, seed uint64, own [][]int, admitte
 	return nil
 }
 
-// replayer decides one client's requests alone on a key of its own.
+// replayer decides one client's requests alone: on the keys they have
+// under the policy's key, with no other client's requests on them.
 type replayer struct {
-	d   model.Decider
-	buf []bool
+	p    model.Policy
+	key  func(model.Request) int
+	live map[int]model.Decider
+	free []model.Decider
+	buf  []bool
 }
 
-func newReplayer(p model.Policy) (*replayer, error) {
-	d, err := model.NewDecider(p)
-	if err != nil {
+func newReplayer(p model.Policy, key func(model.Request) int) (*replayer, error) {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return &replayer{d: d}, nil
+	return &replayer{p: p, key: key, live: map[int]model.Decider{}}, nil
 }
 
-// replay returns the decisions on reqs[idx] in order, from a new key
+// replay returns the decisions on reqs[idx] in order, every key new
 // (valid until the next call).
 func (r *replayer) replay(reqs []model.Request, idx []int) []bool {
-	r.d.Reset()
+	for k, d := range r.live {
+		r.free = append(r.free, d)
+		delete(r.live, k)
+	}
 	r.buf = r.buf[:0]
 	for _, j := range idx {
-		r.buf = append(r.buf, r.d.Allow(reqs[j].TNs))
+		k := r.key(reqs[j])
+		d := r.live[k]
+		if d == nil {
+			if n := len(r.free); n > 0 {
+				d, r.free = r.free[n-1], r.free[:n-1]
+			} else {
+				d, _ = model.NewDecider(r.p) // validated in newReplayer
+			}
+			d.Reset()
+			r.live[k] = d
+		}
+		r.buf = append(r.buf, d.Allow(reqs[j].TNs))
 	}
 	return r.buf
 }

@@ -235,3 +235,16 @@ func TestNginxBurst(t *testing.T) {
 	}
 	wantCauses(t, res, "c", 3, map[Cause]int64{Burst: 3})
 }
+
+// Alone means alone on the client's own keys, not on one key: a bot spread
+// round robin over 2 addresses of its own sends 4 a second for 5 s, 10
+// per address, all admitted under 10 per 10 s per address. Nobody shares
+// its keys, so nothing is missed for a shared key; the sliding log per
+// address admits them all too: 20 missed for the rate.
+func TestAloneKeepsTheClientsKeys(t *testing.T) {
+	bot := client("bot", model.Abusive, seg(0, 5, 4))
+	bot.Keys.Addresses = 2
+	sc := &model.Scenario{Name: "spread", DurationS: 10, Clients: []model.Client{bot}}
+	res := explainOne(t, sc, "fixed_window window_s=10 limit=10 key=address")
+	wantCauses(t, res, "bot", 20, map[Cause]int64{SustainedRate: 20})
+}
