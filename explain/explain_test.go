@@ -3,6 +3,7 @@ package explain
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -247,4 +248,21 @@ func TestAloneKeepsTheClientsKeys(t *testing.T) {
 	sc := &model.Scenario{Name: "spread", DurationS: 10, Clients: []model.Client{bot}}
 	res := explainOne(t, sc, "fixed_window window_s=10 limit=10 key=address")
 	wantCauses(t, res, "bot", 20, map[Cause]int64{SustainedRate: 20})
+}
+
+// A summary lists at most MaxClients clients and says how many it leaves out.
+func TestSummaryCapped(t *testing.T) {
+	var cs []model.Client
+	for i := range MaxClients + 3 {
+		cs = append(cs, client(fmt.Sprintf("c%02d", i), model.Legit, seg(0, 1, 8+float64(i))))
+	}
+	res := explainOne(t, &model.Scenario{Name: "many", DurationS: 5, Clients: cs}, "token_bucket rate=1 capacity=5")
+	var md strings.Builder
+	if err := WriteMarkdown(&md, "many", "", res, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| c27 | legit | 35 | 30 cut |") || strings.Contains(md.String(), "| c02 |") ||
+		!strings.Contains(md.String(), "And 3 more clients") {
+		t.Errorf("summary:\n%s", md.String())
+	}
 }

@@ -157,7 +157,12 @@ func summary(b *strings.Builder, r *Result) {
 	}
 }
 
-// clientTable lists clients, most affected first.
+// MaxClients is how many clients a summary table lists; explain.parquet
+// has them all.
+const MaxClients = 25
+
+// clientTable lists clients, legitimate first, most affected first, at
+// most MaxClients.
 func clientTable(b *strings.Builder, cs []Client) {
 	cs = slices.Clone(cs)
 	slices.SortStableFunc(cs, func(x, y Client) int {
@@ -166,6 +171,15 @@ func clientTable(b *strings.Builder, cs []Client) {
 		}
 		return int(min(max(y.Affected-x.Affected, -1), 1))
 	})
+	more := len(cs) - MaxClients
+	if more > 0 {
+		cs = cs[:MaxClients]
+	}
+	defer func() {
+		if more > 0 {
+			fmt.Fprintf(b, "And %d more clients (explain.parquet lists them all).\n\n", more)
+		}
+	}()
 	b.WriteString("| client | class | offered | cut or missed | " + strings.Join(causeNames[:], " | ") + " |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range cs {
 		what := "cut"
