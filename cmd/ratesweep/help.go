@@ -54,6 +54,11 @@ var examples = map[string][]string{
 		"ratesweep recommend out/default --max-false-cut 600 --min-caught 75% --format markdown",
 		"ratesweep recommend out/default --max-false-cut 1% --max-missed 25%   # exit 1: none meets them; names the nearest miss",
 	},
+	"explain": {
+		"ratesweep explain out/default 'fixed_window window_s=60 limit=600'",
+		"ratesweep explain out/default 'token_bucket rate=2 capacity=1100' --vs 'sliding_window window_s=60 limit=600'",
+		"ratesweep explain out/lesson 'token_bucket rate=10 capacity=900' --out why -q   # the files only",
+	},
 	"export": {
 		"ratesweep export --to nginx 'token_bucket rate=2 capacity=1100'",
 		"ratesweep export --to haproxy --key header:X-Api-Key 'sliding_counter window_s=10 limit=50'",

@@ -85,6 +85,7 @@ func commands() []command {
 		{"report", "[RUN_DIR]", "tables and trade-off plots from a run directory", cmdReport},
 		{"check", "--baseline DIR RUN_DIR", "compare a run with a baseline run (exit 1 on a regression)", cmdCheck},
 		{"recommend", "RUN_DIR...", "choose the policy that best meets bounds on false cuts and missed abuse (--max-false-cut ...)", cmdRecommend},
+		{"explain", "RUN_DIR POLICY", "why a policy cuts each legitimate client (shared key, window shape, burst, rate); --vs: against another", cmdExplain},
 		{"export", "--to TARGET POLICY", "write a policy in nginx, HAProxy, envoy, Kong, Traefik, Go or Redis configuration", cmdExport},
 		{"shadow", "LOG POLICY", "compare an nginx dry-run log ($limit_req_status) with the model's decisions", cmdShadow},
 		{"inspect", "LOG | --spec SPEC", "profile an access log (requests, keys, peak rates) to help choose a grid", cmdInspect},
