@@ -2,9 +2,11 @@ package model
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Algorithm names a rate-limiting algorithm.
@@ -76,17 +78,52 @@ type Param struct {
 	field *access
 }
 
-// access reads and writes one parameter's field of a Policy as a float64.
+// access reads and writes one parameter's field of a Policy as a float64:
+// the field's offset in Policy and its kind, so that a read is a load and a
+// conversion (the writer reads every parameter of every point).
 type access struct {
-	get func(p *Policy) float64
-	set func(p *Policy, v float64) // whole-number fields truncate v
+	off  uintptr // the field's offset in Policy, bytes
+	kind reflect.Kind
 }
 
-// fieldOf is the access to the field f points at.
+// fieldOf is the access to the field f points at (f returns the address
+// of one field of the Policy it is given).
 func fieldOf[T ~int | ~int64 | ~float64 | ~uint8](f func(p *Policy) *T) *access {
-	return &access{
-		get: func(p *Policy) float64 { return float64(*f(p)) },
-		set: func(p *Policy, v float64) { *f(p) = T(v) },
+	var p Policy
+	off := uintptr(unsafe.Pointer(f(&p))) - uintptr(unsafe.Pointer(&p))
+	if off >= unsafe.Sizeof(p) {
+		panic("model: fieldOf: not a field of Policy")
+	}
+	return &access{off: off, kind: reflect.TypeFor[T]().Kind()}
+}
+
+// get returns the field's value in p.
+func (a *access) get(p *Policy) float64 {
+	at := unsafe.Add(unsafe.Pointer(p), a.off)
+	switch a.kind {
+	case reflect.Int:
+		return float64(*(*int)(at))
+	case reflect.Int64:
+		return float64(*(*int64)(at))
+	case reflect.Float64:
+		return *(*float64)(at)
+	default: // reflect.Uint8: the enumerations
+		return float64(*(*uint8)(at))
+	}
+}
+
+// set sets the field in p to v; whole-number fields truncate v.
+func (a *access) set(p *Policy, v float64) {
+	at := unsafe.Add(unsafe.Pointer(p), a.off)
+	switch a.kind {
+	case reflect.Int:
+		*(*int)(at) = int(v)
+	case reflect.Int64:
+		*(*int64)(at) = int64(v)
+	case reflect.Float64:
+		*(*float64)(at) = v
+	default:
+		*(*uint8)(at) = uint8(v)
 	}
 }
 
