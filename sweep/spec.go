@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"math/big"
 	"path"
 	"path/filepath"
@@ -367,24 +368,7 @@ func decodeEntry(n *yaml.Node, p string) (Entry, error) {
 // (each axis at its smallest or largest value), which catches constraints
 // between parameters such as phase_s < window_s before anything runs.
 func (e *Entry) checkCorners() error {
-	var varying []int // the axes whose smallest and largest values differ
-	for i, ax := range e.Axes {
-		if slices.Min(ax.Values) != slices.Max(ax.Values) {
-			varying = append(varying, i)
-		}
-	}
-	varying = varying[:min(len(varying), 16)]
-	for c := range 1 << len(varying) {
-		p := e.newPolicy()
-		p.BlockLevels, p.CountIf, p.Costed = e.BlockLevels, e.CountIf, e.costed
-		for _, ax := range e.Axes {
-			p.Set(ax.Param, slices.Min(ax.Values))
-		}
-		for b, i := range varying {
-			if c&(1<<b) != 0 {
-				p.Set(e.Axes[i].Param, slices.Max(e.Axes[i].Values))
-			}
-		}
+	for p := range e.corners() {
 		if err := p.Validate(); err != nil {
 			return fmt.Errorf("%v (at %v)", err, p)
 		}
@@ -393,31 +377,45 @@ func (e *Entry) checkCorners() error {
 }
 
 // mayShape reports whether some point of the entry delays requests it
-// admits (model.Policy.Shapes): tried at every corner of its grid, as
-// checkCorners does (shaping grows as a delay falls or a burst grows).
+// admits (model.Policy.Shapes), tried at every corner of its grid
+// (shaping grows as a delay falls or a burst grows).
 func (e *Entry) mayShape() bool {
-	var varying []int
-	for i, ax := range e.Axes {
-		if slices.Min(ax.Values) != slices.Max(ax.Values) {
-			varying = append(varying, i)
-		}
-	}
-	varying = varying[:min(len(varying), 16)]
-	for c := range 1 << len(varying) {
-		p := e.newPolicy()
-		for _, ax := range e.Axes {
-			p.Set(ax.Param, slices.Min(ax.Values))
-		}
-		for b, i := range varying {
-			if c&(1<<b) != 0 {
-				p.Set(e.Axes[i].Param, slices.Max(e.Axes[i].Values))
-			}
-		}
+	for p := range e.corners() {
 		if p.Shapes() {
 			return true
 		}
 	}
 	return false
+}
+
+// corners yields the entry's policy at every corner of its grid: each
+// axis whose values differ at its smallest or largest value (the first 16
+// such axes; the others at their smallest), with the entry's modifiers.
+func (e *Entry) corners() iter.Seq[model.Policy] {
+	return func(yield func(model.Policy) bool) {
+		var varying []int // the axes whose smallest and largest values differ
+		for i, ax := range e.Axes {
+			if slices.Min(ax.Values) != slices.Max(ax.Values) {
+				varying = append(varying, i)
+			}
+		}
+		varying = varying[:min(len(varying), 16)]
+		for c := range 1 << len(varying) {
+			p := e.newPolicy()
+			p.BlockLevels, p.CountIf, p.Costed = e.BlockLevels, e.CountIf, e.costed
+			for _, ax := range e.Axes {
+				p.Set(ax.Param, slices.Min(ax.Values))
+			}
+			for b, i := range varying {
+				if c&(1<<b) != 0 {
+					p.Set(e.Axes[i].Param, slices.Max(e.Axes[i].Values))
+				}
+			}
+			if !yield(p) {
+				return
+			}
+		}
+	}
 }
 
 // Size is the number of grid points of the entry.
