@@ -46,7 +46,8 @@ type reactor struct {
 	pcg                 *rand.PCG
 	rng                 *rand.Rand
 	retries             retryQueue
-	seq                 int64
+	seq                 int64     // the retries this reactor scheduled
+	counter             *int64    // numbers the retries: &seq, or a shared key's count
 	budgetIn, budgetOut secWindow // deposits and withdrawals (RetryBudget)
 	sent, accepted      secWindow // adaptive throttling's requests and accepts
 	delays              delayStats
@@ -149,6 +150,7 @@ func (r *reactor) start(rx *Reaction, times []int64, seed uint64, replicate, cli
 // startStream is start with the random stream's two seeds given.
 func (r *reactor) startStream(rx *Reaction, times []int64, seed1, seed2 uint64) {
 	r.rx, r.times, r.next, r.retries, r.seq = rx, times, 0, r.retries[:0], 0
+	r.counter = &r.seq
 	r.served, r.res = 0, ClientReaction{}
 	r.labels, r.attemptsBy, r.servedBy = nil, [4]int64{}, [4]int64{}
 	r.weighed, r.cost, r.costs, r.statuses, r.servedCostBy = false, 1, nil, r.statuses[:0], [4]int64{}
@@ -304,8 +306,8 @@ func (r *reactor) retry(d Decider, ev retry, endNs int64) bool {
 		}
 		r.budgetOut.add(sec, 1)
 	}
-	r.seq++
-	r.retries.push(retry{t: next, seq: r.seq, req: ev.req, try: ev.try + 1, sleep: sleepS})
+	*r.counter++
+	r.retries.push(retry{t: next, seq: *r.counter, req: ev.req, try: ev.try + 1, sleep: sleepS})
 	return true
 }
 
@@ -384,6 +386,7 @@ type reactSim struct {
 	// fluidDone says fluid holds them (they depend on the workload alone).
 	fluidDone bool
 	queue     clientQueue // shared key: the clients by their next request
+	seq       int64       // shared key: the retries scheduled
 	legit     delayStats  // added latency of legitimate served requests
 	pcg       *rand.PCG   // draws the weighed clients' statuses
 	rng       *rand.Rand
@@ -547,15 +550,19 @@ func (rm *ReactionMetrics) Finish(m *Metrics) {
 }
 
 // runShared sends every client's requests and retries to one decider d in
-// time order: at one time intended requests go before retries, then
-// clients in scenario order.
+// time order: at one time intended requests go before retries; intended
+// requests in scenario order of their clients, retries in the order they
+// were scheduled (whichever client scheduled them).
 func (rs *reactSim) runShared(d decider, nc int, endNs int64, shaped *delayStats) {
 	d.Reset()
 	q := &rs.queue
 	*q = (*q)[:0]
+	rs.seq = 0
 	for i := range nc {
-		if t, isRetry, ok := rs.rs[i].pending(); ok {
-			*q = append(*q, clientNext{t, isRetry, i})
+		r := rs.rs[i]
+		r.counter = &rs.seq
+		if n, ok := r.nextShared(i); ok {
+			*q = append(*q, n)
 		}
 	}
 	heap.Init(q)
@@ -563,8 +570,8 @@ func (rs *reactSim) runShared(d decider, nc int, endNs int64, shaped *delayStats
 		c := (*q)[0].client
 		r := rs.rs[c]
 		r.step(d, endNs, shaped)
-		if t, isRetry, ok := r.pending(); ok {
-			(*q)[0] = clientNext{t, isRetry, c}
+		if n, ok := r.nextShared(c); ok {
+			(*q)[0] = n
 			heap.Fix(q, 0)
 		} else {
 			heap.Pop(q)
@@ -572,14 +579,26 @@ func (rs *reactSim) runShared(d decider, nc int, endNs int64, shaped *delayStats
 	}
 }
 
+// nextShared is client c's next request in a shared key's queue; ok is
+// false when the client is done.
+func (r *reactor) nextShared(c int) (n clientNext, ok bool) {
+	t, isRetry, ok := r.pending()
+	n = clientNext{t: t, isRetry: isRetry, client: c}
+	if isRetry {
+		n.seq = r.retries[0].seq
+	}
+	return n, ok
+}
+
 // clientNext is a client's next request in a shared key's queue.
 type clientNext struct {
 	t       int64
 	isRetry bool
+	seq     int64 // a retry's number in the order of scheduling
 	client  int
 }
 
-// clientQueue is a min-heap of clients by (t, isRetry, client).
+// clientQueue is a min-heap of clients by (t, isRetry, seq, client).
 type clientQueue []clientNext
 
 func (q clientQueue) Len() int { return len(q) }
@@ -590,6 +609,9 @@ func (q clientQueue) Less(i, j int) bool {
 	}
 	if a.isRetry != b.isRetry {
 		return !a.isRetry
+	}
+	if a.seq != b.seq {
+		return a.seq < b.seq
 	}
 	return a.client < b.client
 }

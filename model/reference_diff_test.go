@@ -344,7 +344,7 @@ var retryShapes = []policyShape{
 // once, or after a back-off without jitter) against the reference on random
 // scenarios and policies.
 func TestReferenceRetries(t *testing.T) {
-	const trials = 600
+	const trials = 3000
 	start := time.Now()
 	r := rand.New(rand.NewPCG(43, 9))
 	pairs, skipped := map[string]int{}, map[string]int{}

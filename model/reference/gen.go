@@ -79,6 +79,16 @@ var Leaves = []LeafGen{
 			p.WindowS, p.Rate, p.PenaltyBoxS = pick(r, []int{1, 10}), float64(10+r.IntN(10)), pick(r, []int{60, 120})
 		})
 	}},
+	{Name: "traefik", Product: true, Draw: func(r *rand.Rand) model.Policy {
+		return newPolicyOf("traefik", func(p *model.Policy) {
+			p.Rate, p.Capacity = pick(r, []float64{0.5, 1, 2, 3, 10}), int64(1+r.IntN(6))
+		})
+	}},
+	{Name: "fail2ban", Product: true, Draw: func(r *rand.Rand) model.Policy {
+		return newPolicyOf("fail2ban", func(p *model.Policy) {
+			p.WindowS, p.Limit, p.MitigationTimeoutS = 1+r.IntN(10), int64(1+r.IntN(6)), pick(r, []int{1, 5, 30})
+		})
+	}},
 }
 
 // Modifier puts one modifier on a policy.
