@@ -56,8 +56,9 @@ func CloudflarePlans() []string {
 
 // refuses says which of the plan's limits a rule breaks ("" when the plan
 // holds it): period and timeout in s, byIPOnly whether it counts by the
-// client address, rules the rules written.
-func (pl cloudflarePlan) refuses(period, timeout int, byIPOnly bool, rules int) string {
+// client address, counting whether it has a counting expression, rules
+// the rules written.
+func (pl cloudflarePlan) refuses(period, timeout int, byIPOnly, counting bool, rules int) string {
 	switch {
 	case !slices.Contains(pl.periods, period):
 		return fmt.Sprintf("period %d s: the %s plan accepts %s", period, pl.name, secondsList(pl.periods))
@@ -67,6 +68,8 @@ func (pl cloudflarePlan) refuses(period, timeout int, byIPOnly bool, rules int) 
 		return fmt.Sprintf("mitigation_timeout %d s: the %s plan accepts %s", timeout, pl.name, secondsList(pl.timeouts))
 	case !byIPOnly && !pl.characteristics:
 		return fmt.Sprintf("characteristics: the %s plan counts by the IP only (--key ip); another key needs enterprise-arl", pl.name)
+	case counting && !pl.countingExpression:
+		return fmt.Sprintf("counting_expression (count_if): the %s plan counts every request the rule matches; counting by the response needs business or above", pl.name)
 	case rules > pl.rules:
 		return fmt.Sprintf("%d rules: the %s plan holds %d", rules, pl.name, pl.rules)
 	}
@@ -82,12 +85,13 @@ func secondsList(s []int) string {
 }
 
 // cloudflarePlanFor returns the plan named (--plan), or with name "" the
-// smallest plan that holds the rule; err names the limit the rule breaks.
-func cloudflarePlanFor(name string, p model.Policy, byIPOnly bool) (pl cloudflarePlan, chosen bool, err error) {
+// smallest plan that holds the rule (counting: it has a counting
+// expression); err names the limit the rule breaks.
+func cloudflarePlanFor(name string, p model.Policy, byIPOnly, counting bool) (pl cloudflarePlan, chosen bool, err error) {
 	period, timeout := int(p.PeriodS), p.MitigationTimeoutS
 	if name == "" {
 		for _, pl := range cloudflarePlans {
-			if pl.refuses(period, timeout, byIPOnly, 1) == "" {
+			if pl.refuses(period, timeout, byIPOnly, counting, 1) == "" {
 				return pl, true, nil
 			}
 		}
@@ -95,7 +99,7 @@ func cloudflarePlanFor(name string, p model.Policy, byIPOnly bool) (pl cloudflar
 	}
 	for _, pl := range cloudflarePlans {
 		if pl.name == name {
-			if why := pl.refuses(period, timeout, byIPOnly, 1); why != "" {
+			if why := pl.refuses(period, timeout, byIPOnly, counting, 1); why != "" {
 				return pl, false, fmt.Errorf("--plan %s cannot hold %s: %s", name, p.Canonical(), why)
 			}
 			return pl, false, nil
@@ -131,4 +135,29 @@ func fitPlan(q model.Policy, pl cloudflarePlan) (model.Policy, string) {
 		why = append(why, fmt.Sprintf("the %s plan has no throttle: a key over the rate is blocked for %d s (mitigation_timeout)", pl.name, q.MitigationTimeoutS))
 	}
 	return q, strings.Join(why, "; ")
+}
+
+// cloudflareCounting is the counting expression of count_if's statuses:
+// the rule counts a request when the origin's response has one of them
+// (http.response.code, runs of consecutive statuses as ranges), e.g.
+// "http.response.code in {401 403 500..599}".
+func cloudflareCounting(countIf string) (string, error) {
+	sts, err := model.CountIfStatuses(countIf)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for i := 0; i < len(sts); {
+		j := i
+		for j+1 < len(sts) && sts[j+1] == sts[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d..%d", sts[i], sts[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(sts[i]))
+		}
+		i = j + 1
+	}
+	return "http.response.code in {" + strings.Join(parts, " ") + "}", nil
 }

@@ -117,3 +117,43 @@ func TestCloudflarePlanFlag(t *testing.T) {
 		t.Errorf("--plan with nginx: %v", err)
 	}
 }
+
+// count_if becomes a counting expression on the origin's response status,
+// which Business and above accept; a rule that counts the requests it
+// blocks cannot count by their response.
+func TestCloudflareCountIf(t *testing.T) {
+	policy := func(label, countIf string) model.Policy {
+		p, err := model.ParseLabel(label)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.CountIf = countIf
+		return p
+	}
+	const admitted = "cloudflare_rule period_s=60 counts=admitted requests_per_period=5 mitigation_timeout_s=600"
+	fiveXX, _ := model.CountIfOf(nil, 500, 599)
+	for _, c := range []struct {
+		p          model.Policy
+		plan, want string // want: the counting expression, or the error's text
+		ok         bool
+	}{
+		{policy(admitted, "401,403"), "", `"counting_expression": "http.response.code in {401 403}"`, true},
+		{policy(admitted, "401,403"), "business", `"counting_expression": "http.response.code in {401 403}"`, true},
+		{policy(admitted, fiveXX), "", `"counting_expression": "http.response.code in {500..599}"`, true},
+		{policy("fixed_window window_s=60 limit=5", "401"), "", `"counting_expression": "http.response.code in {401}"`, true},
+		{policy(admitted, "401,403"), "pro", "counting by the response needs business or above", false},
+		{policy("cloudflare_rule period_s=60 counts=all requests_per_period=5 mitigation_timeout_s=600", "401"), "", "counts=admitted", false},
+	} {
+		r, err := Export(c.p, "cloudflare", Options{Key: "ip", Plan: c.plan})
+		switch {
+		case !c.ok && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s --plan %q: %v, want an error with %q", c.p.Canonical(), c.plan, err, c.want)
+		case c.ok && err != nil:
+			t.Errorf("%s --plan %q: %v", c.p.Canonical(), c.plan, err)
+		case c.ok && !strings.Contains(r.Config, c.want):
+			t.Errorf("%s --plan %q: want %s in\n%s", c.p.Canonical(), c.plan, c.want, r.Config)
+		case c.ok && c.plan == "" && c.p.Algorithm == model.CloudflareRule && !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "plan: business") }):
+			t.Errorf("%s: notes %q, want the business plan", c.p.Canonical(), r.Notes)
+		}
+	}
+}

@@ -8,9 +8,10 @@ import (
 	"github.com/ratesweep/ratesweep/sweep"
 )
 
-// Request costs and count_if in exports (docs/costs.md). No target counts
-// only some responses when it decides (each counts a request before its
-// response exists), so a count_if policy is refused with the reason. Costs:
+// Request costs and count_if in exports (docs/costs.md). Most targets count
+// a request when they decide, before its response exists, so a count_if
+// policy is refused with the reason; fail2ban (its failregex) and
+// Cloudflare (its counting expression) count by the response. Costs:
 // envoy sends them to its ratelimit service as hits_addend, and the go
 // target spends them with x/time/rate's AllowN; the other targets count
 // requests and refuse a Costed policy.
@@ -21,7 +22,7 @@ var costTargets = map[string]bool{"envoy": true, "go": true}
 // checkWeighed refuses a policy whose count_if or costs target cannot
 // express.
 func checkWeighed(target string, p model.Policy) error {
-	if p.CountIf != "" && target != "fail2ban" { // fail2ban's filter matches the statuses
+	if p.CountIf != "" && target != "fail2ban" && target != "cloudflare" { // fail2ban's filter and Cloudflare's counting expression match the statuses
 		return fmt.Errorf("%s cannot count only some responses (count_if %s): it counts a request when it decides, before the response; export the policy without count_if and count failures in the application (docs/costs.md)", target, p.CountIf)
 	}
 	if p.Costed && !costTargets[target] {

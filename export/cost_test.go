@@ -29,6 +29,10 @@ func TestExportCostAndCountIf(t *testing.T) {
 			if r, err := Export(c, target, Options{}); err != nil || !strings.Contains(r.Config, `failregex = ^\s*<HOST> (?:401|403)\s`) {
 				t.Errorf("fail2ban: count_if: %v\n%v", err, r)
 			}
+		} else if target == "cloudflare" { // its counting expression matches the statuses
+			if r, err := Export(c, target, Options{}); err != nil || !strings.Contains(r.Config, `"counting_expression": "http.response.code in {401 403}"`) {
+				t.Errorf("cloudflare: count_if: %v\n%v", err, r)
+			}
 		} else if _, err := Export(c, target, Options{}); err == nil || !strings.Contains(err.Error(), "count_if 401,403") {
 			t.Errorf("%s: count_if exported, or refused without naming it: %v", target, err)
 		}

@@ -189,7 +189,17 @@ func writeCloudflare(r *Result, o Options) error {
 			r.Why += "; " + why
 		}
 	}
-	plan, chosen, err := cloudflarePlanFor(o.Plan, p, r.Key == "ip")
+	var counting string
+	if r.Asked.CountIf != "" {
+		if p.Counts != model.HAProxyCountsAdmitted {
+			return fmt.Errorf("cloudflare: %s with count_if: Cloudflare counts a request by the origin's response, and a request it blocks never gets one; sweep cloudflare_rule with counts=admitted", p.Canonical())
+		}
+		var err error
+		if counting, err = cloudflareCounting(r.Asked.CountIf); err != nil {
+			return fmt.Errorf("cloudflare: count_if: %w", err)
+		}
+	}
+	plan, chosen, err := cloudflarePlanFor(o.Plan, p, r.Key == "ip", counting != "")
 	if err != nil {
 		return err
 	}
@@ -202,7 +212,10 @@ func writeCloudflare(r *Result, o Options) error {
 		return []string{"cf.colo.id", fmt.Sprintf("http.request.headers[%q]", strings.ToLower(h))}
 	})
 	counted := "Cloudflare does not document whether requests it blocks are counted: the model assumed they are (counts=all)"
-	if p.Counts == model.HAProxyCountsAdmitted {
+	switch {
+	case counting != "":
+		counted = "counts only the requests whose response from the origin has status " + r.Asked.CountIf + " (count_if; counting_expression, Business or above); requests the rule blocks get Cloudflare's response and are not counted (counts=admitted)"
+	case p.Counts == model.HAProxyCountsAdmitted:
 		counted = "Cloudflare does not document whether requests it blocks are counted: the model assumed they are not (counts=admitted)"
 	}
 	mode := fmt.Sprintf("over %d requests in %g s (the previous period weighted), the key is blocked for %d s", p.RequestsPerPeriod, p.PeriodS, p.MitigationTimeoutS)
@@ -214,7 +227,7 @@ func writeCloudflare(r *Result, o Options) error {
 		"PUT it to /zones/ZONE_ID/rulesets/phases/http_ratelimit/entrypoint (it replaces the phase's rules), or add the rule to the existing ruleset; narrow expression to the paths to protect")
 	rule := cfRule{Description: "ratesweep " + p.Canonical(), Expression: "true", Action: "block",
 		Ratelimit: cfRatelimit{Characteristics: chars, Period: int(p.PeriodS), RequestsPerPeriod: p.RequestsPerPeriod,
-			MitigationTimeout: p.MitigationTimeoutS}, Enabled: true}
+			MitigationTimeout: p.MitigationTimeoutS, CountingExpression: counting}, Enabled: true}
 	return writeJSON(r, cfRuleset{Rules: []cfRule{rule}})
 }
 
