@@ -14,7 +14,11 @@ import (
 // tokens_per_fill (UInt32Value) added every fill_interval (a protobuf
 // Duration, at least 50 ms: envoy refuses a shorter one). Releases since
 // 2024 refill continuously at tokens_per_fill / fill_interval and admit a
-// request holding at least one whole token: the model's token_bucket.
+// request holding at least one whole token: the model's token_bucket
+// (AtomicTokenBucketImpl, folly's design: the state is a time, as a double
+// of seconds since boot; TestEnvoyAtomicBucketEqualsModel replays it). Its
+// doubles round either way at an instant where the bucket holds a whole
+// number of tokens, e.g. the full bucket just after start.
 // The bucket is one per envoy process (local_rate_limit_per_downstream_connection
 // false, which the export writes), shared by every client.
 
