@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -20,7 +21,14 @@ import (
 // doubles round either way at an instant where the bucket holds a whole
 // number of tokens, e.g. the full bucket just after start.
 // The bucket is one per envoy process (local_rate_limit_per_downstream_connection
-// false, which the export writes), shared by every client.
+// false, which the export writes), shared by every client; on a per-client
+// key, a descriptor entry with an empty value gives each value its own
+// bucket (dynamic descriptors, dynamic_descriptor.cc), created full on the
+// value's first request and kept in an LRU of max_dynamic_descriptors.
+
+// envoyDynamicDescriptors is the max_dynamic_descriptors the export writes:
+// the live keys envoy keeps a bucket for (envoy's default is 20).
+const envoyDynamicDescriptors = 100_000
 
 // minEnvoyFillMs is envoy's shortest fill_interval, ms.
 const minEnvoyFillMs = 50
@@ -104,9 +112,9 @@ func envoyDuration(ms int64) string {
 	return fmt.Sprintf("%d.%03ds", ms/1000, ms%1000)
 }
 
-// writeEnvoyBucket writes the local_ratelimit filter for a token bucket.
-// The bucket is per envoy process: key global only (writeEnvoy falls back
-// to the ratelimit service otherwise).
+// writeEnvoyBucket writes the local_ratelimit filter for a token bucket:
+// one bucket per envoy process on key global, else one per value of the
+// key (a dynamic descriptor).
 func writeEnvoyBucket(r *Result, o Options) error {
 	p := localNodes(r, o, "envoy process (local_ratelimit)")
 	tokens, ms, ok := envoyFill(p.Rate)
@@ -121,47 +129,60 @@ func writeEnvoyBucket(r *Result, o Options) error {
 	if p.Capacity > maxConfigInt {
 		return fmt.Errorf("envoy: capacity %d is over max_tokens' limit %d", p.Capacity, int64(maxConfigInt))
 	}
+	bucket := fmt.Sprintf("max_tokens: %d\n    tokens_per_fill: %d\n    fill_interval: %q", p.Capacity, tokens, envoyDuration(ms))
 	r.Notes = append(r.Notes,
 		fmt.Sprintf("envoy's local_ratelimit token bucket: it starts full with max_tokens %d, refills %d tokens per %s (%s r/s), and admits a request holding one whole token; the model's token_bucket", p.Capacity, tokens, envoyDuration(ms), strconv.FormatFloat(p.Rate, 'g', 8, 64)),
-		"continuous refill is envoy's since 2024; older releases add tokens_per_fill at once every fill_interval, which admits in bursts",
-		"one bucket per envoy process, shared by every client (local_rate_limit_per_downstream_connection: false; true would give each downstream connection its own)",
-		"filter_enforced at 0% counts without rejecting (the local_rate_limit stats say what it would have done)")
+		"continuous refill is envoy's since 2024; older releases add tokens_per_fill at once every fill_interval, which admits in bursts")
+	perKey, route := "", ""
+	if r.Key == "global" {
+		r.Notes = append(r.Notes, "one bucket per envoy process, shared by every client (local_rate_limit_per_downstream_connection: false; true would give each downstream connection its own)")
+	} else {
+		k := byKey(r.Key, [2]string{"remote_address", "- remote_address: {}"}, [2]string{}, func(h string) [2]string {
+			return [2]string{"client_key", fmt.Sprintf("- request_headers: {header_name: %s, descriptor_key: client_key}", yamlScalar(h))}
+		})
+		r.Notes = append(r.Notes,
+			fmt.Sprintf("one bucket per %s: the descriptor entry's empty value makes a bucket for each value (dynamic descriptors; releases with max_dynamic_descriptors), created full on its first request", r.Key),
+			fmt.Sprintf("envoy keeps the buckets of the %d values seen most recently: beyond that many live keys, a key comes back with a full bucket and is admitted more than the model says (raise max_dynamic_descriptors)", envoyDynamicDescriptors),
+			"always_consume_default_token_bucket: false, so a request spends its key's bucket alone")
+		if strings.HasPrefix(r.Key, "header:") {
+			r.Notes = append(r.Notes, "a request without the header has no descriptor and spends the filter's token_bucket, shared by all such requests")
+		}
+		perKey = fmt.Sprintf(`
+  descriptors:
+    - entries:
+        - key: %s
+          value: ""
+      token_bucket:
+        %s
+  always_consume_default_token_bucket: false
+  max_dynamic_descriptors: %d`, k[0], strings.ReplaceAll(bucket, "\n    ", "\n        "), envoyDynamicDescriptors)
+		route = fmt.Sprintf(`
+# envoy route (rate_limits on the virtual host or route; the filter builds
+# each request's descriptor from them):
+#   rate_limits:
+#     - actions:
+#         %s
+`, k[1])
+	}
+	r.Notes = append(r.Notes, "filter_enforced at 0% counts without rejecting (the local_rate_limit stats say what it would have done)")
 	r.Config = fmt.Sprintf(`# envoy HTTP filter (http_filters of the HTTP connection manager, before envoy.filters.http.router)
 name: envoy.filters.http.local_ratelimit
 typed_config:
   "@type": type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit
   stat_prefix: %[1]s
   token_bucket:
-    max_tokens: %[2]d
-    tokens_per_fill: %[3]d
-    fill_interval: "%[4]s"
+    %[2]s%[5]s
   filter_enabled:
-    runtime_key: %[5]s
+    runtime_key: %[3]s
     default_value:
       numerator: 100
       denominator: HUNDRED
   filter_enforced:
-    runtime_key: %[6]s
+    runtime_key: %[4]s
     default_value:
       numerator: 100
       denominator: HUNDRED
   local_rate_limit_per_downstream_connection: false
-`, yamlScalar(o.Zone), p.Capacity, tokens, envoyDuration(ms), yamlScalar(o.Zone+"_enabled"), yamlScalar(o.Zone+"_enforced"))
+%[6]s`, yamlScalar(o.Zone), bucket, yamlScalar(o.Zone+"_enabled"), yamlScalar(o.Zone+"_enforced"), perKey, route)
 	return nil
-}
-
-// onKey reports whether target writes p's form on key: envoy writes a
-// token bucket (local_ratelimit, one bucket per process) on key global
-// only.
-func onKey(p model.Policy, target, key string) bool {
-	if target != "envoy" || key == "global" {
-		return true
-	}
-	q, _, _, ok := configurable(limitOnly(p), targets[target])
-	return !ok || q.Algorithm != model.TokenBucket
-}
-
-// offKeyWhy says why envoy does not write a token bucket on key.
-func offKeyWhy(key string) string {
-	return "envoy's local_ratelimit keeps one token bucket per process, not one per " + key + " (--key global exports it)"
 }

@@ -58,6 +58,21 @@ type envoyLocalFilter struct {
 		FilterEnabled  envoyFraction `yaml:"filter_enabled"`
 		FilterEnforced envoyFraction `yaml:"filter_enforced"`
 		PerConnection  bool          `yaml:"local_rate_limit_per_downstream_connection"`
+		// Per-client keys: one dynamic descriptor (LocalRateLimitDescriptor:
+		// entries of key and value, its own token_bucket).
+		Descriptors []struct {
+			Entries []struct {
+				Key   string  `yaml:"key"`
+				Value *string `yaml:"value"`
+			} `yaml:"entries"`
+			TokenBucket struct {
+				MaxTokens     uint32 `yaml:"max_tokens"`
+				TokensPerFill uint32 `yaml:"tokens_per_fill"`
+				FillInterval  string `yaml:"fill_interval"`
+			} `yaml:"token_bucket"`
+		} `yaml:"descriptors"`
+		AlwaysConsume         *bool   `yaml:"always_consume_default_token_bucket"` // BoolValue
+		MaxDynamicDescriptors *uint32 `yaml:"max_dynamic_descriptors"`             // UInt32Value
 	} `yaml:"typed_config"`
 }
 
@@ -128,13 +143,48 @@ func TestEnvoyLocalRateLimit(t *testing.T) {
 			t.Errorf("%s: a bucket per connection", c.label)
 		}
 	}
-	// A per-client key: the ratelimit service's fixed window, saying why.
+	// A per-client key: a bucket per value (a dynamic descriptor), exact.
 	p, _ := model.ParseLabel("token_bucket rate=10 capacity=900")
-	r, err := Export(p, "envoy", Options{})
-	if err != nil || r.Fit != Nearest || r.Exported.Algorithm != model.FixedWindow || !strings.Contains(r.Why, "one token bucket per process") {
-		t.Errorf("key ip: %v %v %s (%s)", err, r.Fit, r.Exported.Canonical(), r.Why)
+	for key, want := range map[string][2]string{
+		"ip":               {"remote_address", "- remote_address: {}"},
+		"header:X-Api-Key": {"client_key", "- request_headers: {header_name: X-Api-Key, descriptor_key: client_key}"},
+	} {
+		r, err := Export(p, "envoy", Options{Key: key})
+		if err != nil || r.Fit != Exact || r.Exported.Canonical() != p.Canonical() {
+			t.Fatalf("key %s: %v %v %s (%s)", key, err, r.Fit, r.Exported.Canonical(), r.Why)
+		}
+		var f envoyLocalFilter
+		dec := yaml.NewDecoder(strings.NewReader(strings.SplitN(r.Config, "\n", 2)[1]))
+		dec.KnownFields(true)
+		if err := dec.Decode(&f); err != nil {
+			t.Fatalf("key %s: %v\n%s", key, err, r.Config)
+		}
+		tc := f.TypedConfig
+		if len(tc.Descriptors) != 1 || len(tc.Descriptors[0].Entries) != 1 {
+			t.Fatalf("key %s: descriptors %+v", key, tc.Descriptors)
+		}
+		d := tc.Descriptors[0]
+		if e := d.Entries[0]; e.Key != want[0] || e.Value == nil || *e.Value != "" {
+			t.Errorf("key %s: entry %+v, want key %s with an empty value", key, e, want[0])
+		}
+		if d.TokenBucket != tc.TokenBucket || d.TokenBucket.MaxTokens != 900 || d.TokenBucket.TokensPerFill != 10 || d.TokenBucket.FillInterval != "1.000s" {
+			t.Errorf("key %s: descriptor bucket %+v, filter bucket %+v", key, d.TokenBucket, tc.TokenBucket)
+		}
+		if tc.AlwaysConsume == nil || *tc.AlwaysConsume || tc.MaxDynamicDescriptors == nil || *tc.MaxDynamicDescriptors != envoyDynamicDescriptors {
+			t.Errorf("key %s: always_consume_default_token_bucket %v, max_dynamic_descriptors %v", key, tc.AlwaysConsume, tc.MaxDynamicDescriptors)
+		}
+		if !strings.Contains(r.Config, "#         "+want[1]+"\n") {
+			t.Errorf("key %s: no route action %q in\n%s", key, want[1], r.Config)
+		}
+		if key == "ip" {
+			var b bytes.Buffer
+			if err := Write(&b, r, nil, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", "envoy", "local_ratelimit_ip.txt"), b.Bytes())
+		}
 	}
-	r, err = Export(p, "envoy", Options{Key: "global"})
+	r, err := Export(p, "envoy", Options{Key: "global"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,8 +195,8 @@ func TestEnvoyLocalRateLimit(t *testing.T) {
 	golden(t, filepath.Join("testdata", "envoy", "local_ratelimit_global.txt"), b.Bytes())
 }
 
-// With a run, a token bucket that envoy writes as the ratelimit service's
-// window (key ip) is described by the window's metrics, not the bucket's.
+// With a run, a token bucket that envoy writes exactly on any key is
+// described by its own metrics.
 func TestEnvoyBucketRunMetrics(t *testing.T) {
 	bucket := &Point{Label: "token_bucket rate=10 capacity=600", OfferedLegit: 100, OfferedAbusive: 100, FalseCut: 1, Missed: 2}
 	window := &Point{Label: "fixed_window window_s=60 limit=600", OfferedLegit: 100, OfferedAbusive: 100, FalseCut: 3, Missed: 4}
@@ -158,7 +208,7 @@ func TestEnvoyBucketRunMetrics(t *testing.T) {
 		pt.Policy = p
 	}
 	run := []*Point{bucket, window}
-	for key, want := range map[string]*Point{"ip": window, "global": bucket} {
+	for key, want := range map[string]*Point{"ip": bucket, "global": bucket} {
 		res, asked, exported, err := NewIndex(run).Nearest(bucket.Policy, "envoy", Options{Key: key})
 		if err != nil {
 			t.Fatal(err)

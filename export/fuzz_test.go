@@ -365,6 +365,7 @@ var yamlShapes = map[string]string{
 	"envoy":         `{domain: s, descriptors: [{key: s, rate_limit: {unit: s, requests_per_unit: n}}]}`,
 	"envoy route":   `{rate_limits: [{actions: [{"*": x}]}]}`,
 	"envoy local":   `{name: s, typed_config: {"@type": s, stat_prefix: s, token_bucket: {max_tokens: n, tokens_per_fill: n, fill_interval: s}, filter_enabled: {runtime_key: s, default_value: {numerator: n, denominator: s}}, filter_enforced: {runtime_key: s, default_value: {numerator: n, denominator: s}}, local_rate_limit_per_downstream_connection: b}}`,
+	"envoy keyed":   `{name: s, typed_config: {"@type": s, stat_prefix: s, token_bucket: {max_tokens: n, tokens_per_fill: n, fill_interval: s}, descriptors: [{entries: [{key: s, value: s}], token_bucket: {max_tokens: n, tokens_per_fill: n, fill_interval: s}}], always_consume_default_token_bucket: b, max_dynamic_descriptors: n, filter_enabled: {runtime_key: s, default_value: {numerator: n, denominator: s}}, filter_enforced: {runtime_key: s, default_value: {numerator: n, denominator: s}}, local_rate_limit_per_downstream_connection: b}}`,
 	"kong":          `{plugins: [{name: s, config: {"*": n, limit_by: s, policy: s, error_code: n, fault_tolerant: b}}]}`,
 	"kong header":   `{plugins: [{name: s, config: {"*": n, limit_by: s, header_name: s, policy: s, error_code: n, fault_tolerant: b}}]}`,
 	"traefik":       `{http: {middlewares: {"*": {rateLimit: {average: n, period: s, burst: n, sourceCriterion: {"*": x}}}}}}`,
@@ -376,7 +377,7 @@ func checkYAML(target, out string) error {
 	if err := yaml.Unmarshal([]byte(out), &doc); err != nil {
 		return err
 	}
-	shapes := []string{yamlShapes[target], yamlShapes[target+" header"], yamlShapes[target+" depth"], yamlShapes[target+" local"]}
+	shapes := []string{yamlShapes[target], yamlShapes[target+" header"], yamlShapes[target+" depth"], yamlShapes[target+" local"], yamlShapes[target+" keyed"]}
 	if !slices.ContainsFunc(shapes, func(s string) bool { return s != "" && sameShape(doc, mustYAML(s)) }) {
 		return fmt.Errorf("document %v", doc)
 	}

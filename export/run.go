@@ -179,22 +179,17 @@ func (x *Index) Nearest(p model.Policy, target string, o Options) (res *Result, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	key, err := resolveKey(p, o.Key)
-	if err != nil {
+	if _, err := resolveKey(p, o.Key); err != nil {
 		return nil, nil, nil, err
 	}
 	// A policy the target configures in its own form (Traefik's, which
-	// decides otherwise) is exported as asked; another, or one whose form
-	// the target cannot write on the key, is replaced by the run's closest
-	// point that the target configures on it.
+	// decides otherwise) is exported as asked; another is replaced by the
+	// run's closest point that the target configures.
 	_, _, _, own := configurable(limitOnly(p), targets[target])
-	if !onKey(p, target, key) {
-		own, fit, why = false, Nearest, offKeyWhy(key)
-	}
 	if fit == Nearest && asked != nil && !own {
 		var best *Point
 		for _, c := range x.expressible(target) {
-			if !sameDistribution(c.Policy, p) || !onKey(c.Policy, target, key) {
+			if !sameDistribution(c.Policy, p) {
 				continue
 			}
 			if best == nil || distance(asked, c) < distance(asked, best) {
@@ -213,7 +208,7 @@ func (x *Index) Nearest(p model.Policy, target string, o Options) (res *Result, 
 		exported = byLabel[q.Canonical()]
 	}
 	res, err = Render(p, q, fit, why, target, o)
-	if err == nil && res.Exported.Canonical() != q.Canonical() { // the writer chose another (envoy: a bucket on a per-client key)
+	if err == nil && res.Exported.Canonical() != q.Canonical() { // the writer chose another (Cloudflare: the nearest rule within a plan)
 		exported = byLabel[res.Exported.Canonical()]
 	}
 	if err == nil && o.Nodes > 1 {

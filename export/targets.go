@@ -187,16 +187,7 @@ func haproxyTime(ms int64) string {
 // per-client key, as envoyproxy/ratelimit's epoch-aligned fixed window.
 func writeEnvoy(r *Result, o Options) error {
 	if r.Exported.Algorithm == model.TokenBucket {
-		if r.Key == "global" {
-			return writeEnvoyBucket(r, o)
-		}
-		rate, capacity := familyOf(r.Exported.Algorithm).rateCap(r.Exported)
-		q, why := nearestWindow(envoyUnits, "envoy's ratelimit service counts in fixed windows aligned to the epoch (SECOND, MINUTE, HOUR, DAY)")(r.Exported, rate, capacity)
-		if r.Fit == Nearest && r.Why != "" { // what the bucket already left out
-			why += "; " + r.Why
-		}
-		r.Exported, r.Fit = q, Nearest
-		r.Why = offKeyWhy(r.Key) + "; " + why
+		return writeEnvoyBucket(r, o)
 	}
 	sharedNodes(r, o, "ratelimit service (Redis)")
 	p := r.Exported
