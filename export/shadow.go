@@ -64,16 +64,20 @@ type ShadowResult struct {
 	// Statuses counts the decisions as logged: $limit_req_status values
 	// (nginx), statuses with "denied" after the deny rule's (haproxy),
 	// statuses with "RL" after the rate-limited ones (envoy).
-	Statuses    map[string]int64
-	Compared    int64 // requests with a decision
-	ExactTimes  bool  // times to the millisecond (else whole seconds, spread in log order)
-	Keys        int
-	Agree       int64
-	ProxyOnly   int64 // admitted by the proxy, rejected by the model
-	ModelOnly   int64 // rejected by the proxy, admitted by the model
-	ProxyAdmits int64
-	ModelAdmits int64
-	Worst       []KeyAgreement // the keys with the most disagreements, most first (at most 10)
+	Statuses map[string]int64
+	Compared int64 // requests with a decision
+	// Skipped counts the lines not in the proxy's format (HAProxy's own
+	// messages, a line cut short), and SkippedFirst is the first of them.
+	Skipped      int64
+	SkippedFirst string
+	ExactTimes   bool // times to the millisecond (else whole seconds, spread in log order)
+	Keys         int
+	Agree        int64
+	ProxyOnly    int64 // admitted by the proxy, rejected by the model
+	ModelOnly    int64 // rejected by the proxy, admitted by the model
+	ProxyAdmits  int64
+	ModelAdmits  int64
+	Worst        []KeyAgreement // the keys with the most disagreements, most first (at most 10)
 }
 
 // KeyAgreement is one key's disagreements.
@@ -241,6 +245,9 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	if res.Lines == 0 {
 		return nil, fmt.Errorf("the log is empty")
 	}
+	if res.Skipped = rd.Malformed(); res.Skipped > 0 {
+		res.SkippedFirst = rd.Samples()[0].Error()
+	}
 	res.Keys = len(order)
 	for _, k := range order {
 		reqs := perKey[k]
@@ -345,7 +352,8 @@ func nginxShadow() shadowReader {
 // rejected when its status is deny (the deny rule's status) and HAProxy
 // itself ended it (a termination state starting with P, when logged: a
 // backend's own 429 is not the limit's); its time is the request's date
-// (%tr), to the millisecond.
+// (%tr), to the millisecond. A session that ended while HAProxy waited for
+// the request (termination state ?R other than PR and LR) had no decision.
 func haproxyShadow(deny int) shadowReader {
 	if deny == 0 {
 		deny = 429
@@ -356,6 +364,13 @@ func haproxyShadow(deny int) shadowReader {
 			return shadowDecision{status: "-"}, nil // no response (the client left first)
 		}
 		d := shadowDecision{status: strconv.Itoa(rec.Status), decided: true, admit: true, t: rec.Time*1e9 + rec.TimeNs, exact: true}
+		if f := rec.Flags; len(f) == 4 && f[1] == 'R' && f[0] != 'P' && f[0] != 'L' {
+			// The session ended before the request was whole (a client
+			// that left or timed out, a bad request: CR--, cR--, PR
+			// aside): the http-request rules never ran.
+			d.status, d.decided = d.status+" "+string(f), false
+			return d, nil
+		}
 		if rec.Status == deny && (rec.Flags == nil || rec.Flags[0] == 'P') {
 			d.status, d.admit = denied, false
 		}
@@ -488,6 +503,9 @@ func WriteShadow(w io.Writer, p model.Policy, r *ShadowResult) error {
 		fmt.Fprintf(w, " %s %d", s, r.Statuses[s])
 	}
 	fmt.Fprintln(w)
+	if r.Skipped > 0 {
+		fmt.Fprintf(w, "  skipped: %d lines not in the %s format (first: %s)\n", r.Skipped, proxy, r.SkippedFirst)
+	}
 	if !r.ExactTimes {
 		fmt.Fprintln(w, "  times: whole seconds (no $msec in the log), spread evenly in log order; expect disagreements within a second")
 	}
