@@ -352,8 +352,9 @@ func nginxShadow() shadowReader {
 // rejected when its status is deny (the deny rule's status) and HAProxy
 // itself ended it (a termination state starting with P, when logged: a
 // backend's own 429 is not the limit's); its time is the request's date
-// (%tr), to the millisecond. A session that ended while HAProxy waited for
-// the request (termination state ?R other than PR and LR) had no decision.
+// (%tr), to the millisecond. A bad request (<BADREQ>) or a session that
+// ended while HAProxy waited for the request (termination state ?R other
+// than PR and LR) had no decision.
 func haproxyShadow(deny int) shadowReader {
 	if deny == 0 {
 		deny = 429
@@ -364,10 +365,14 @@ func haproxyShadow(deny int) shadowReader {
 			return shadowDecision{status: "-"}, nil // no response (the client left first)
 		}
 		d := shadowDecision{status: strconv.Itoa(rec.Status), decided: true, admit: true, t: rec.Time*1e9 + rec.TimeNs, exact: true}
+		if string(rec.Method) == "<BADREQ>" {
+			d.status, d.decided = d.status+" <BADREQ>", false // no request for the rules to run on
+			return d, nil
+		}
 		if f := rec.Flags; len(f) == 4 && f[1] == 'R' && f[0] != 'P' && f[0] != 'L' {
 			// The session ended before the request was whole (a client
-			// that left or timed out, a bad request: CR--, cR--, PR
-			// aside): the http-request rules never ran.
+			// that left or timed out: CR--, cR--): the http-request
+			// rules never ran.
 			d.status, d.decided = d.status+" "+string(f), false
 			return d, nil
 		}

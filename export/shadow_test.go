@@ -173,14 +173,15 @@ func TestShadowHAProxy(t *testing.T) {
 		haproxyLine("10.0.0.2", 500, 200, "----") + // another key, limited on its own
 		haproxyLine("10.0.0.1", 999, 429, "PR--") + haproxyLine("10.0.0.1", 1000, 429, "PR--") +
 		haproxyLine("10.0.0.1", 1001, 200, "----") + haproxyLine("10.0.0.1", 1600, 429, "----") +
-		haproxyLine("10.0.0.3", 1700, 400, "CR--") // a connection closed before its request: no decision
+		haproxyLine("10.0.0.3", 1700, 400, "CR--") + // a connection closed before its request: no decision
+		strings.Replace(haproxyLine("10.0.0.4", 1800, 400, "PR--"), "GET /a/1800 HTTP/1.1", "<BADREQ>", 1) // nor a bad request
 	for _, proxy := range []string{"", "haproxy"} {
 		r, err := Shadow(strings.NewReader("Proxy fe started.\n"+log), p, ShadowOptions{Proxy: proxy})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Proxy != "haproxy" || r.Lines != 8 || r.Compared != 7 || r.Agree != 7 || r.Keys != 2 || !r.ExactTimes || r.ProxyAdmits != 5 ||
-			r.Statuses["429 denied"] != 2 || r.Statuses["429"] != 1 || r.Statuses["200"] != 4 || r.Statuses["400 CR--"] != 1 || r.Skipped != 1 || !strings.HasPrefix(r.SkippedFirst, "line 1: ") {
+		if r.Proxy != "haproxy" || r.Lines != 9 || r.Compared != 7 || r.Agree != 7 || r.Keys != 2 || !r.ExactTimes || r.ProxyAdmits != 5 ||
+			r.Statuses["429 denied"] != 2 || r.Statuses["429"] != 1 || r.Statuses["200"] != 4 || r.Statuses["400 CR--"] != 1 || r.Statuses["400 <BADREQ>"] != 1 || r.Skipped != 1 || !strings.HasPrefix(r.SkippedFirst, "line 1: ") {
 			t.Errorf("proxy %q: %+v", proxy, r)
 		}
 	}
@@ -195,7 +196,7 @@ func TestShadowHAProxy(t *testing.T) {
 	}
 	var b strings.Builder
 	WriteShadow(&b, p, r)
-	if !strings.Contains(b.String(), "shadow: haproxy log, 8 requests, 7 with a limit decision, over 2 keys") || !strings.Contains(b.String(), "HAProxy statuses: 200 4 400 CR-- 1 429 1 429 denied 2") {
+	if !strings.Contains(b.String(), "shadow: haproxy log, 9 requests, 7 with a limit decision, over 2 keys") || !strings.Contains(b.String(), "HAProxy statuses: 200 4 400 <BADREQ> 1 400 CR-- 1 429 1 429 denied 2") {
 		t.Errorf("%s", b.String())
 	}
 	// A deny rule answering 403.
