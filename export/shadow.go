@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -129,9 +130,7 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	if p.Stack != nil {
 		return nil, fmt.Errorf("shadow compares one limit per logged key; a stacked policy (all_of) has a limit per component: shadow each component on its own")
 	}
-	switch o.Proxy {
-	case "", "nginx", "haproxy", "envoy":
-	default:
+	if o.Proxy != "" && !slices.Contains(ShadowProxies, o.Proxy) {
 		return nil, fmt.Errorf("--proxy: %s is not nginx, haproxy or envoy", quoteShort(o.Proxy))
 	}
 	if err := checkShadowKey(o.Proxy, o.Key); err != nil {

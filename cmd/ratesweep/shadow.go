@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ratesweep/ratesweep/export"
@@ -33,9 +34,7 @@ func cmdShadow(e *env, args []string) error {
 			return usagef("shadow: --max-memory: %v", err)
 		}
 	}
-	switch *proxy {
-	case "", "nginx", "haproxy", "envoy":
-	default:
+	if *proxy != "" && !slices.Contains(export.ShadowProxies, *proxy) {
 		return usagef("shadow: --proxy: %q is not nginx, haproxy or envoy", *proxy)
 	}
 	if *denyStatus < 100 || *denyStatus > 599 {
