@@ -166,7 +166,7 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	case "haproxy":
 		sr = haproxyShadow(o.DenyStatus)
 	case "envoy":
-		sr = envoyShadow(detected == ingest.FormatEnvoy)
+		sr = envoyShadow(detected == ingest.FormatEnvoy || detected == ingest.FormatJSONL) // JSON: the preset's fields
 	default:
 		sr = nginxShadow()
 	}

@@ -270,6 +270,12 @@ func TestShadowEnvoy(t *testing.T) {
 	if r, err = Shadow(strings.NewReader(jl), p, ShadowOptions{}); err != nil || r.Proxy != "envoy" || r.Compared != 4 || r.Agree != 4 {
 		t.Errorf("JSON: %+v %v", r, err)
 	}
+	// Without the client address, detection sees JSON lines, not envoy's:
+	// --proxy envoy reads them with the preset.
+	noAddr := strings.ReplaceAll(jl, `,"downstream_remote_address":"10.0.0.1:5000"`, "")
+	if r, err = Shadow(strings.NewReader(noAddr), p, ShadowOptions{Proxy: "envoy"}); err != nil || r.Compared != 4 || r.Agree != 4 {
+		t.Errorf("JSON without downstream_remote_address: %+v %v", r, err)
+	}
 	noFlags := strings.Replace(jl, `,"response_flags":"RL"`, "", 1)
 	if _, err := Shadow(strings.NewReader(noFlags), p, ShadowOptions{Proxy: "envoy"}); err == nil || !strings.Contains(err.Error(), "line 3: no response_flags") {
 		t.Errorf("JSON without response_flags: %v", err)
