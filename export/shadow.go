@@ -244,7 +244,7 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	if res.Lines == 0 {
 		return nil, fmt.Errorf("the log is empty")
 	}
-	if res.Skipped = rd.Malformed(); res.Skipped > 0 {
+	if res.Skipped = rd.Malformed(); res.Skipped > 0 && len(rd.Samples()) > 0 {
 		res.SkippedFirst = rd.Samples()[0].Error()
 	}
 	res.Keys = len(order)
