@@ -153,7 +153,7 @@ test-redis:
 # none, no User-Agent, no Host, bad and aborted requests; raw and syslog).
 test-proxies:
 	bash scripts/test-proxies.sh
-	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run '^(TestHAProxyRateLive|TestPenaltyBoxLive|TestFail2banLive)$$' -v ./export
+	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run '^(TestHAProxyRateLive|TestPenaltyBoxLive|TestFail2banLive|TestHAProxyShadowLive)$$' -v ./export
 	PATH="$$PATH:/usr/sbin" $(GO) test -tags proxies -count=1 -run 'TestProxiesNginxMsecReplay|TestProxiesHAProxyEmptyFields' -v ./ingest
 
 # The fail2ban algorithm against fail2ban (Debian's package) alone, in real

@@ -1,9 +1,11 @@
 package export
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,18 +15,33 @@ import (
 	"github.com/ratesweep/ratesweep/model"
 )
 
-// The shadow-mode round trip: nginx with limit_req_dry_run on logs, per
-// request, what its limit would have done ($limit_req_status) without
-// rejecting anything. Shadow replays the same requests through the model's
-// limiter for the policy and counts where the two agree.
+// The shadow round trip: a proxy logs, per request, what its limit
+// decided (nginx with limit_req_dry_run on: what it would have done,
+// $limit_req_status; HAProxy: its deny rule's status; envoy: the RL
+// response flag), with its own clock. Shadow replays the same requests, at
+// the logged times, through the model's limiter for the policy and counts
+// where the two agree. Only reading a request's (time, key, decision)
+// differs between the proxies.
+
+// Proxies whose logs Shadow reads.
+var ShadowProxies = []string{"nginx", "haproxy", "envoy"}
 
 // ShadowOptions configure Shadow.
 type ShadowOptions struct {
-	// Key is the log field the limit hangs on: ip (default), user,
-	// path_prefix (the first path segment), global (one key for every
-	// request) or header:NAME (the quoted header value that the exported
-	// log_format writes after $msec for a header key).
+	// Proxy is the proxy that wrote the log: nginx (a dry run's access log
+	// in the log_format of export --to nginx), haproxy (option httplog) or
+	// envoy (its default text format, or the envoy JSON lines preset). ""
+	// detects it from the log's first lines: HAProxy's or envoy's format,
+	// else nginx.
+	Proxy string
+	// Key is the log field the limit hangs on: ip (default; envoy:
+	// global), user (nginx), path_prefix (the first path segment), global
+	// (one key for every request) or header:NAME (nginx: the quoted header
+	// value that the exported log_format writes after $msec).
 	Key string
+	// DenyStatus is the HTTP status of HAProxy's deny rule (deny_status;
+	// 0: 429, as export --to haproxy writes).
+	DenyStatus int
 	// MaxMemory bounds the requests and keys held, bytes (0: no bound):
 	// counted as the log is read, shadowReqBytes a request and
 	// shadowKeyBytes a key beside its bytes, after shadowBase; past it
@@ -43,17 +60,25 @@ const (
 // ShadowResult is the agreement between a proxy's logged decisions and
 // the model's on the same requests.
 type ShadowResult struct {
-	Lines       int64            // requests read
-	Statuses    map[string]int64 // $limit_req_status values seen
-	Compared    int64            // requests with a decision (PASSED, DELAYED*, REJECTED*)
-	ExactTimes  bool             // times from $msec (else whole seconds, spread in log order)
-	Keys        int
-	Agree       int64
-	ProxyOnly   int64 // admitted by the proxy, rejected by the model
-	ModelOnly   int64 // rejected by the proxy, admitted by the model
-	ProxyAdmits int64
-	ModelAdmits int64
-	Worst       []KeyAgreement // the keys with the most disagreements, most first (at most 10)
+	Proxy string // the proxy whose log was read (nginx, haproxy, envoy)
+	Lines int64  // requests read
+	// Statuses counts the decisions as logged: $limit_req_status values
+	// (nginx), statuses with "denied" after the deny rule's (haproxy),
+	// statuses with "RL" after the rate-limited ones (envoy).
+	Statuses map[string]int64
+	Compared int64 // requests with a decision
+	// Skipped counts the lines not in the proxy's format (HAProxy's own
+	// messages, a line cut short), and SkippedFirst is the first of them.
+	Skipped      int64
+	SkippedFirst string
+	ExactTimes   bool // times to the millisecond (else whole seconds, spread in log order)
+	Keys         int
+	Agree        int64
+	ProxyOnly    int64 // admitted by the proxy, rejected by the model
+	ModelOnly    int64 // rejected by the proxy, admitted by the model
+	ProxyAdmits  int64
+	ModelAdmits  int64
+	Worst        []KeyAgreement // the keys with the most disagreements, most first (at most 10)
 }
 
 // KeyAgreement is one key's disagreements.
@@ -68,10 +93,33 @@ type shadowReq struct {
 	admit bool
 }
 
-// Shadow reads a Combined log whose lines end with $limit_req_status
-// (and optionally $msec, the log time in seconds with milliseconds: the
-// exported nginx log_format) and compares every decision with the model's
-// limiter for p, key by key.
+// shadowDecision is what one log line says of its request.
+type shadowDecision struct {
+	status  string // counted in ShadowResult.Statuses
+	decided bool   // the limit ran (else the line is counted, not compared)
+	admit   bool
+	t       int64 // Unix time, ns
+	exact   bool  // t to the millisecond
+	header  string
+	quoted  bool // header holds the logged header key's value
+}
+
+// shadowReader reads one proxy's log: the ingest format and the decision a
+// record holds.
+type shadowReader struct {
+	opt    ingest.ReaderOptions
+	decide func(rec *ingest.Record) (shadowDecision, error)
+}
+
+// Shadow reads a proxy's log and compares every logged decision with the
+// model's limiter for p on the logged times, key by key. nginx's log is a
+// Combined line ending with $limit_req_status (and optionally $msec, the
+// log time in seconds with milliseconds: the exported nginx log_format);
+// HAProxy's is option httplog's line, its accept date to the millisecond,
+// a request rejected when its status is the deny status and HAProxy ended
+// it (termination state P…); envoy's is its default access log format (or
+// the JSON preset with response_flags), a request rejected when its
+// response flags hold RL, at its %START_TIME%.
 func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -82,14 +130,51 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	if p.Stack != nil {
 		return nil, fmt.Errorf("shadow compares one limit per logged key; a stacked policy (all_of) has a limit per component: shadow each component on its own")
 	}
-	if err := checkShadowKey(o.Key); err != nil {
+	if o.Proxy != "" && !slices.Contains(ShadowProxies, o.Proxy) {
+		return nil, fmt.Errorf("--proxy: %s is not nginx, haproxy or envoy", quoteShort(o.Proxy))
+	}
+	if err := checkShadowKey(o.Proxy, o.Key); err != nil {
 		return nil, err
 	}
-	rd, err := ingest.NewReader(r, ingest.ReaderOptions{Format: ingest.FormatCombined})
+	dr, _, closeZ, err := ingest.Decompress(r)
 	if err != nil {
 		return nil, err
 	}
-	res := &ShadowResult{Statuses: map[string]int64{}, ExactTimes: true}
+	defer closeZ()
+	br := bufio.NewReaderSize(dr, 64<<10)
+	detected := detectShadow(br)
+	if o.Proxy == "" {
+		o.Proxy = "nginx"
+		switch detected {
+		case ingest.FormatHAProxy:
+			o.Proxy = "haproxy"
+		case ingest.FormatEnvoyText, ingest.FormatEnvoy:
+			o.Proxy = "envoy"
+		}
+		if err := checkShadowKey(o.Proxy, o.Key); err != nil {
+			return nil, fmt.Errorf("a log of %s (detected): %v", o.Proxy, err)
+		}
+	}
+	if o.Key == "" {
+		o.Key = "ip"
+		if o.Proxy == "envoy" {
+			o.Key = "global" // local_ratelimit: one bucket per envoy process
+		}
+	}
+	var sr shadowReader
+	switch o.Proxy {
+	case "haproxy":
+		sr = haproxyShadow(o.DenyStatus)
+	case "envoy":
+		sr = envoyShadow(detected == ingest.FormatEnvoy || detected == ingest.FormatJSONL) // JSON: the preset's fields
+	default:
+		sr = nginxShadow()
+	}
+	rd, err := ingest.NewReader(br, sr.opt)
+	if err != nil {
+		return nil, err
+	}
+	res := &ShadowResult{Proxy: o.Proxy, Statuses: map[string]int64{}, ExactTimes: true}
 	perKey := map[string][]shadowReq{}
 	var order []string
 	first, firstSet := int64(0), false
@@ -97,35 +182,18 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	for rd.Scan() {
 		rec := rd.Record()
 		res.Lines++
-		tr, err := splitTrailer(rec.Trailer)
+		dec, err := sr.decide(rec)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %v", rec.Line, err)
 		}
-		if tr.status == "" {
-			return nil, fmt.Errorf("line %d: no $limit_req_status after the user agent (log_format: see ratesweep export --to nginx)", rec.Line)
+		res.Statuses[dec.status]++
+		if !dec.decided {
+			continue
 		}
-		st := tr.status
-		res.Statuses[st]++
-		var admit bool
-		switch st {
-		case "PASSED", "DELAYED", "DELAYED_DRY_RUN":
-			admit = true
-		case "REJECTED", "REJECTED_DRY_RUN":
-		case "-":
-			continue // the limit did not run (another location, an internal redirect)
-		default:
-			return nil, fmt.Errorf("line %d: %q is not a $limit_req_status (PASSED, DELAYED, REJECTED, DELAYED_DRY_RUN, REJECTED_DRY_RUN or -)", rec.Line, st)
-		}
-		t := rec.Time * 1e9
-		if tr.msec != "" {
-			ms, err := strconv.ParseFloat(tr.msec, 64)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %q is not a $msec time (seconds.milliseconds)", rec.Line, tr.msec)
-			}
-			t = int64(ms*1e3+0.5) * 1e6
-		} else {
+		if !dec.exact {
 			res.ExactTimes = false
 		}
+		t := dec.t
 		if !firstSet {
 			first, firstSet = t, true
 		}
@@ -134,11 +202,14 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 		case o.Key == "global":
 			key = "global"
 		case strings.HasPrefix(o.Key, "header:"):
-			if !tr.quoted {
+			if !dec.quoted {
 				return nil, fmt.Errorf("line %d: no quoted %s value after $msec (the log_format of ratesweep export --to nginx --key %s writes it)", rec.Line, strings.TrimPrefix(o.Key, "header:"), o.Key)
 			}
-			key = tr.header
-		case o.Key == "" || o.Key == "ip":
+			key = dec.header
+		case o.Key == "ip":
+			if len(rec.Host) == 0 {
+				return nil, fmt.Errorf("line %d: no client address for --key ip", rec.Line)
+			}
 			key = string(rec.Host)
 		case o.Key == "user":
 			key = string(rec.User)
@@ -154,7 +225,7 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 			order = append(order, key)
 			keyBytes += int64(len(key))
 		}
-		perKey[key] = append(perKey[key], shadowReq{t - first, admit})
+		perKey[key] = append(perKey[key], shadowReq{t - first, dec.admit})
 		res.Compared++
 		if o.MaxMemory > 0 && res.Compared%4096 == 0 {
 			need := shadowBase + res.Compared*shadowReqBytes + int64(len(order))*shadowKeyBytes + keyBytes
@@ -168,10 +239,13 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 		return nil, err
 	}
 	if res.Lines == 0 && rd.Malformed() > 0 {
-		return nil, fmt.Errorf("no Combined Log Format line among %d (first: %v)", rd.Lines(), &rd.Samples()[0])
+		return nil, fmt.Errorf("no %s line among %d (first: %v)", shadowFormatName[o.Proxy], rd.Lines(), &rd.Samples()[0])
 	}
 	if res.Lines == 0 {
 		return nil, fmt.Errorf("the log is empty")
+	}
+	if res.Skipped = rd.Malformed(); res.Skipped > 0 && len(rd.Samples()) > 0 {
+		res.SkippedFirst = rd.Samples()[0].Error()
 	}
 	res.Keys = len(order)
 	for _, k := range order {
@@ -214,16 +288,149 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	return res, nil
 }
 
-// checkShadowKey validates ShadowOptions.Key.
-func checkShadowKey(k string) error {
+// shadowFormatName names each proxy's log format in messages.
+var shadowFormatName = map[string]string{
+	"nginx":   "Combined Log Format",
+	"haproxy": "HAProxy HTTP log (option httplog)",
+	"envoy":   "envoy access log",
+}
+
+// detectShadow is the format of the first of the log's first lines (at
+// most 64 KiB) whose format is known, or FormatAuto. HAProxy's own
+// messages (Proxy fe started.) may come before its first request.
+func detectShadow(br *bufio.Reader) ingest.Format {
+	head, _ := br.Peek(64 << 10)
+	for len(head) > 0 {
+		line, rest, found := bytes.Cut(head, []byte("\n"))
+		if !found && len(rest) == 0 && len(head) == 64<<10 {
+			break // a cut line
+		}
+		head = rest
+		if f := ingest.Detect(bytes.TrimSuffix(line, []byte("\r"))); f != ingest.FormatAuto {
+			return f
+		}
+	}
+	return ingest.FormatAuto
+}
+
+// nginxShadow reads a Combined line followed by $limit_req_status, $msec
+// and a quoted header value (the exported nginx log_format).
+func nginxShadow() shadowReader {
+	return shadowReader{opt: ingest.ReaderOptions{Format: ingest.FormatCombined}, decide: func(rec *ingest.Record) (shadowDecision, error) {
+		tr, err := splitTrailer(rec.Trailer)
+		if err != nil {
+			return shadowDecision{}, err
+		}
+		if tr.status == "" {
+			return shadowDecision{}, fmt.Errorf("no $limit_req_status after the user agent (log_format: see ratesweep export --to nginx)")
+		}
+		d := shadowDecision{status: tr.status, decided: true, header: tr.header, quoted: tr.quoted}
+		switch tr.status {
+		case "PASSED", "DELAYED", "DELAYED_DRY_RUN":
+			d.admit = true
+		case "REJECTED", "REJECTED_DRY_RUN":
+		case "-":
+			d.decided = false // the limit did not run (another location, an internal redirect)
+			return d, nil
+		default:
+			return d, fmt.Errorf("%q is not a $limit_req_status (PASSED, DELAYED, REJECTED, DELAYED_DRY_RUN, REJECTED_DRY_RUN or -)", tr.status)
+		}
+		d.t = rec.Time * 1e9
+		if tr.msec != "" {
+			ms, err := strconv.ParseFloat(tr.msec, 64)
+			if err != nil {
+				return d, fmt.Errorf("%q is not a $msec time (seconds.milliseconds)", tr.msec)
+			}
+			d.t, d.exact = int64(ms*1e3+0.5)*1e6, true
+		}
+		return d, nil
+	}}
+}
+
+// haproxyShadow reads HAProxy's option httplog line: a request is
+// rejected when its status is deny (the deny rule's status) and HAProxy
+// itself ended it (a termination state starting with P, when logged: a
+// backend's own 429 is not the limit's); its time is the request's date
+// (%tr), to the millisecond. A bad request (<BADREQ>) or a session that
+// ended while HAProxy waited for the request (termination state ?R other
+// than PR and LR) had no decision.
+func haproxyShadow(deny int) shadowReader {
+	if deny == 0 {
+		deny = 429
+	}
+	denied := strconv.Itoa(deny) + " denied"
+	return shadowReader{opt: ingest.ReaderOptions{Format: ingest.FormatHAProxy}, decide: func(rec *ingest.Record) (shadowDecision, error) {
+		if rec.Status == 0 {
+			return shadowDecision{status: "-"}, nil // no response (the client left first)
+		}
+		d := shadowDecision{status: strconv.Itoa(rec.Status), decided: true, admit: true, t: rec.Time*1e9 + rec.TimeNs, exact: true}
+		if string(rec.Method) == "<BADREQ>" {
+			d.status, d.decided = d.status+" <BADREQ>", false // no request for the rules to run on
+			return d, nil
+		}
+		if f := rec.Flags; len(f) == 4 && f[1] == 'R' && f[0] != 'P' && f[0] != 'L' {
+			// The session ended before the request was whole (a client
+			// that left or timed out: CR--, cR--): the http-request
+			// rules never ran.
+			d.status, d.decided = d.status+" "+string(f), false
+			return d, nil
+		}
+		if rec.Status == deny && (rec.Flags == nil || rec.Flags[0] == 'P') {
+			d.status, d.admit = denied, false
+		}
+		return d, nil
+	}}
+}
+
+// envoyShadow reads envoy's default access log format (or, json, the
+// envoy JSON lines preset with response_flags): a request is rejected when
+// its response flags hold RL (rate limited); its time is %START_TIME%.
+func envoyShadow(json bool) shadowReader {
+	opt := ingest.ReaderOptions{Format: ingest.FormatEnvoyText}
+	if json {
+		opt = ingest.ReaderOptions{Format: ingest.FormatEnvoy, CSV: ingest.CSVOptions{Columns: map[string]string{"label": "response_flags"}}}
+	}
+	return shadowReader{opt: opt, decide: func(rec *ingest.Record) (shadowDecision, error) {
+		flags := rec.Flags
+		if json {
+			if rec.Label == nil {
+				return shadowDecision{}, fmt.Errorf("no response_flags (envoy marks a request its rate limit rejected RL)")
+			}
+			if flags = rec.Label; string(flags) == "-" {
+				flags = nil
+			}
+		}
+		if rec.Status == 0 {
+			return shadowDecision{}, fmt.Errorf("no response code (%s)", map[bool]string{true: "response_code", false: "%RESPONSE_CODE%"}[json])
+		}
+		d := shadowDecision{status: strconv.Itoa(rec.Status), decided: true, admit: true, t: rec.Time*1e9 + rec.TimeNs, exact: true}
+		for f := range bytes.SplitSeq(flags, []byte(",")) {
+			if string(f) == "RL" {
+				d.status, d.admit = d.status+" RL", false
+			}
+		}
+		return d, nil
+	}}
+}
+
+// checkShadowKey validates ShadowOptions.Key for a proxy ("": not known
+// yet): user and header keys are in nginx's log only.
+func checkShadowKey(proxy, k string) error {
 	switch k {
-	case "", "ip", "user", "path_prefix", "global":
+	case "", "ip", "path_prefix", "global":
 		return nil
 	}
-	if h, ok := strings.CutPrefix(k, "header:"); ok {
+	h, header := strings.CutPrefix(k, "header:")
+	if k != "user" && !header {
+		return fmt.Errorf("--key: %s is not ip, user, path_prefix, global or header:NAME", quoteShort(k))
+	}
+	if proxy != "" && proxy != "nginx" {
+		return fmt.Errorf("--key: %s is read from nginx's log only (the log_format of ratesweep export --to nginx); a %s log has ip, path_prefix or global", quoteShort(k), proxy)
+	}
+	if header {
 		return checkHeader(h)
 	}
-	return fmt.Errorf("--key: %s is not ip, user, path_prefix, global or header:NAME", quoteShort(k))
+	return nil
 }
 
 // trailer is what the exported log_format writes after the user agent:
@@ -281,17 +488,28 @@ func WriteShadow(w io.Writer, p model.Policy, r *ShadowResult) error {
 		}
 		return 100 * float64(a) / float64(b)
 	}
-	fmt.Fprintf(w, "shadow: %d requests, %d with a limit decision, over %d keys; model %s\n", r.Lines, r.Compared, r.Keys, p.Canonical())
+	proxy := r.Proxy
+	if proxy == "" {
+		proxy = "nginx"
+	}
+	fmt.Fprintf(w, "shadow: %s log, %d requests, %d with a limit decision, over %d keys; model %s\n", proxy, r.Lines, r.Compared, r.Keys, p.Canonical())
 	var sts []string
 	for s := range r.Statuses {
 		sts = append(sts, s)
 	}
 	sort.Strings(sts)
-	fmt.Fprintf(w, "  $limit_req_status:")
+	field := map[string]string{"haproxy": "HAProxy statuses", "envoy": "envoy statuses (RL: rate limited)"}[r.Proxy]
+	if field == "" {
+		field = "$limit_req_status"
+	}
+	fmt.Fprintf(w, "  %s:", field)
 	for _, s := range sts {
 		fmt.Fprintf(w, " %s %d", s, r.Statuses[s])
 	}
 	fmt.Fprintln(w)
+	if r.Skipped > 0 {
+		fmt.Fprintf(w, "  skipped: %d lines not in the %s format (first: %s)\n", r.Skipped, proxy, r.SkippedFirst)
+	}
 	if !r.ExactTimes {
 		fmt.Fprintln(w, "  times: whole seconds (no $msec in the log), spread evenly in log order; expect disagreements within a second")
 	}

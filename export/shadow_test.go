@@ -149,3 +149,138 @@ func TestShadowMaxMemory(t *testing.T) {
 		t.Errorf("within budget: %v", err)
 	}
 }
+
+// haproxyLine is an option httplog line (with its syslog header) at ms
+// milliseconds after 1700000000 s (14/Nov/2023:22:13:20 UTC).
+func haproxyLine(ip string, ms, status int, tsc string) string {
+	srv := "be/srv1"
+	if tsc[0] == 'P' {
+		srv = "fe/<NOSRV>"
+	}
+	return fmt.Sprintf("<134>Nov 14 22:13:%02d haproxy[4021]: %s:40%03d [14/Nov/2023:22:13:%02d.%03d] fe %s 0/0/0/1/1 %d 120 - - %s 1/1/0/0/0 0/0 \"GET /a/%d HTTP/1.1\"\n",
+		20+ms/1000, ip, ms%1000, 20+ms/1000, ms%1000, srv, status, tsc, ms)
+}
+
+// haproxy_rate limit=2 period_s=1 counts=admitted (gpc0_rate ge 2), worked
+// by hand: requests at 0 and 100 ms are admitted (rates 0, 1); at 999 ms
+// the rate is 2: denied. At 1000 ms the period rotates (previous 2,
+// current 0) with all of the previous period still inside it: rate 2,
+// denied; at 1001 ms ⌊2·999/1000⌋ = 1: admitted. A backend's own 429 (its
+// termination state ----) is not the deny rule's: admitted by the limit.
+func TestShadowHAProxy(t *testing.T) {
+	p, _ := model.ParseLabel("haproxy_rate limit=2 period_s=1 counts=admitted")
+	log := haproxyLine("10.0.0.1", 0, 200, "----") + haproxyLine("10.0.0.1", 100, 200, "----") +
+		haproxyLine("10.0.0.2", 500, 200, "----") + // another key, limited on its own
+		haproxyLine("10.0.0.1", 999, 429, "PR--") + haproxyLine("10.0.0.1", 1000, 429, "PR--") +
+		haproxyLine("10.0.0.1", 1001, 200, "----") + haproxyLine("10.0.0.1", 1600, 429, "----") +
+		haproxyLine("10.0.0.3", 1700, 400, "CR--") + // a connection closed before its request: no decision
+		strings.Replace(haproxyLine("10.0.0.4", 1800, 400, "PR--"), "GET /a/1800 HTTP/1.1", "<BADREQ>", 1) // nor a bad request
+	for _, proxy := range []string{"", "haproxy"} {
+		r, err := Shadow(strings.NewReader("Proxy fe started.\n"+log), p, ShadowOptions{Proxy: proxy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Proxy != "haproxy" || r.Lines != 9 || r.Compared != 7 || r.Agree != 7 || r.Keys != 2 || !r.ExactTimes || r.ProxyAdmits != 5 ||
+			r.Statuses["429 denied"] != 2 || r.Statuses["429"] != 1 || r.Statuses["200"] != 4 || r.Statuses["400 CR--"] != 1 || r.Statuses["400 <BADREQ>"] != 1 || r.Skipped != 1 || !strings.HasPrefix(r.SkippedFirst, "line 1: ") {
+			t.Errorf("proxy %q: %+v", proxy, r)
+		}
+	}
+	// Admitted one millisecond early, at the edge: the model denies it.
+	early := strings.Replace(log, "22:13:21.001", "22:13:21.000", 1)
+	r, err := Shadow(strings.NewReader(early), p, ShadowOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Agree != 6 || r.ProxyOnly != 1 || len(r.Worst) != 1 || r.Worst[0].Key != "10.0.0.1" {
+		t.Errorf("one ms early: %+v", r)
+	}
+	var b strings.Builder
+	WriteShadow(&b, p, r)
+	if !strings.Contains(b.String(), "shadow: haproxy log, 9 requests, 7 with a limit decision, over 2 keys") || !strings.Contains(b.String(), "HAProxy statuses: 200 4 400 <BADREQ> 1 400 CR-- 1 429 1 429 denied 2") {
+		t.Errorf("%s", b.String())
+	}
+	// A deny rule answering 403.
+	r, err = Shadow(strings.NewReader(strings.ReplaceAll(log, " 429 120 - - PR--", " 403 120 - - PR--")), p, ShadowOptions{DenyStatus: 403})
+	if err != nil || r.Agree != 7 || r.Statuses["403 denied"] != 2 {
+		t.Errorf("deny_status 403: %+v %v", r, err)
+	}
+	// One key for every request: the request of 10.0.0.2 is counted with
+	// the others (admitted; rate 2 at 999 ms).
+	if r, err = Shadow(strings.NewReader(log), p, ShadowOptions{Key: "global"}); err != nil || r.Keys != 1 {
+		t.Errorf("global: %+v %v", r, err)
+	}
+	if _, err := Shadow(strings.NewReader(log), p, ShadowOptions{Key: "header:X-Key"}); err == nil || !strings.Contains(err.Error(), "nginx's log only") {
+		t.Errorf("header key on an HAProxy log: %v", err)
+	}
+	if _, err := Shadow(strings.NewReader("10.0.0.1 - - [14/Nov/2023:22:13:20 +0000] \"GET / HTTP/1.1\" 200 3\n"), p, ShadowOptions{Proxy: "haproxy"}); err == nil ||
+		!strings.Contains(err.Error(), "no HAProxy HTTP log (option httplog) line among 1 (first: line 1:") {
+		t.Errorf("not an HAProxy log: %v", err)
+	}
+	if _, err := Shadow(strings.NewReader(log), p, ShadowOptions{Proxy: "caddy"}); err == nil || !strings.HasPrefix(err.Error(), "--proxy: ") {
+		t.Errorf("proxy caddy: %v", err)
+	}
+}
+
+// envoyLine is a line of envoy's default access log format at ms
+// milliseconds after 1700000000 s.
+func envoyLine(ms, status int, flags string) string {
+	return fmt.Sprintf("[2023-11-14T22:13:%02d.%03dZ] \"GET /a/%d HTTP/1.1\" %d %s 0 3 1 - \"10.0.0.%d\" \"curl/8\" \"5b2a3c\" \"example.com\" \"10.1.0.5:8080\"\n",
+		20+ms/1000, ms%1000, ms, status, flags, ms%3)
+}
+
+// token_bucket rate=1 capacity=2, envoy's local_ratelimit (one bucket for
+// every client), worked by hand: at 0 and 100 ms two tokens are taken
+// (0.1 left); at 999 ms 0.999 tokens: rate limited (RL); at 1000 ms one
+// whole token: admitted. An upstream's 429 without RL is admitted by the
+// limit.
+func TestShadowEnvoy(t *testing.T) {
+	p, _ := model.ParseLabel("token_bucket rate=1 capacity=2")
+	log := envoyLine(0, 200, "-") + envoyLine(100, 200, "-") + envoyLine(999, 429, "RL") +
+		envoyLine(1000, 200, "-") + envoyLine(1001, 429, "RL") + envoyLine(2001, 429, "-")
+	for _, proxy := range []string{"", "envoy"} {
+		r, err := Shadow(strings.NewReader(log), p, ShadowOptions{Proxy: proxy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Proxy != "envoy" || r.Compared != 6 || r.Agree != 6 || r.Keys != 1 || !r.ExactTimes || r.ProxyAdmits != 4 || r.Statuses["429 RL"] != 2 || r.Statuses["429"] != 1 {
+			t.Errorf("proxy %q: %+v", proxy, r)
+		}
+	}
+	// Admitted a millisecond before the token is whole: the model limits
+	// it, and admits the next request with the token it kept.
+	r, err := Shadow(strings.NewReader(strings.Replace(log, "22:13:21.000Z", "22:13:20.999Z", 1)), p, ShadowOptions{})
+	if err != nil || r.Agree != 4 || r.ProxyOnly != 1 || r.ModelOnly != 1 || r.Worst[0].Key != "global" {
+		t.Errorf("one ms early: %+v %v", r, err)
+	}
+	var b strings.Builder
+	WriteShadow(&b, p, r)
+	if !strings.Contains(b.String(), "envoy statuses (RL: rate limited): 200 3 429 1 429 RL 2") {
+		t.Errorf("%s", b.String())
+	}
+	// Keyed by the client address (X-Forwarded-For in the default format).
+	if r, err = Shadow(strings.NewReader(log), p, ShadowOptions{Key: "ip"}); err != nil || r.Keys != 3 {
+		t.Errorf("ip: %+v %v", r, err)
+	}
+	// The JSON lines preset (Istio's field names) with response_flags.
+	json := func(ms, status int, flags string) string {
+		return fmt.Sprintf(`{"start_time":"2023-11-14T22:13:%02d.%03dZ","method":"GET","path":"/a","protocol":"HTTP/1.1","response_code":%d,"response_flags":%q,"downstream_remote_address":"10.0.0.1:5000","user_agent":"curl/8"}`+"\n",
+			20+ms/1000, ms%1000, status, flags)
+	}
+	jl := json(0, 200, "-") + json(100, 200, "-") + json(999, 429, "RL") + json(1000, 200, "-")
+	if r, err = Shadow(strings.NewReader(jl), p, ShadowOptions{}); err != nil || r.Proxy != "envoy" || r.Compared != 4 || r.Agree != 4 {
+		t.Errorf("JSON: %+v %v", r, err)
+	}
+	// Without the client address, detection sees JSON lines, not envoy's:
+	// --proxy envoy reads them with the preset.
+	noAddr := strings.ReplaceAll(jl, `,"downstream_remote_address":"10.0.0.1:5000"`, "")
+	if r, err = Shadow(strings.NewReader(noAddr), p, ShadowOptions{Proxy: "envoy"}); err != nil || r.Compared != 4 || r.Agree != 4 {
+		t.Errorf("JSON without downstream_remote_address: %+v %v", r, err)
+	}
+	noFlags := strings.Replace(jl, `,"response_flags":"RL"`, "", 1)
+	if _, err := Shadow(strings.NewReader(noFlags), p, ShadowOptions{Proxy: "envoy"}); err == nil || !strings.Contains(err.Error(), "line 3: no response_flags") {
+		t.Errorf("JSON without response_flags: %v", err)
+	}
+	if _, err := Shadow(strings.NewReader(log), p, ShadowOptions{Key: "user"}); err == nil || !strings.HasPrefix(err.Error(), "a log of envoy (detected): --key: ") {
+		t.Errorf("user key on an envoy log: %v", err)
+	}
+}

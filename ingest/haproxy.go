@@ -26,7 +26,8 @@ const HAProxyHTTPFormat = `%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %C
 //
 // The time is the accept date, to the millisecond, which HAProxy writes
 // without a zone: it is read as UTC. The key ip is the client address
-// without its port; the status -1 (no response) reads as "-".
+// without its port; the status -1 (no response) reads as "-"; the
+// termination state (%tsc, four characters) is Flags.
 func ParseHAProxy(line []byte, rec *Record) error {
 	rec.reset()
 	at := haproxyDate(line)
@@ -61,6 +62,15 @@ func ParseHAProxy(line []byte, rec *Record) error {
 	}
 	if rec.Bytes, ok = parseCount(f[4]); !ok {
 		return errors.New("bytes is not a number")
+	}
+	// The captured cookies and the termination state (%CC %CS %tsc), when
+	// the line has them before its captures and request.
+	if cc, r, ok := token(rest); ok && len(cc) > 0 && cc[0] != '"' && cc[0] != '{' {
+		if cs, r, ok := token(r); ok && len(cs) > 0 && cs[0] != '"' && cs[0] != '{' {
+			if tsc, _, ok := token(r); ok && len(tsc) == 4 && tsc[0] != '"' && tsc[0] != '{' {
+				rec.Flags = tsc
+			}
+		}
 	}
 	q := bytes.IndexByte(rest, '"')
 	if q < 0 {

@@ -34,9 +34,10 @@ func TestHAProxyCaptures(t *testing.T) {
 			t.Fatalf("%s: %v", line, err)
 		}
 		if string(got.Host) != string(want.Host) || got.Time != want.Time || got.TimeNs != want.TimeNs || got.Status != want.Status ||
-			string(got.Method) != string(want.Method) || string(got.Path) != string(want.Path) || got.Bytes != want.Bytes {
-			t.Errorf("%s:\nformat string %s %d.%03d %d %s %s\nhttplog       %s %d.%03d %d %s %s", line,
-				got.Host, got.Time, got.TimeNs/1e6, got.Status, got.Method, got.Path, want.Host, want.Time, want.TimeNs/1e6, want.Status, want.Method, want.Path)
+			string(got.Method) != string(want.Method) || string(got.Path) != string(want.Path) || got.Bytes != want.Bytes ||
+			string(got.Flags) != string(want.Flags) || len(want.Flags) != 4 {
+			t.Errorf("%s:\nformat string %s %d.%03d %d %s %s %s\nhttplog       %s %d.%03d %d %s %s %s", line,
+				got.Host, got.Time, got.TimeNs/1e6, got.Status, got.Method, got.Path, got.Flags, want.Host, want.Time, want.TimeNs/1e6, want.Status, want.Method, want.Path, want.Flags)
 		}
 	}
 	// A brace in the captures' place that never closes, or text where

@@ -78,6 +78,11 @@ type Record struct {
 	// Trailer is what a Combined line holds after the user agent (fields a
 	// log_format appends, e.g. nginx's $limit_req_status $msec).
 	Trailer []byte
+	// Flags is what the proxy logged of how it ended the request: envoy's
+	// %RESPONSE_FLAGS% (envoy-text; "RL" when its rate limit rejected it)
+	// or HAProxy's termination state %tsc ("PR--" when an http-request
+	// deny rule did); nil when the format has none or logged "-".
+	Flags []byte
 }
 
 // LimitReqStatuses are the values of nginx's $limit_req_status, in the

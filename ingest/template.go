@@ -30,6 +30,7 @@ const (
 	tReferer
 	tUserAgent
 	tLimitReq // nginx $limit_req_status
+	tFlags    // envoy %RESPONSE_FLAGS%, HAProxy %tsc
 )
 
 // precision ranks the time fields: the most precise one a format has is
@@ -258,6 +259,8 @@ func envoyField(op string) tfield {
 		return tIP
 	case "RESPONSE_CODE":
 		return tStatus
+	case "RESPONSE_FLAGS":
+		return tFlags
 	case "BYTES_SENT":
 		return tBytes
 	case "REQ":
@@ -280,7 +283,7 @@ func envoyField(op string) tfield {
 // haproxyVars are the HAProxy log-format variables ratesweep reads.
 var haproxyVars = map[string]tfield{
 	"ci": tIP, "t": tTimeHAProxy, "tr": tTimeHAProxy, "T": tTimeCLF, "Ts": tTimeUnix,
-	"r": tRequest, "HM": tMethod, "HU": tPath, "ST": tStatus, "B": tBytes,
+	"r": tRequest, "HM": tMethod, "HU": tPath, "ST": tStatus, "B": tBytes, "tsc": tFlags,
 	"[src]": tIP, "[req.hdr(x-forwarded-for)]": tXFF, "[req.fhdr(x-forwarded-for)]": tXFF,
 	"[req.hdr(user-agent)]": tUserAgent, "[req.fhdr(user-agent)]": tUserAgent,
 	"[req.hdr(referer)]": tReferer, "[capture.req.hdr(0)]": tSkip,
@@ -507,6 +510,8 @@ func (t *template) assign(p *tpart, i int, v []byte, rec *Record, ip, xff *[]byt
 		rec.UserAgent = v
 	case tLimitReq:
 		rec.Trailer = v
+	case tFlags:
+		rec.Flags = v
 	}
 	if i != t.time {
 		return nil

@@ -87,7 +87,7 @@ func commands() []command {
 		{"recommend", "RUN_DIR...", "choose the policy that best meets bounds on false cuts and missed abuse (--max-false-cut ...)", cmdRecommend},
 		{"explain", "RUN_DIR POLICY", "why a policy cuts each legitimate client (shared key, window shape, burst, rate); --vs: against another", cmdExplain},
 		{"export", "--to TARGET POLICY", "write a policy in nginx, HAProxy, envoy, Kong, Traefik, Go or Redis configuration", cmdExport},
-		{"shadow", "LOG POLICY", "compare an nginx dry-run log ($limit_req_status) with the model's decisions", cmdShadow},
+		{"shadow", "LOG POLICY", "compare the decisions an nginx dry run, HAProxy or envoy logged with the model's", cmdShadow},
 		{"inspect", "LOG | --spec SPEC", "profile an access log (requests, keys, peak rates) to help choose a grid", cmdInspect},
 		{"tables", "[SCENARIO.yaml]", "print the lesson's tables (default: the lesson's scenario)", cmdTables},
 		{"version", "", "print the version", cmdVersion},
