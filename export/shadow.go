@@ -156,10 +156,7 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 		}
 	}
 	if o.Key == "" {
-		o.Key = "ip"
-		if o.Proxy == "envoy" {
-			o.Key = "global" // local_ratelimit: one bucket per envoy process
-		}
+		o.Key = "ip" // as export writes: envoy's local_ratelimit with a bucket per address
 	}
 	var sr shadowReader
 	switch o.Proxy {

@@ -228,8 +228,8 @@ func envoyLine(ms, status int, flags string) string {
 		20+ms/1000, ms%1000, ms, status, flags, ms%3)
 }
 
-// token_bucket rate=1 capacity=2, envoy's local_ratelimit (one bucket for
-// every client), worked by hand: at 0 and 100 ms two tokens are taken
+// token_bucket rate=1 capacity=2, envoy's local_ratelimit on key global
+// (one bucket for every client), worked by hand: at 0 and 100 ms two tokens are taken
 // (0.1 left); at 999 ms 0.999 tokens: rate limited (RL); at 1000 ms one
 // whole token: admitted. An upstream's 429 without RL is admitted by the
 // limit.
@@ -238,7 +238,7 @@ func TestShadowEnvoy(t *testing.T) {
 	log := envoyLine(0, 200, "-") + envoyLine(100, 200, "-") + envoyLine(999, 429, "RL") +
 		envoyLine(1000, 200, "-") + envoyLine(1001, 429, "RL") + envoyLine(2001, 429, "-")
 	for _, proxy := range []string{"", "envoy"} {
-		r, err := Shadow(strings.NewReader(log), p, ShadowOptions{Proxy: proxy})
+		r, err := Shadow(strings.NewReader(log), p, ShadowOptions{Proxy: proxy, Key: "global"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +248,7 @@ func TestShadowEnvoy(t *testing.T) {
 	}
 	// Admitted a millisecond before the token is whole: the model limits
 	// it, and admits the next request with the token it kept.
-	r, err := Shadow(strings.NewReader(strings.Replace(log, "22:13:21.000Z", "22:13:20.999Z", 1)), p, ShadowOptions{})
+	r, err := Shadow(strings.NewReader(strings.Replace(log, "22:13:21.000Z", "22:13:20.999Z", 1)), p, ShadowOptions{Key: "global"})
 	if err != nil || r.Agree != 4 || r.ProxyOnly != 1 || r.ModelOnly != 1 || r.Worst[0].Key != "global" {
 		t.Errorf("one ms early: %+v %v", r, err)
 	}
@@ -257,8 +257,9 @@ func TestShadowEnvoy(t *testing.T) {
 	if !strings.Contains(b.String(), "envoy statuses (RL: rate limited): 200 3 429 1 429 RL 2") {
 		t.Errorf("%s", b.String())
 	}
-	// Keyed by the client address (X-Forwarded-For in the default format).
-	if r, err = Shadow(strings.NewReader(log), p, ShadowOptions{Key: "ip"}); err != nil || r.Keys != 3 {
+	// Keyed by the client address (X-Forwarded-For in the default format),
+	// the default: a bucket per address, as export writes it.
+	if r, err = Shadow(strings.NewReader(log), p, ShadowOptions{}); err != nil || r.Keys != 3 {
 		t.Errorf("ip: %+v %v", r, err)
 	}
 	// The JSON lines preset (Istio's field names) with response_flags.
@@ -273,11 +274,11 @@ func TestShadowEnvoy(t *testing.T) {
 	// Without the client address, detection sees JSON lines, not envoy's:
 	// --proxy envoy reads them with the preset.
 	noAddr := strings.ReplaceAll(jl, `,"downstream_remote_address":"10.0.0.1:5000"`, "")
-	if r, err = Shadow(strings.NewReader(noAddr), p, ShadowOptions{Proxy: "envoy"}); err != nil || r.Compared != 4 || r.Agree != 4 {
+	if r, err = Shadow(strings.NewReader(noAddr), p, ShadowOptions{Proxy: "envoy", Key: "global"}); err != nil || r.Compared != 4 || r.Agree != 4 {
 		t.Errorf("JSON without downstream_remote_address: %+v %v", r, err)
 	}
 	noFlags := strings.Replace(jl, `,"response_flags":"RL"`, "", 1)
-	if _, err := Shadow(strings.NewReader(noFlags), p, ShadowOptions{Proxy: "envoy"}); err == nil || !strings.Contains(err.Error(), "line 3: no response_flags") {
+	if _, err := Shadow(strings.NewReader(noFlags), p, ShadowOptions{Proxy: "envoy", Key: "global"}); err == nil || !strings.Contains(err.Error(), "line 3: no response_flags") {
 		t.Errorf("JSON without response_flags: %v", err)
 	}
 	if _, err := Shadow(strings.NewReader(log), p, ShadowOptions{Key: "user"}); err == nil || !strings.HasPrefix(err.Error(), "a log of envoy (detected): --key: ") {

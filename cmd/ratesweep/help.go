@@ -69,7 +69,7 @@ var examples = map[string][]string{
 		"ratesweep shadow /var/log/nginx/ratesweep.log 'nginx rate=2 burst=1099 delay=1099'",
 		"ratesweep shadow access.log 'nginx rate=10 burst=5 delay=5' --key user",
 		"ratesweep shadow /var/log/haproxy.log 'haproxy_rate limit=100 period_s=10 counts=all'",
-		"ratesweep shadow --proxy envoy access.log 'token_bucket rate=100 capacity=200'   # key global: local_ratelimit's one bucket",
+		"ratesweep shadow --proxy envoy --key global access.log 'token_bucket rate=100 capacity=200'   # local_ratelimit's one bucket per process",
 	},
 	"tables": {
 		"ratesweep tables                       # the lesson's Tables 1-3",

@@ -21,7 +21,7 @@ func cmdShadow(e *env, args []string) error {
 			"where ratesweep's model and the proxy differ. nginx: a dry run's $limit_req_status (limit_req_dry_run on);\n"+
 			"HAProxy: option httplog, the deny rule's status; envoy: the default access log, response flag RL.")
 	proxy := fs.String("proxy", "", "the proxy that wrote LOG: nginx, haproxy or envoy (default: detected from the log's format; nginx unless it is HAProxy's or envoy's)")
-	key := fs.String("key", "", "what the limit hangs on: ip, user, path_prefix, global or header:NAME (nginx: the quoted value after $msec that export --to nginx --key header:NAME logs); default ip, envoy global")
+	key := fs.String("key", "", "what the limit hangs on: ip, user, path_prefix, global or header:NAME (nginx: the quoted value after $msec that export --to nginx --key header:NAME logs); default ip")
 	denyStatus := fs.Int("deny-status", 429, "HAProxy: the status of the deny rule (its deny_status)")
 	maxMemory := fs.String("max-memory", "", "stop reading a log whose requests and keys, counted as they are read, need more memory than this (e.g. 4GiB; 0 = no limit; default 3/4 of the least of RAM, cgroup limit and ulimit -v)")
 	rest, err := parseFlags(fs, args, 64)

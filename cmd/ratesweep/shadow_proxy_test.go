@@ -23,7 +23,7 @@ func TestShadowProxyCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "shadow: haproxy log, 2 requests") || !strings.Contains(out, "agreement: 2/2") {
 		t.Errorf("haproxy: exit %d\n%s%s", code, out, stderr)
 	}
-	code, out, stderr = runCLI(t, "shadow", "--proxy", "envoy", envoy, "token_bucket rate=1 capacity=1")
+	code, out, stderr = runCLI(t, "shadow", "--proxy", "envoy", "--key", "global", envoy, "token_bucket rate=1 capacity=1")
 	if code != 0 || !strings.Contains(out, "over 1 keys") || !strings.Contains(out, "agreement: 2/2") {
 		t.Errorf("envoy: exit %d\n%s%s", code, out, stderr)
 	}
