@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -48,6 +49,10 @@ func TestRecommendAndReportChooseAlike(t *testing.T) {
 		}
 		return p.Canonical()
 	}
+	d, err := r.exploreData(ctx, exploreMaxSettings)
+	if err != nil {
+		t.Fatal(err)
+	}
 	summary := strings.Join(r.PickSummary(), "\n")
 	for target, label := range want {
 		b, ok := r.Frontier.Best(target)
@@ -68,6 +73,20 @@ func TestRecommendAndReportChooseAlike(t *testing.T) {
 		inMemory, err := recommend.Recommend([]*recommend.Run{run}, o)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// explore.js's choose: the objective, the other metric, the tie rank.
+		page := -1
+		for i := range d.ID {
+			if d.MP[i] > target {
+				continue
+			}
+			if page < 0 || d.LC[i] < d.LC[page]-1e-9 || math.Abs(d.LC[i]-d.LC[page]) <= 1e-9 &&
+				(d.MP[i] < d.MP[page]-1e-9 || math.Abs(d.MP[i]-d.MP[page]) <= 1e-9 && d.TR[i] < d.TR[page]) {
+				page = i
+			}
+		}
+		if got := canon(d.Algs[d.Alg[page]] + " " + d.Label[page]); got != canon(label) {
+			t.Errorf("target %g%%: explore.html's data make the page pick %s, the rule %s", target, got, label)
 		}
 		for name, res := range map[string]*recommend.Result{"recommend": streamed, "recommend (in memory)": inMemory} {
 			if res.Overall == nil {
