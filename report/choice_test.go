@@ -108,4 +108,20 @@ func TestRecommendAndReportChooseAlike(t *testing.T) {
 			}
 		}
 	}
+	// Nothing meets these bounds: the nearest miss (the least summed
+	// violation) ties too, and goes the same way.
+	o := recommend.Options{MaxFalseCut: &recommend.Bound{Value: 0, Pct: true}, MaxMissed: &recommend.Bound{Value: 1, Pct: true}}
+	streamed, err := recommend.RecommendDirs(ctx, []string{dir}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inMemory, err := recommend.Recommend([]*recommend.Run{run}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range []*recommend.Result{streamed, inMemory} {
+		if res.Overall != nil || res.NearestMiss == nil || canon(res.NearestMiss.Label) != canon("nginx rate=5 burst=500 delay=1000000") {
+			t.Errorf("nearest miss %+v, want the nodelay twin nginx rate=5 burst=500 delay=1000000", res.NearestMiss)
+		}
+	}
 }
