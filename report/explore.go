@@ -110,9 +110,10 @@ type exploreData struct {
 	PeakWin []float64   `json:"peak_windows,omitempty"`
 	Peaks   [][]float64 `json:"peaks,omitempty"`
 
-	// TR is each setting's tie rank: its position in the order of the
-	// choice rule's keys after the two metrics (delay mean, p99, optional
-	// parameters set, grid edges, point_id).
+	// TR is each setting's tie rank: the choice rule's keys after the two
+	// metrics (delay mean, p99, optional parameters set, grid edges) as a
+	// dense rank, 0 the preferred; settings of equal rank go by point_id
+	// (their order here).
 	TR []int `json:"tr"`
 }
 
@@ -274,14 +275,14 @@ func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) 
 }
 
 // tieRanks are the tie ranks of the settings ids (exploreData.TR): the
-// page breaks a tie of both metrics by the smaller rank, as the choice
-// rule does.
+// page breaks a tie of both metrics by the smaller rank, then the earlier
+// setting, as the choice rule does. Ranks are dense (equal keys, equal
+// rank): small numbers that compress well.
 func tieRanks(spec *sweep.Spec, ids []int64, labels map[int64]string, measure func(int64) *recommend.Measure) []int {
 	keys := make([]choice.Keys, len(ids))
 	for i, id := range ids {
 		m := measure(id)
-		keys[i] = choice.Keys{MeanDelayS: m.MeanDelayS, P99DelayS: m.P99DelayS, PointID: id,
-			Edges: len(choice.EdgesOfRange(spec, id))}
+		keys[i] = choice.Keys{MeanDelayS: m.MeanDelayS, P99DelayS: m.P99DelayS, Edges: len(choice.EdgesOfRange(spec, id))}
 		if p, err := model.ParseLabel(labels[id]); err == nil {
 			keys[i].Optional = choice.Optional(p)
 		}
@@ -292,8 +293,11 @@ func tieRanks(spec *sweep.Spec, ids []int64, labels map[int64]string, measure fu
 	}
 	slices.SortFunc(order, func(a, b int) int { return choice.CompareTies(&keys[a], &keys[b]) })
 	rank := make([]int, len(ids))
-	for k, i := range order {
-		rank[i] = k
+	for k := 1; k < len(order); k++ {
+		rank[order[k]] = rank[order[k-1]]
+		if choice.CompareTies(&keys[order[k-1]], &keys[order[k]]) != 0 {
+			rank[order[k]]++
+		}
 	}
 	return rank
 }

@@ -45,7 +45,8 @@
   }
 
   // better is recommend's order: the smaller objective, then the smaller
-  // tie metric (values within 1e-9 are equal), then the smaller tie rank.
+  // tie metric (values within 1e-9 are equal), then the smaller tie rank;
+  // at equal ranks the earlier point stays.
   function better(o, t, r, bo, bt, br) {
     const eps = 1e-9;
     if (Math.abs(o - bo) > eps) return o < bo;
