@@ -4,9 +4,11 @@ package recommend
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/ratesweep/ratesweep/internal/choice"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -19,6 +21,9 @@ type Run struct {
 	// Offered is each client's requests per second, for scenario runs
 	// (from the spec in the files' metadata; nil for log runs).
 	Offered map[string][]float64
+	// spec is the sweep in the files' metadata (nil when unreadable): the
+	// grid edges of a setting, for the choice rule.
+	spec *sweep.Spec
 }
 
 // scenarioOffered reads the scenario of a run from its metadata and
@@ -39,6 +44,31 @@ func scenarioOffered(run *sweep.RunDir) map[string][]float64 {
 		out[c.Name] = a
 	}
 	return out
+}
+
+// structure fills in the optional parameters and grid edges of the
+// setting whose index in r.Labels is k.PointID (choice.Keys.Structure).
+func (r *Run) structure() func(k *choice.Keys) {
+	return func(k *choice.Keys) {
+		l := r.Labels[k.PointID]
+		if p, err := model.ParseLabel(l); err == nil {
+			k.Optional = choice.Optional(p)
+		}
+		if r.spec != nil {
+			k.Edges = len(choice.EdgesOfRange(r.spec, r.Measures[l].PointID))
+		}
+	}
+}
+
+// specOf is the sweep in run's metadata, or nil.
+func specOf(run *sweep.RunDir) *sweep.Spec {
+	spec, err := sweep.ParseSpec([]byte(run.SpecYAML), func(string) (string, []byte, error) {
+		return "", nil, fmt.Errorf("no file references in a run's spec")
+	})
+	if err != nil {
+		return nil
+	}
+	return spec
 }
 
 // clientWhy states a client's traffic against policy p's bound, as p's
@@ -74,7 +104,7 @@ func readRunList(ctx context.Context, d *sweep.RunDir, list bool) (*Run, error) 
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Dir: dir, Measures: map[string]*Measure{}}
+	run := &Run{Dir: dir, Measures: map[string]*Measure{}, spec: specOf(d)}
 	if list { // the clients cut say why from their offered rates
 		run.Offered = scenarioOffered(d)
 	}
@@ -130,8 +160,11 @@ type repAcc struct {
 	fc, mi, ca, lp, mp, cp []float64
 	lb                     []float64 // legit_blocked_s
 	offL, offA             float64
-	react                  reactAcc
-	cost                   costAcc
+	// delaySum is Σ mean delay × admitted requests, admitted their sum
+	// and p99 the largest replicate's p99 delay (as the report pools them).
+	delaySum, admitted, p99 float64
+	react                   reactAcc
+	cost                    costAcc
 }
 
 func (a *repAcc) add(r *model.Metrics) {
@@ -144,6 +177,10 @@ func (a *repAcc) add(r *model.Metrics) {
 	a.lb = append(a.lb, r.LegitBlockedS)
 	a.offL += float64(r.OfferedLegit)
 	a.offA += float64(r.OfferedAbusive)
+	adm := float64(r.OfferedLegit - r.FalseCut + r.Missed)
+	a.delaySum += r.MeanDelayS * adm
+	a.admitted += adm
+	a.p99 = max(a.p99, r.P99DelayS)
 	if r.Reactions.Measured {
 		a.react.add(r)
 	}
@@ -165,7 +202,10 @@ func (a *repAcc) measure() *Measure {
 	m := &Measure{PointID: a.id, OfferedLegit: a.offL / n, OfferedAbusive: a.offA / n,
 		FalseCut: interval(a.fc), Missed: interval(a.mi), Caught: interval(a.ca),
 		LegitCutPct: pctInterval(a.lp), MissedPct: pctInterval(a.mp), CaughtPct: pctInterval(a.cp),
-		LegitBlockedS: interval(a.lb)}
+		LegitBlockedS: interval(a.lb), P99DelayS: a.p99}
+	if a.admitted > 0 {
+		m.MeanDelayS = a.delaySum / a.admitted
+	}
 	a.react.fill(m)
 	a.cost.fill(m)
 	return m

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ratesweep/ratesweep/internal/choice"
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 )
@@ -72,8 +73,9 @@ type Options struct {
 // Objective is what the choice minimises among the policies that meet
 // every constraint, in the worst run: the share of abusive requests missed
 // when only false cuts are bounded, else the share of legitimate requests
-// cut. Ties go to the other of the two (tieMetric), then to the earlier
-// point of the first run.
+// cut. Ties go to the other of the two (tieMetric), then as the choice
+// rule orders them (internal/choice: less delay, the simpler setting, the
+// one inside its swept ranges, the earlier point of the first run).
 func (o *Options) objective() string {
 	if o.MaxMissed != nil || o.MinCaught != nil {
 		return "legit_cut_pct"
@@ -126,6 +128,12 @@ type Measure struct {
 	// LegitBlockedS is the seconds legitimate clients spent blocked by a
 	// penalty box (0 without block_s).
 	LegitBlockedS Interval `json:"legit_blocked_s"`
+	// MeanDelayS and P99DelayS are the delay the policy adds to the
+	// requests it admits, s: the mean over every admitted request of every
+	// replicate and the largest replicate's p99 (0 for an algorithm that
+	// never delays).
+	MeanDelayS float64 `json:"mean_delay_s,omitempty"`
+	P99DelayS  float64 `json:"p99_delay_s,omitempty"`
 	// Runs whose clients react (reactions.go): legitimate attempts per
 	// intended request, and the added latency's p99, s.
 	AmplificationLegit *Interval `json:"amplification_legit,omitempty"`
@@ -326,7 +334,6 @@ func Recommend(runs []*Run, o Options) (*Result, error) {
 	if err := o.prepare(); err != nil {
 		return nil, err
 	}
-	obj, tieM := o.objective(), o.tieMetric()
 	res := o.result(runs)
 	var err error
 	// Policies in every run, in the first run's order.
@@ -359,49 +366,55 @@ func Recommend(runs []*Run, o Options) (*Result, error) {
 	// Each run's own best feasible objective, for the regret.
 	own := make([]string, len(runs))
 	ownVal := make([]float64, len(runs))
-	ownTie := make([]float64, len(runs))
 	for i, r := range runs {
-		ownVal[i], ownTie[i] = math.Inf(1), math.Inf(1)
-		for _, l := range r.Labels {
+		ownVal[i] = math.Inf(1)
+		var best *choice.Keys
+		structure := r.structure()
+		for j, l := range r.Labels {
 			m := r.Measures[l]
-			if feasible(o.checks(m)) && better(m.metric(obj), m.metric(tieM), ownVal[i], ownTie[i]) {
-				own[i], ownVal[i], ownTie[i] = l, m.metric(obj), m.metric(tieM)
+			if !feasible(o.checks(m)) {
+				continue
+			}
+			k := o.keys(m)
+			k.PointID, k.Structure = int64(j), structure
+			if best == nil || choice.Better(&k, best) {
+				own[i], ownVal[i], best = l, k.Objective, &k
 			}
 		}
 	}
-	type cand struct {
-		label      string
-		worst, tie float64
-		viol       float64
-		ok         bool
+	// The candidates: their keys in the worst run, in the first run's
+	// order (PointID is the index into labels).
+	structure := func(k *choice.Keys) {
+		k.Optional = choice.Optional(pols[k.PointID])
+		if spec := runs[0].spec; spec != nil {
+			k.Edges = len(choice.EdgesOfRange(spec, runs[0].Measures[labels[k.PointID]].PointID))
+		}
 	}
-	cands := make([]cand, len(labels))
+	pk := newPicks(len(runs), structure)
+	pk.own, pk.ownVal = own, ownVal
 	for i, l := range labels {
-		c := cand{label: l, ok: true}
+		ok, viol := true, 0.0
+		var k choice.Keys
 		for _, r := range runs {
 			m := r.Measures[l]
 			cs := o.checks(m)
-			c.ok = c.ok && feasible(cs)
-			c.viol += violation(cs)
-			c.worst = max(c.worst, m.metric(obj))
-			c.tie = max(c.tie, m.metric(tieM))
+			ok = ok && feasible(cs)
+			viol += violation(cs)
+			k = worse(k, o.keys(m))
 		}
-		cands[i] = c
-	}
-	pk := newPicks(len(runs))
-	pk.own, pk.ownVal = own, ownVal
-	for i, c := range cands {
-		pk.consider(int64(i), c.label, algorithmOf(c.label), c.worst, c.tie, c.viol, c.ok)
+		k.PointID = int64(i)
+		pk.consider(l, algorithmOf(l), k, viol, ok)
 	}
 	return o.build(res, runs, labels, pols, pk), nil
 }
 
-// pick is a candidate policy: its objective in the worst run (worst), its
-// legitimate cut % in the worst run (tie) and its summed violation.
+// pick is a candidate policy: its keys in the choice rule (in the worst
+// run; keys.PointID is its index) and its summed violation.
 type pick struct {
-	idx             int64
-	label           string
-	worst, tie, vio float64
+	idx   int64
+	label string
+	keys  choice.Keys
+	vio   float64
 }
 
 // picks are the choices made in one pass over the candidates in order.
@@ -417,21 +430,26 @@ type picks struct {
 	nearAlg map[string]pick
 	algs    []string
 	count   map[string]int
+	// structure fills in a candidate's optional parameters and grid edges
+	// from its PointID (choice.Keys.Structure).
+	structure func(k *choice.Keys)
 }
 
-func newPicks(runs int) *picks {
+func newPicks(runs int, structure func(k *choice.Keys)) *picks {
 	return &picks{own: make([]string, runs), ownVal: make([]float64, runs), byAlg: map[string]pick{},
-		nearAlg: map[string]pick{}, count: map[string]int{}}
+		nearAlg: map[string]pick{}, count: map[string]int{}, structure: structure}
 }
 
 // nearer reports whether c misses the constraints by less than n.
 func (c *pick) nearer(n *pick) bool {
-	return c.vio < n.vio || (c.vio == n.vio && better(c.worst, c.tie, n.worst, n.tie))
+	return c.vio < n.vio || (c.vio == n.vio && choice.Better(&c.keys, &n.keys))
 }
 
-// consider offers candidate i (in the first run's order) to the choices.
-func (pk *picks) consider(i int64, label, alg string, worst, tie, viol float64, ok bool) {
-	c := pick{i, label, worst, tie, viol}
+// consider offers a candidate (keys.PointID its index in the first run's
+// order) to the choices.
+func (pk *picks) consider(label, alg string, keys choice.Keys, viol float64, ok bool) {
+	keys.Structure = pk.structure
+	c := pick{keys.PointID, label, keys, viol}
 	if pk.near == nil || c.nearer(pk.near) {
 		pk.near = &c
 	}
@@ -445,10 +463,10 @@ func (pk *picks) consider(i int64, label, alg string, worst, tie, viol float64, 
 		return
 	}
 	pk.feasible++
-	if j, seen := pk.byAlg[alg]; !seen || better(worst, tie, j.worst, j.tie) {
+	if j, seen := pk.byAlg[alg]; !seen || choice.Better(&c.keys, &j.keys) {
 		pk.byAlg[alg] = c
 	}
-	if pk.overall == nil || better(worst, tie, pk.overall.worst, pk.overall.tie) {
+	if pk.overall == nil || choice.Better(&c.keys, &pk.overall.keys) {
 		pk.overall = &c
 	}
 }
@@ -459,7 +477,7 @@ func (o *Options) build(res *Result, runs []*Run, labels []string, pols []model.
 	obj := o.objective()
 	res.Feasible = pk.feasible
 	choice := func(c *pick) *Choice {
-		ch := &Choice{Label: c.label, Algorithm: algorithmOf(c.label), Worst: c.worst}
+		ch := &Choice{Label: c.label, Algorithm: algorithmOf(c.label), Worst: c.keys.Objective}
 		for k, r := range runs {
 			m := r.Measures[ch.Label]
 			f := RunFit{Dir: r.Dir, Measure: m, Checks: o.checks(m)}
@@ -594,15 +612,18 @@ func feasible(cs []Check) bool {
 	return true
 }
 
-// better orders candidates: the smaller objective, then the smaller tie
-// (the other metric, Options.tieMetric); equal values keep the earlier candidate. Values within
-// 1e-9 are equal (replicate means).
-func better(obj, tie, bestObj, bestTie float64) bool {
-	const eps = 1e-9
-	if math.Abs(obj-bestObj) > eps {
-		return obj < bestObj
-	}
-	return tie < bestTie-eps
+// keys are m's keys in the choice rule: the objective, the other metric
+// and the delays (the candidate's structure and PointID left to the
+// caller).
+func (o *Options) keys(m *Measure) choice.Keys {
+	return choice.Keys{Objective: m.metric(o.objective()), Other: m.metric(o.tieMetric()), MeanDelayS: m.MeanDelayS, P99DelayS: m.P99DelayS}
+}
+
+// worse is a candidate's keys over several runs: each metric in its worst
+// run.
+func worse(a, b choice.Keys) choice.Keys {
+	return choice.Keys{Objective: max(a.Objective, b.Objective), Other: max(a.Other, b.Other),
+		MeanDelayS: max(a.MeanDelayS, b.MeanDelayS), P99DelayS: max(a.P99DelayS, b.P99DelayS)}
 }
 
 func algorithmOf(label string) string { a, _, _ := strings.Cut(label, " "); return a }

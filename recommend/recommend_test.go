@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratesweep/ratesweep/internal/choice"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -278,14 +279,21 @@ func TestDefaultAndRealLogs(t *testing.T) {
 			t.Fatalf("%s: %v %+v", name, err, res)
 		}
 		best := map[string]string{}
-		for _, l := range r.Labels {
+		bestKeys := map[string]choice.Keys{}
+		for i, l := range r.Labels {
 			m, alg := r.Measures[l], algorithmOf(l)
 			if m.LegitCutPct.Mean > 1 {
 				continue
 			}
-			b, ok := best[alg]
-			if !ok || better(m.MissedPct.Mean, m.LegitCutPct.Mean, r.Measures[b].MissedPct.Mean, r.Measures[b].LegitCutPct.Mean) {
-				best[alg] = l
+			p, err := model.ParseLabel(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := choice.Keys{Objective: m.MissedPct.Mean, Other: m.LegitCutPct.Mean, MeanDelayS: m.MeanDelayS, P99DelayS: m.P99DelayS,
+				Optional: choice.Optional(p), Edges: len(choice.EdgesOfRange(r.spec, m.PointID)), PointID: int64(i)}
+			b, ok := bestKeys[alg]
+			if !ok || choice.Better(&k, &b) {
+				best[alg], bestKeys[alg] = l, k
 			}
 		}
 		if len(res.ByAlgorithm) != len(best) {

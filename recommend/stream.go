@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/ratesweep/ratesweep/internal/choice"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -45,7 +46,7 @@ func RecommendDirs(ctx context.Context, dirs []string, o Options) (*Result, erro
 		}
 		return Recommend(runs, o)
 	}
-	pk, err := o.firstPass(ctx, opened, grid.Points(), reps)
+	pk, err := o.firstPass(ctx, opened, grid, specOf(opened[0]), reps)
 	if err != nil {
 		return nil, err
 	}
@@ -326,10 +327,10 @@ func (c *cursor[T]) next() (T, bool) {
 }
 
 // firstPass streams every run's points in lockstep and makes the choices.
-func (o *Options) firstPass(ctx context.Context, dirs []*sweep.RunDir, n int64, reps []int) (*picks, error) {
+func (o *Options) firstPass(ctx context.Context, dirs []*sweep.RunDir, grid *sweep.Grid, spec *sweep.Spec, reps []int) (*picks, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	obj, tieM := o.objective(), o.tieMetric()
+	n := grid.Points()
 	K := len(dirs)
 	prods := make([]*producer, K)
 	pcs := make([]cursor[streamed], K)
@@ -339,10 +340,15 @@ func (o *Options) firstPass(ctx context.Context, dirs []*sweep.RunDir, n int64, 
 		pcs[k].ch = prods[k].points
 		ccs[k].ch = prods[k].clients
 	}
-	pk := newPicks(K)
-	ownTie := make([]float64, K)
+	pk := newPicks(K, func(k *choice.Keys) {
+		k.Optional = choice.Optional(grid.Policy(k.PointID))
+		if spec != nil {
+			k.Edges = len(choice.EdgesOfRange(spec, k.PointID))
+		}
+	})
+	ownKeys := make([]choice.Keys, K) // each run's own best so far
 	for k := range pk.ownVal {
-		pk.ownVal[k], ownTie[k] = math.Inf(1), math.Inf(1)
+		pk.ownVal[k] = math.Inf(1)
 	}
 	// A stream that ended early ended on its producer's error: that one
 	// names the cause (the cancelled producers' errors do not).
@@ -363,7 +369,8 @@ func (o *Options) firstPass(ctx context.Context, dirs []*sweep.RunDir, n int64, 
 	}
 	var cs []Check
 	for id := int64(0); id < n; id++ {
-		var worst, tie, viol float64
+		var keys choice.Keys
+		var viol float64
 		ok := true
 		alg := ""
 		for k := range K {
@@ -382,18 +389,22 @@ func (o *Options) firstPass(ctx context.Context, dirs []*sweep.RunDir, n int64, 
 			}
 			cs = o.checkInto(cs[:0], m, false)
 			f := feasible(cs)
-			if f && better(m.metric(obj), m.metric(tieM), pk.ownVal[k], ownTie[k]) {
-				pk.own[k], pk.ownVal[k], ownTie[k] = ownLabel(id), m.metric(obj), m.metric(tieM)
+			mk := o.keys(m)
+			if f {
+				mk.PointID, mk.Structure = id, pk.structure
+				if pk.own[k] == "" || choice.Better(&mk, &ownKeys[k]) {
+					pk.own[k], pk.ownVal[k], ownKeys[k] = ownLabel(id), mk.Objective, mk
+				}
 			}
 			ok = ok && f
 			viol += violation(cs)
-			worst = max(worst, m.metric(obj))
-			tie = max(tie, m.metric(tieM))
+			keys = worse(keys, mk)
 			if k == 0 {
 				alg = s.alg
 			}
 		}
-		pk.consider(id, "", alg, worst, tie, viol, ok)
+		keys.PointID = id
+		pk.consider("", alg, keys, viol, ok)
 	}
 	for k := range K {
 		if _, more := pcs[k].next(); more {
@@ -484,7 +495,7 @@ func readSelected(ctx context.Context, dir *sweep.RunDir, want map[int64]bool) (
 	return run, nil
 }
 
-var metricColumns = []string{"offered_legit", "offered_abusive", "caught", "missed", "false_cut", "legit_cut_pct", "missed_pct", "legit_blocked_s"}
+var metricColumns = []string{"offered_legit", "offered_abusive", "caught", "missed", "false_cut", "legit_cut_pct", "missed_pct", "legit_blocked_s", "mean_delay_s", "p99_delay_s"}
 
 // scanPoints reads a run's points rows in file order and calls emit once
 // per point with its replicates gathered; with want (nil: every point),
@@ -603,6 +614,8 @@ func scanPoints(ctx context.Context, run *sweep.RunDir, keep func(lo, hi int64) 
 					return v
 				}
 				m.LegitBlockedS = float(mc[7], metricColumns[7])
+				m.MeanDelayS = float(mc[8], metricColumns[8])
+				m.P99DelayS = float(mc[9], metricColumns[9])
 				if react {
 					rc := c[mcAt+len(metricColumns):]
 					m.Reactions.Measured = true

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/ratesweep/ratesweep/export"
+	"github.com/ratesweep/ratesweep/internal/choice"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/recommend"
 	"github.com/ratesweep/ratesweep/sweep"
@@ -108,6 +109,12 @@ type exploreData struct {
 	// up), from the scenario's rates; none for a replayed log.
 	PeakWin []float64   `json:"peak_windows,omitempty"`
 	Peaks   [][]float64 `json:"peaks,omitempty"`
+
+	// TR is each setting's tie rank: the choice rule's keys after the two
+	// metrics (delay mean, p99, optional parameters set, grid edges) as a
+	// dense rank, 0 the preferred; settings of equal rank go by point_id
+	// (their order here).
+	TR []int `json:"tr"`
 }
 
 // writeExplore writes explore.html for the run into w.
@@ -223,6 +230,7 @@ func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) 
 	keep, chosen := exploreKeep(d.Alg, d.Label, d.LC, d.MP, d.WC, must, limit)
 	d.Choosable = chosen
 	d.keep(keep)
+	d.TR = tieRanks(r.Spec, d.ID, labels, func(id int64) *recommend.Measure { return ms[all[id]] })
 	px, py = pickAt(px, keep), pickAt(py, keep)
 	for i := range px {
 		if px[i] != d.LC[i] || py[i] != d.MP[i] {
@@ -264,6 +272,34 @@ func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) 
 		return nil, err
 	}
 	return d, nil
+}
+
+// tieRanks are the tie ranks of the settings ids (exploreData.TR): the
+// page breaks a tie of both metrics by the smaller rank, then the earlier
+// setting, as the choice rule does. Ranks are dense (equal keys, equal
+// rank): small numbers that compress well.
+func tieRanks(spec *sweep.Spec, ids []int64, labels map[int64]string, measure func(int64) *recommend.Measure) []int {
+	keys := make([]choice.Keys, len(ids))
+	for i, id := range ids {
+		m := measure(id)
+		keys[i] = choice.Keys{MeanDelayS: m.MeanDelayS, P99DelayS: m.P99DelayS, Edges: len(choice.EdgesOfRange(spec, id))}
+		if p, err := model.ParseLabel(labels[id]); err == nil {
+			keys[i].Optional = choice.Optional(p)
+		}
+	}
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return choice.CompareTies(&keys[a], &keys[b]) })
+	rank := make([]int, len(ids))
+	for k := 1; k < len(order); k++ {
+		rank[order[k]] = rank[order[k-1]]
+		if choice.CompareTies(&keys[order[k-1]], &keys[order[k]]) != 0 {
+			rank[order[k]]++
+		}
+	}
+	return rank
 }
 
 // exploreColor is algorithm alg's colour on the report's figures, as CSS.

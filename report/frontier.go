@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/ratesweep/ratesweep/internal/choice"
 	"github.com/ratesweep/ratesweep/model"
 )
 
@@ -67,13 +68,13 @@ func pct(part, whole int64) float64 {
 type FrontierPoint struct {
 	Point
 	Ties int64
-	alt  *Point // among the ties, the one compareTies prefers, when not Point
+	alt  *Point // among the ties, the one the choice rule prefers, when not Point
 }
 
 // Shown is the frontier point as the report's tables and picks show it:
 // among the settings tied with it, the one that adds the least delay, then
-// the simpler one, then the one inside its swept ranges (compareTies),
-// then the first by point_id.
+// the simpler one, then the one inside its swept ranges, then the first by
+// point_id (the choice rule).
 func (p FrontierPoint) Shown() FrontierPoint {
 	if p.alt != nil {
 		p.Point, p.alt = *p.alt, nil
@@ -145,7 +146,8 @@ func (f *Frontier) flush() {
 		if n := len(f.pts); n > 0 && f.pts[n-1].X() == q.X() && f.pts[n-1].Y() == q.Y() {
 			k := &f.pts[n-1]
 			k.Ties += 1 + q.Ties
-			if c := q.preferred(); compareTies(c, k.preferred()) < 0 {
+			c := q.preferred()
+			if ck, kk := c.keys(), k.preferred().keys(); choice.Better(&ck, &kk) {
 				alt := *c
 				k.alt = &alt
 			}

@@ -1,52 +1,30 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/ratesweep/ratesweep/internal/choice"
 	"github.com/ratesweep/ratesweep/model"
 )
 
-// pickTie orders settings with exactly the same legitimate cut and missed
-// abuse, so that the one a table or pick shows never depends on grid
-// order: the least delay added to admitted requests first (an nginx
-// setting that queues against its nodelay twin), then the simpler
-// setting (fewer optional parameters off their default), then the one
-// inside its swept ranges (fewer edges: nothing to extend), then point_id.
+// pickTie is what the choice rule (choice.Keys) needs of a point beyond
+// its metrics: its optional parameters off their default and its grid
+// edges (EdgesOfRange).
 type pickTie struct {
-	optional int // optional parameters off their default
-	edges    int // EdgesOfRange
+	optional int
+	edges    int
 }
 
-// compareTies orders two points with equal x and y: negative when a is to
-// be shown rather than b.
-func compareTies(a, b *Point) int {
-	if c := cmp.Compare(a.MeanDelayS, b.MeanDelayS); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.P99DelayS, b.P99DelayS); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.tie.optional, b.tie.optional); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.tie.edges, b.tie.edges)
-}
-
-// optionalSet counts p's optional parameters that differ from their default
-// (the parameters paramsCell prints beyond the required ones).
-func optionalSet(p model.Policy) int {
-	n := 0
-	for _, name := range p.Algorithm.OptionalParams() {
-		prm, _ := model.LookupParam(name)
-		if v := p.Get(name); v != prm.Default && v != 0 {
-			n++
-		}
-	}
-	return n
+// keys are p's keys in the choice rule, with the legitimate cut as the
+// objective: among points with equal cut and missed, the report shows the
+// one the rule prefers (the least delay, the simpler, the one inside its
+// swept ranges, the earlier).
+func (p *Point) keys() choice.Keys {
+	return choice.Keys{Objective: p.X(), Other: p.Y(), MeanDelayS: p.MeanDelayS, P99DelayS: p.P99DelayS,
+		Optional: p.tie.optional, Edges: p.tie.edges, PointID: p.ID}
 }
 
 // shaping reports whether algorithm a can delay the requests it admits

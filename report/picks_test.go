@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratesweep/ratesweep/internal/choice"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
 )
@@ -69,8 +70,8 @@ func TestTiesPreferLessDelayThenSimpler(t *testing.T) {
 			}
 			better := o.m.MeanDelayS < f.MeanDelayS ||
 				o.m.MeanDelayS == f.MeanDelayS && o.m.P99DelayS < f.P99DelayS ||
-				o.m.MeanDelayS == f.MeanDelayS && o.m.P99DelayS == f.P99DelayS && optionalSet(o.p) < optionalSet(f.Policy) ||
-				o.m.MeanDelayS == f.MeanDelayS && o.m.P99DelayS == f.P99DelayS && optionalSet(o.p) == optionalSet(f.Policy) &&
+				o.m.MeanDelayS == f.MeanDelayS && o.m.P99DelayS == f.P99DelayS && choice.Optional(o.p) < choice.Optional(f.Policy) ||
+				o.m.MeanDelayS == f.MeanDelayS && o.m.P99DelayS == f.P99DelayS && choice.Optional(o.p) == choice.Optional(f.Policy) &&
 					len(EdgesOfRange(r.Spec, o.id)) < len(EdgesOfRange(r.Spec, f.ID))
 			if better {
 				t.Errorf("frontier shows %s (delay %g s), but %s ties with it and is preferable (delay %g s)",

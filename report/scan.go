@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/ratesweep/ratesweep/internal/choice"
 	"github.com/ratesweep/ratesweep/internal/yamlx"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
@@ -388,7 +389,7 @@ func (r *Run) emit(file string, p *Point, plans []*entryPlan, algoIdx map[model.
 		pl.idx[i] = int(rest % n)
 		rest /= n
 	}
-	p.tie = pickTie{optional: optionalSet(p.Policy)}
+	p.tie = pickTie{optional: choice.Optional(p.Policy)}
 	if pl.atEnd() { // only then can it have an edge (EdgesOfRange allocates)
 		p.tie.edges = len(EdgesOfRange(r.Spec, p.ID))
 	}

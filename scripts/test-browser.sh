@@ -217,5 +217,11 @@ for i in "${!names[@]}"; do
 done
 # The explorer (explore.html) on the same run: scripts/test-explore.sh.
 scripts/test-explore.sh "$BIN" "$TMP/run" || fail=1
+# On a run whose settings tie on cut and missed (nginx queueing against
+# nodelay, every rate at burst 0), the page picks among them as recommend
+# does: false cut bounds alone, and missed targets across the tie groups.
+"$BIN" run report/testdata/nginx-ties.yaml --out "$TMP/ties" --quiet
+"$BIN" report "$TMP/ties" --quiet
+RANDOM_CASES=0 FIXED="0:null 60:null 100:6 100:27 100:35 100:100" scripts/test-explore.sh "$BIN" "$TMP/ties" || fail=1
 [ "$fail" -eq 0 ] && echo "test-browser: PASS"
 exit "$fail"

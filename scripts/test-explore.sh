@@ -23,6 +23,9 @@
 # It also checks the checker: copies of the page that choose by the wrong
 # objective, draw a wrong frontier, fetch from the network, are too wide
 # for a phone, skip a neighbour or leave an input unlabelled must fail.
+# With FIXED (a run whose settings tie on cut and missed, and constraint
+# sets whose best is among tied settings), only the page and a copy that
+# breaks ties by point order, which must fail, are checked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-bin/ratesweep}
@@ -39,16 +42,22 @@ PAGE=$RUN/report/explore.html
 SEED=${SEED:-$RANDOM}
 echo "test-explore: explore.html $(stat -c %s "$PAGE") bytes for $(($(wc -l <"$RUN/report/frontier.csv") - 1)) frontier points; SEED=$SEED"
 
-# 20 constraint sets: a false-cut bound always (as recommend requires one),
-# a missed and a per-client bound each half the time; and recommend's picks.
+# 20 constraint sets (RANDOM_CASES): a false-cut bound always (as recommend
+# requires one), a missed and a per-client bound each half the time; then
+# the sets of FIXED ("FC:MI ...", percentages, MI null for none); and
+# recommend's picks. A fixed set compares the picks only, not the best
+# setting's neighbours: the page finds none along a parameter a label
+# leaves at its default (nginx's delay 0), where recommend lists one.
 RANDOM=$SEED
 cases=()
-for _ in $(seq 20); do
+for k in $(seq "${RANDOM_CASES:-20}") ${FIXED:-}; do
 	fc=$((RANDOM % 1000)).$((RANDOM % 100))
 	fc=$(awk -v v="$fc" 'BEGIN{printf "%g", v/100}') # 0–10 %
 	mi=null cc=null
 	[ $((RANDOM % 2)) = 1 ] && mi=$((RANDOM % 100)).$((RANDOM % 10))
 	[ $((RANDOM % 2)) = 1 ] && cc=$((RANDOM % 40)).$((RANDOM % 10))
+	nb=true
+	[[ $k == *:* ]] && fc=${k%%:*} mi=${k#*:} cc=null nb=false
 	args=(--max-false-cut "$fc%")
 	[ "$mi" != null ] && args+=(--max-missed "$mi%")
 	[ "$cc" != null ] && args+=(--max-client-cut "$cc%")
@@ -58,12 +67,12 @@ for _ in $(seq 20); do
 	set -e
 	if [ "$rc" -gt 1 ]; then echo "test-explore: FAIL: recommend ${args[*]} exit $rc"; exit 1; fi
 	q() { [ "$1" = null ] && echo null || echo "\"$1\""; }
-	cases+=("$(jq -c --argjson fc "\"$fc\"" --argjson mi "$(q "$mi")" --argjson cc "$(q "$cc")" \
+	cases+=("$(jq -c --argjson fc "\"$fc\"" --argjson mi "$(q "$mi")" --argjson cc "$(q "$cc")" --argjson nb "$nb" \
 		'{fc: $fc, mi: $mi, cc: $cc,
 		  kind: (if .overall then "overall" else "nearest" end),
 		  label: ((.overall // .nearest_miss).policy),
 		  byAlg: ([(.by_algorithm // [])[] | {key: .algorithm, value: .policy}] | from_entries),
-		  neighbours: (if .overall then ([.overall.neighbors // [] | .[].policy] | sort) else null end)}' "$TMP/rec.json")")
+		  neighbours: (if .overall and $nb then ([.overall.neighbors // [] | .[].policy] | sort) else null end)}' "$TMP/rec.json")")
 done
 feasible=$(printf '%s\n' "${cases[@]}" | grep -c '"kind":"overall"' || true)
 echo "test-explore: ${#cases[@]} constraint sets, $feasible with a feasible setting"
@@ -135,6 +144,7 @@ inject "$PAGE" "$D/explore-wide.html" 's#</main>#<div style="width:600px">wide</
 inject "$PAGE" "$D/explore-neighbours.html" 's/a\[k - 1\], a\[k + 1\]/a[k + 1]/'
 inject "$PAGE" "$D/explore-axe.html" "" "$TMP/axe.html"
 inject "$PAGE" "$D/explore-unlabelled.html" 's/ aria-label="Max missed, %"//' "$TMP/axe.html"
+inject "$PAGE" "$D/explore-ties.html" 's/return r < br;/return false;/'
 # phone FRAME PAGE: a page showing PAGE in a 390 px iframe; the checker in
 # PAGE posts its verdict up.
 phone() {
@@ -151,6 +161,9 @@ names=(page phone axe objective frontier fetch wide neighbours unlabelled)
 files=("$D/explore-check.html" "$D/explore-phone.html" "$D/explore-axe.html" "$D/explore-objective.html" "$D/explore-frontier.html" "$D/explore-fetch.html" "$D/explore-phone-wide.html" "$D/explore-neighbours.html" "$D/explore-unlabelled.html")
 widths=(1400 1400 1400 1400 1400 1400 1400 1400 1400)
 wants=(pass pass pass fail fail fail fail fail fail)
+if [ -n "${FIXED:-}" ]; then # a run of tied settings: the page, and a copy that ignores the tie rank
+	names=(page ties) files=("$D/explore-check.html" "$D/explore-ties.html") widths=(1400 1400) wants=(pass fail)
+fi
 JOBS=${TEST_BROWSER_JOBS:-3}
 for i in "${!names[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done

@@ -1,9 +1,11 @@
 // explore.js: the explorer's script (no library, no network). It reads the
 // data embedded in #data (gzip, base64, columnar JSON), draws every setting
 // on a canvas, and chooses the best setting for the constraints exactly as
-// `ratesweep recommend` does (recommend/recommend.go: feasibility on the
-// replicate means, the objective, the tie on the other metric within 1e-9,
-// then the earlier point; the nearest miss by summed violation).
+// `ratesweep recommend` does (internal/choice: feasibility on the
+// replicate means, the objective, the other metric within 1e-9, then the
+// tie rank D.tr the report computed by the same rule: less delay, the
+// simpler setting, the one inside its swept ranges, the earlier point; the
+// nearest miss by summed violation, then in the same order).
 "use strict";
 (function () {
   const $ = (id) => document.getElementById(id);
@@ -43,18 +45,21 @@
   }
 
   // better is recommend's order: the smaller objective, then the smaller
-  // tie metric; values within 1e-9 are equal and the earlier point stays.
-  function better(o, t, bo, bt) {
+  // tie metric (values within 1e-9 are equal), then the smaller tie rank;
+  // at equal ranks the earlier point stays.
+  function better(o, t, r, bo, bt, br) {
     const eps = 1e-9;
     if (Math.abs(o - bo) > eps) return o < bo;
-    return t < bt - eps;
+    if (Math.abs(t - bt) > eps) return t < bt;
+    return r < br;
   }
 
   // choose returns recommend's choices for bounds {fc, mi, cc} (percent;
   // null: not constrained) among the settings of the algorithms shown.
   function choose(b) {
     const objLC = b.mi !== null;
-    const obj = objLC ? D.lc : D.mp, tie = objLC ? D.mp : D.lc;
+    const obj = objLC ? D.lc : D.mp, tie = objLC ? D.mp : D.lc, tr = D.tr;
+    const before = (i, j) => better(obj[i], tie[i], tr[i], obj[j], tie[j], tr[j]);
     let overall = -1, near = -1, nearV = 0, count = 0;
     const byAlg = new Map(), ok = new Uint8Array(N);
     for (let i = 0; i < N; i++) {
@@ -63,12 +68,12 @@
       if (b.fc !== null) { m = b.fc - D.lc[i]; if (m < 0) { good = false; v += -m; } }
       if (b.mi !== null) { m = b.mi - D.mp[i]; if (m < 0) { good = false; v += -m; } }
       if (b.cc !== null) { m = b.cc - D.wc[i]; if (m < 0) { good = false; v += -m; } }
-      if (near < 0 || v < nearV || (v === nearV && better(obj[i], tie[i], obj[near], tie[near]))) { near = i; nearV = v; }
+      if (near < 0 || v < nearV || (v === nearV && before(i, near))) { near = i; nearV = v; }
       if (!good) continue;
       ok[i] = 1; count++;
       const a = D.alg[i], j = byAlg.get(a);
-      if (j === undefined || better(obj[i], tie[i], obj[j], tie[j])) byAlg.set(a, i);
-      if (overall < 0 || better(obj[i], tie[i], obj[overall], tie[overall])) overall = i;
+      if (j === undefined || before(i, j)) byAlg.set(a, i);
+      if (overall < 0 || before(i, overall)) overall = i;
     }
     return { overall, near, byAlg, ok, count, objective: objLC ? "legit_cut_pct" : "missed_pct" };
   }
@@ -94,7 +99,7 @@
       : `Nothing meets the constraints; nearest miss: ${esc(label(pick))}`;
     $("objective").textContent = "Chosen: the least " + (choice.objective === "legit_cut_pct"
       ? "legitimate cut % (missed % breaks ties)" : "missed % (legitimate cut % breaks ties)") +
-      " among the settings meeting every bound, on the means over replicates; ties go to the earlier setting.";
+      " among the settings meeting every bound, on the means over replicates; further ties go to the setting that adds less delay, then the simpler one, then the one inside its swept ranges, then the earlier.";
     const rows = [];
     for (let a = 0; a < D.algs.length; a++) {
       const i = choice.byAlg.get(a);
