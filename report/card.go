@@ -270,9 +270,11 @@ func (r *Run) pickClients(ctx context.Context, ids []int64) map[int64][]string {
 		}
 		byFile[f] = append(byFile[f], id)
 	}
-	others := map[string]bool{}
-	for _, s := range model.Stages {
-		others[ingest.OtherRowName(s)] = true
+	others := map[string]bool{} // a replayed log's rows of many keys
+	if r.Spec.Scenario == nil {
+		for _, s := range append([]model.Stage{model.NoStage}, model.Stages...) {
+			others[ingest.OtherRowName(s)] = true
+		}
 	}
 	for _, f := range files {
 		want := byFile[f]

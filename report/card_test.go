@@ -10,6 +10,7 @@ import (
 	"github.com/ratesweep/ratesweep/export"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/recommend"
+	"github.com/ratesweep/ratesweep/sweep"
 )
 
 // The decision card comes first on both pages, right after the title: a
@@ -140,5 +141,33 @@ func TestCardWarnings(t *testing.T) {
 	q.Reactions.Measured, q.Reactions.AmplificationLegit = true, 1.4
 	if ws := r.cardWarnings(&q, nil); !has(ws, "amplification: legitimate clients retry, sending 1.40×") || has(ws, "delay") {
 		t.Errorf("clients that retry: %q", ws)
+	}
+}
+
+// A replayed log's card names keys, never a row of many keys summed.
+func TestCardLogRunNamesKeys(t *testing.T) {
+	spec, err := sweep.LoadSpec("../configs/examples/antlr-org.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := sweep.Run(context.Background(), spec, sweep.Options{OutDir: dir, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := 0
+	for _, c := range r.Card(context.Background()) {
+		for _, n := range c.Clients {
+			named++
+			if strings.HasPrefix(n, "other keys") {
+				t.Errorf("target %s: %q is many keys, not one client", c.Target, n)
+			}
+		}
+	}
+	if named == 0 {
+		t.Error("no legitimate key named on the card")
 	}
 }
