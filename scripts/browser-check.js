@@ -23,7 +23,8 @@
 //     least MIN_TEXT_PX tall and at MIN_FONT_PX or more (its font size
 //     times its SVG's scale; on a phone the smallest is recorded);
 //   - the decision card comes before every figure and table, and on a
-//     phone ends within the first screen;
+//     phone ends within the first screen; its export shows the target
+//     chosen, and its copy button answers;
 //   - no text of the page holds a raw bidirectional control character;
 //   - every best setting of the best-settings list is marked on the
 //     trade-off plot (a hover mark of kind "pick"), and each frontier
@@ -275,6 +276,28 @@
       if (iw <= 500 && cr.bottom + window.scrollY > window.innerHeight) bad.push('the decision card ends at ' + info.cardBottom + ' px, below the first screen (' + window.innerHeight + ' px)');
       var first = document.querySelector('figure, table');
       if (first && first.compareDocumentPosition(card) & Node.DOCUMENT_POSITION_FOLLOWING) bad.push('the decision card comes after a figure or table');
+    }
+
+    // Its export: the target chosen shows its own configuration, and the
+    // copy button copies it (or selects it for the reader to copy).
+    var ex = document.querySelector('#pick .export');
+    if (card && !ex) bad.push('the decision card has no export');
+    if (ex) {
+      ex.open = true;
+      var sel = ex.querySelector('select'), pres = ex.querySelectorAll('pre');
+      var k = (sel.selectedIndex + 1) % sel.options.length;
+      sel.selectedIndex = k;
+      sel.dispatchEvent(new Event('change'));
+      var shown = Array.prototype.filter.call(pres, function (p) { return !p.hidden; });
+      if (shown.length !== 1 || shown[0] !== pres[k] || shown[0].textContent.indexOf('--to ' + sel.value) < 0) {
+        bad.push('the card\'s export for ' + sel.value + ' is not the one shown');
+      }
+      ex.querySelector('button').click();
+      await new Promise(function (ok) { setTimeout(ok, 300); });
+      var said = ex.querySelector('.copied').textContent;
+      info.copy = said;
+      if (!said) bad.push('the card\'s copy button says nothing');
+      ex.open = false;
     }
 
     // No raw bidirectional control in the page's text (a name is shown

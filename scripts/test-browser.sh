@@ -159,7 +159,7 @@ partial=1
 # wide); the checker inside posts its verdict up. Negatives: the page
 # without its decision card or with one taller than a phone's screen,
 # wider than the window, with figures drawn too small, with a raw bidi
-# override, without the picks' marks, with a frontier name meant for
+# override, with an export menu that does nothing, without the picks' marks, with a frontier name meant for
 # another algorithm, and without nginx's delay column.
 phone() { # phone FRAME PAGE
 	cat >"$1" <<HTML
@@ -178,6 +178,7 @@ phone "$PAGE_DIR/phone-tall-card.html" "$PAGE_DIR/tall-card.html"
 inject "$PAGE_DIR/index.html" "$PAGE_DIR/sideways.html" '<div style="width:2400px">wide</div>'
 inject "$PAGE_DIR/index.html" "$PAGE_DIR/small-figures.html" '' '<style>figure svg { width: 40% !important; }</style>'
 inject "$PAGE_DIR/index.html" "$PAGE_DIR/bidi.html" "<p>admin$(printf '\u202e')gnp.exe</p>"
+sed -e '/<script id="card-script">/,/<\/script>/d' "$PAGE_DIR/check.html" >"$PAGE_DIR/no-card-script.html"
 sed -e '/<circle [^>]*data-kind="pick"/d' "$PAGE_DIR/check.html" >"$PAGE_DIR/no-picks.html"
 sed -e 's/r="0" data-kind="frontier-name" data-algorithm="[a-z_]*"/r="0" data-kind="frontier-name" data-algorithm="nobody"/' "$PAGE_DIR/check.html" >"$PAGE_DIR/misnamed-frontier.html"
 sed -e 's#<th class="num">delay mean / p99</th>#<th class="num">mean / p99</th>#g' "$PAGE_DIR/check.html" >"$PAGE_DIR/no-delay.html"
@@ -185,6 +186,7 @@ EXPECT='<script>window.EXPECT_INCOMPLETE = true</script>'
 negs=("$PAGE_DIR/broken-image.html" "$PAGE_DIR/broken-svg-image.html" "$PAGE_DIR/console-error.html"
 	"$PAGE_DIR/text-overflow.html" "$PAGE_DIR/no-font.html" "$TMP/shifted/check.html" "$TMP/colours/check.html"
 	"$PAGE_DIR/no-card.html" "$PAGE_DIR/phone-tall-card.html" "$PAGE_DIR/sideways.html" "$PAGE_DIR/small-figures.html" "$PAGE_DIR/bidi.html"
+	"$PAGE_DIR/no-card-script.html"
 	"$PAGE_DIR/no-picks.html" "$PAGE_DIR/misnamed-frontier.html" "$PAGE_DIR/no-delay.html")
 if [ "$partial" = 1 ]; then
 	inject "$TMP/partial/report/index.html" "$TMP/partial/report/check.html" "" "$EXPECT"
