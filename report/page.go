@@ -161,6 +161,7 @@ func (r *Run) Write(dir string) ([]string, error) {
 	if err := r.putExplore(put); err != nil {
 		return nil, err
 	}
+	r.reads = readCache{} // the card and explore.html are written: their reads go
 	return written, nil
 }
 
