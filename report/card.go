@@ -35,7 +35,7 @@ const cardDefaultExport = "nginx"
 
 // CardPick is one target's line of the decision card.
 type CardPick struct {
-	Target  string // e.g. "25%"
+	Target  string // e.g. "25%"; "" when the run has no abusive request (None says so)
 	Setting string // algorithm and parameters; "" when no setting reaches the target
 	None    string // when no setting reaches the target: the least the run misses
 	// Caught, Missed and FalseCut are percentages (of abusive, abusive and
@@ -84,11 +84,12 @@ func (r *Run) exportRun(ctx context.Context) ([]*export.Point, error) {
 }
 
 // Card is the decision card: one CardPick per target (Targets), each the
-// pick of the best-settings section (PickSummary). Parts the run's files
-// cannot give (an incomplete run) are left out.
+// pick of the best-settings section (PickSummary); for a run without
+// abusive requests, one that says so. Parts the run's files cannot give
+// (an incomplete run) are left out.
 func (r *Run) Card(ctx context.Context) []CardPick {
-	if r.NoAbuse() {
-		return nil
+	if r.NoAbuse() { // no target tells settings apart: the card says so
+		return []CardPick{{None: r.noAbuseLine()}}
 	}
 	var byID map[int64]*recommend.Measure
 	if rec, err := r.recommendRun(ctx); err == nil {
@@ -398,6 +399,10 @@ func cardTable(picks []CardPick) *Table {
 		Right:   []bool{true, false, true, true, true, false, false},
 	}
 	for _, c := range picks {
+		if c.Target == "" {
+			t.AddRow("–", c.None, "–", "–", "–", "", "")
+			continue
+		}
 		if c.Setting == "" {
 			t.AddRow(c.Target, "none reaches it: "+c.None, "–", "–", "–", "", "")
 			continue

@@ -349,7 +349,8 @@ p.note { font-size: 0.85em; color: #555; margin-top: 0; }
 {{if .Card}}<section id="pick" class="card" aria-label="What to pick">
 <h2>What to pick</h2>
 {{range .Card}}<div class="pick-card">
-<p class="pick-head"><span class="tgt">missed ≤ {{.Target}}:</span> {{if .Setting}}<code>{{.Setting}}</code>{{else}}no setting reaches it{{end}}</p>
+{{if not .Target}}<p>{{.None}}</p>
+{{else}}<p class="pick-head"><span class="tgt">missed ≤ {{.Target}}:</span> {{if .Setting}}<code>{{.Setting}}</code>{{else}}no setting reaches it{{end}}</p>
 {{if .Setting}}<p class="nums">caught <b>{{.Caught}}</b> · missed <b>{{.Missed}}</b> · false cut <b>{{.FalseCut}}</b></p>
 {{if .Clients}}<p class="hurts">hurts most: {{range $j, $n := .Clients}}{{if $j}}; {{end}}{{$n}}{{end}}</p>
 {{end}}{{range .Warnings}}<p class="watch">⚠ {{.}}</p>
@@ -358,7 +359,7 @@ p.note { font-size: 0.85em; color: #555; margin-top: 0; }
 {{range $k, $e := .Exports}}<pre{{if ne $k $d}} hidden{{end}}>{{$e.Text}}</pre>
 {{end}}</details>
 {{end}}{{else}}<p class="nums">{{.None}}</p>
-{{end}}</div>
+{{end}}{{end}}</div>
 {{end}}</section>
 <p class="note">{{.CardNote}} More in <a href="#best">Best settings</a>.</p>
 <script id="card-script">{{.CardJS}}</script>
