@@ -121,7 +121,21 @@ func (r *Run) Card(ctx context.Context) []CardPick {
 		out = append(out, c)
 		ids = append(ids, b.ID)
 	}
-	clients := r.pickClients(ctx, ids)
+	var pols []model.Policy
+	for _, c := range out {
+		if c.Setting != "" {
+			pols = append(pols, c.policy)
+		}
+	}
+	why := r.whyCut(pols)
+	clients := r.pickClients(ctx, ids, func(id int64, name string) string {
+		for _, c := range out {
+			if c.id == id && c.Setting != "" {
+				return why[c.policy.Canonical()][name]
+			}
+		}
+		return ""
+	})
 	exports := map[int64][]CardExport{}
 	for i := range out {
 		c := &out[i]
@@ -246,8 +260,9 @@ func gridSteps(spec *sweep.Spec, id int64) []gridStep {
 
 // pickClients returns, per point of ids, the legitimate clients it cuts
 // most (means over replicates), read from the clients rows of those points
-// only. A run whose clients files cannot be read gets none.
-func (r *Run) pickClients(ctx context.Context, ids []int64) map[int64][]string {
+// only, each with why(id, name), the causes of its cuts when known (whyCut).
+// A run whose clients files cannot be read gets none.
+func (r *Run) pickClients(ctx context.Context, ids []int64, why func(id int64, name string) string) map[int64][]string {
 	out := map[int64][]string{}
 	if len(ids) == 0 {
 		return out
@@ -335,8 +350,14 @@ func (r *Run) pickClients(ctx context.Context, ids []int64) map[int64][]string {
 		var lines []string
 		for _, n := range names[:min(cardClients, len(names))] {
 			a := s[n]
-			lines = append(lines, fmt.Sprintf("%s (%s of %s cut, %.1f%%)", visible(n),
-				fmtNum(math.Round(a.cut/reps)), fmtNum(math.Round(a.offered/reps)), 100*a.cut/max(a.offered, 1)))
+			because := ""
+			if w := why(id, n); w != "" && reps > 1 {
+				because = "; why, in replicate 0: " + w
+			} else if w != "" {
+				because = "; why: " + w
+			}
+			lines = append(lines, fmt.Sprintf("%s (%s of %s cut, %.1f%%%s)", visible(n),
+				fmtNum(math.Round(a.cut/reps)), fmtNum(math.Round(a.offered/reps)), 100*a.cut/max(a.offered, 1), because))
 		}
 		out[id] = lines
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/ratesweep/ratesweep/model"
@@ -41,6 +42,16 @@ sweep:
 	}
 	if _, ok := why[stack.Canonical()]; ok || len(why) != 1 {
 		t.Errorf("an all_of explained: %v", why)
+	}
+	// The card names the cause beside the client it cuts.
+	named := false
+	for _, c := range r.Card(context.Background()) {
+		for _, l := range c.Clients {
+			named = named || strings.HasPrefix(l, "eager (3 of 8 cut, 37.5%; why: 3 burst)")
+		}
+	}
+	if !named {
+		t.Errorf("card %+v: no line for eager with its cause", r.Card(context.Background()))
 	}
 	if c := causeList([4]int64{0, 40, 80, 0}); c != "80 burst, 40 window shape" {
 		t.Errorf("causeList %q", c)
