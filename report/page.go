@@ -409,6 +409,15 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error
 			return err
 		}
 	}
+	// The page's fonts keep the glyphs its figures draw, nothing else.
+	svgs := make([][]byte, len(figs))
+	for i, f := range figs {
+		svgs[i] = f.SVG
+	}
+	fonts, err := subsetFaces(fonts, svgs)
+	if err != nil {
+		return err
+	}
 	return pageTmpl.Execute(w, struct {
 		Title      string
 		Incomplete string
