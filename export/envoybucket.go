@@ -150,12 +150,16 @@ typed_config:
 // token bucket (local_ratelimit, one bucket per process) on key global
 // only.
 func onKey(p model.Policy, target, key string) bool {
-	if target != "envoy" || key == "global" {
+	if onKeyAll(target, key) {
 		return true
 	}
 	q, _, _, ok := configurable(limitOnly(p), targets[target])
 	return !ok || q.Algorithm != model.TokenBucket
 }
+
+// onKeyAll reports whether target writes every policy it configures on
+// key (onKey is then true whatever the policy).
+func onKeyAll(target, key string) bool { return target != "envoy" || key == "global" }
 
 // offKeyWhy says why envoy does not write a token bucket on key.
 func offKeyWhy(key string) string {

@@ -117,7 +117,7 @@ type Index struct {
 	run     []*Point
 	byLabel map[string]*Point
 	mu      sync.Mutex
-	expr    map[string][]*Point // by target, in run order
+	expr    map[string][]*Point // by target, and by target+"\x00keyed" those on a per-client key; in run order
 }
 
 // NewIndex indexes run (the points of ReadRun); run must not change after.
@@ -143,6 +143,29 @@ func (x *Index) expressible(target string) []*Point {
 		}
 	}
 	x.expr[target] = out
+	return out
+}
+
+// expressibleOn is the run's points that target configures on key
+// (onKey), in run order.
+func (x *Index) expressibleOn(target, key string) []*Point {
+	all := x.expressible(target)
+	if onKeyAll(target, key) {
+		return all
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	memo := target + "\x00keyed" // onKey depends on the key only through onKeyAll
+	if out, ok := x.expr[memo]; ok {
+		return out
+	}
+	out := []*Point{}
+	for _, c := range all {
+		if onKey(c.Policy, target, key) {
+			out = append(out, c)
+		}
+	}
+	x.expr[memo] = out
 	return out
 }
 
@@ -193,8 +216,8 @@ func (x *Index) Nearest(p model.Policy, target string, o Options) (res *Result, 
 	}
 	if fit == Nearest && asked != nil && !own {
 		var best *Point
-		for _, c := range x.expressible(target) {
-			if !sameDistribution(c.Policy, p) || !onKey(c.Policy, target, key) {
+		for _, c := range x.expressibleOn(target, key) {
+			if !sameDistribution(c.Policy, p) {
 				continue
 			}
 			if best == nil || distance(asked, c) < distance(asked, best) {
