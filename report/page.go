@@ -110,6 +110,12 @@ func (r *Run) Write(dir string) ([]string, error) {
 		written = append(written, p)
 		return nil
 	}
+	step := func(done int) {
+		if r.opts.Steps != nil {
+			r.opts.Steps(done, len(figs)+1)
+		}
+	}
+	step(0)
 	var out []rendered
 	for _, f := range figs {
 		rf := rendered{Figure: f}
@@ -130,6 +136,7 @@ func (r *Run) Write(dir string) ([]string, error) {
 			}
 		}
 		out = append(out, rf)
+		step(len(out))
 	}
 	var csv bytes.Buffer
 	if err := r.WriteFrontierCSV(&csv); err != nil {
@@ -159,6 +166,7 @@ func (r *Run) Write(dir string) ([]string, error) {
 	if err := r.putExplore(put); err != nil {
 		return nil, err
 	}
+	step(len(figs) + 1)
 	return written, nil
 }
 
