@@ -369,6 +369,7 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error
 	}
 	// Each font once for the page, not once per inline SVG.
 	var fonts []string
+	pk := newSVGPacker()
 	conv := func(fs []rendered) []htmlFig {
 		var out []htmlFig
 		for _, f := range fs {
@@ -378,7 +379,7 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error
 					fonts = append(fonts, fc)
 				}
 			}
-			out = append(out, htmlFig{f.Name, f.Title, f.Caption, inlineSVG(svg, f.Title)})
+			out = append(out, htmlFig{f.Name, f.Title, f.Caption, inlineSVG(pk.pack(svg), f.Title)})
 		}
 		return out
 	}
@@ -426,6 +427,7 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table) error
 	if err != nil {
 		return err
 	}
+	fonts = append(fonts, pk.css())
 	return pageTmpl.Execute(w, struct {
 		Title      string
 		Incomplete string

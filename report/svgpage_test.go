@@ -1,0 +1,42 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// Packed path data draws the same segments with the same numbers.
+func TestPackPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"M64.932,113.17L68.021,113.17L68.021,118.76L64.932,118.76Z": "M64.932,113.17H68.021V118.76H64.932Z",
+		"M1,2L3,4L3,4ZM5,6L5,7":         "M1,2L3,4L3,4ZM5,6V7",
+		"M1,2L1e-05,2":                  "M1,2H1e-05",
+		"M352.2,306.71A3.2,3.2 0 1 1 3": "M352.2,306.71A3.2,3.2 0 1 1 3", // arcs kept as written
+		"M1,2ZL3,2":                     "M1,2ZL3,2",                     // a segment from a closed subpath's start
+		"L3,2":                          "L3,2",
+	} {
+		if got := packPath(in); got != want {
+			t.Errorf("packPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A packed SVG keeps every element, its text and its style (as a class
+// the page defines).
+func TestSVGPacker(t *testing.T) {
+	const style = "font-family:Liberation Serif;font-size:13px"
+	in := `<svg><path d="M0,0L2,0" style="fill:none;stroke:#000000;stroke-width:0.5" />` +
+		`<text x="1" y="2" transform="scale(1, -1)"` + "\n\t" + `style="` + style + `">a &lt;b&gt;</text>` +
+		`<text x="3" y="4" style="` + style + `">c</text><circle r="5"><title>t</title></circle></svg>`
+	p := newSVGPacker()
+	got := string(p.pack([]byte(in)))
+	want := `<svg><path d="M0,0H2" class="sv0"/>` +
+		`<text x="1" y="2" transform="scale(1, -1)" class="sv1">a &lt;b&gt;</text>` +
+		`<text x="3" y="4" class="sv1">c</text><circle r="5"><title>t</title></circle></svg>`
+	if got != want {
+		t.Errorf("pack:\n%s\nwant\n%s", got, want)
+	}
+	if css := p.css(); !strings.Contains(css, "svg .sv1{"+style+"}") || !strings.Contains(css, "svg .sv0{fill:none;stroke:#000000;stroke-width:0.5}") {
+		t.Errorf("css: %s", css)
+	}
+}
