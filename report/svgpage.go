@@ -3,11 +3,13 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 )
 
 // svgPacker writes gonum's SVG more compactly for the page, drawing the
-// same: a path's axis-aligned segments as H and V with the same numbers,
+// same: path data briefly (packPath), a fill colour alone as an attribute,
 // and each long style shared by text and stroked paths (fonts, strokes) as
 // a class defined once in the page's CSS. The figure files keep gonum's
 // form.
@@ -59,6 +61,8 @@ func (p *svgPacker) element(out []byte, tag string) []byte {
 		switch {
 		case a[0] == "d" && name == "path":
 			a[1] = packPath(a[1])
+		case a[0] == "style" && len(a[1]) == len("fill:#000000") && strings.HasPrefix(a[1], "fill:#") && !strings.ContainsAny(a[1][6:], ";&<>\"'"):
+			a = [2]string{"fill", a[1][len("fill:"):]} // a colour alone, as an attribute
 		case a[0] == "style" && len(a[1]) >= minClassStyle && !strings.ContainsAny(a[1], "&<>{}\\"):
 			c, ok := p.classes[a[1]]
 			if !ok {
@@ -105,8 +109,10 @@ func splitTag(tag string) (name string, attrs [][2]string, ok bool) {
 }
 
 // packPath writes path data of absolute M, L and Z commands (gonum's
-// "M1,2L3,2L3,4Z") with H or V for a segment along an axis; the numbers
-// are kept as written. Other data is returned as is.
+// "M1,2L3,2L3,4Z") to 1/100 of a point (1/66 of a pixel on a 792-point
+// figure shown 1,200 pixels wide), each point absolute or relative to the
+// one before, whichever is shorter, and a segment along an axis as H or V.
+// Other data is returned as is.
 func packPath(d string) string {
 	if p, ok := packPathData(d); ok {
 		return p
@@ -120,14 +126,15 @@ func packPathData(d string) (string, bool) {
 	}
 	var b strings.Builder
 	b.Grow(len(d))
-	var x, y string // the current point, as written
-	closed := true  // a subpath must start with M
+	var cx, cy, sx, sy int64 // the current point and the subpath's start, in hundredths
+	closed := true           // a subpath must start with M
 	for d != "" {
 		cmd := d[0]
 		d = d[1:]
 		switch {
 		case cmd == 'Z':
 			b.WriteByte('Z')
+			cx, cy = sx, sy
 			closed = true
 			continue
 		case cmd == 'M':
@@ -141,25 +148,59 @@ func packPathData(d string) (string, bool) {
 			j = len(d)
 		}
 		px, py, found := strings.Cut(d[:j], ",")
-		if !found || px == "" || py == "" {
+		x, okx := hundredths(px)
+		y, oky := hundredths(py)
+		if !found || !okx || !oky {
 			return "", false
 		}
 		d = d[j:]
 		switch {
 		case cmd == 'M':
-			b.WriteString("M" + px + "," + py)
-		case py == y && px == x:
-			b.WriteString("L" + px + "," + py)
-		case py == y:
-			b.WriteString("H" + px)
-		case px == x:
-			b.WriteString("V" + py)
+			b.WriteString(shorter("M"+num(x)+","+num(y), "m"+num(x-cx)+","+num(y-cy)))
+			sx, sy = x, y
+		case y == cy:
+			b.WriteString(shorter("H"+num(x), "h"+num(x-cx)))
+		case x == cx:
+			b.WriteString(shorter("V"+num(y), "v"+num(y-cy)))
 		default:
-			b.WriteString("L" + px + "," + py)
+			b.WriteString(shorter("L"+num(x)+","+num(y), "l"+num(x-cx)+","+num(y-cy)))
 		}
-		x, y = px, py
+		cx, cy = x, y
 	}
 	return b.String(), true
+}
+
+// hundredths is s, a number, in hundredths, rounded.
+func hundredths(s string) (int64, bool) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(math.Abs(f) < 1e12) {
+		return 0, false
+	}
+	return int64(math.Round(f * 100)), true
+}
+
+// num writes v hundredths briefly: "12.5", "-.25", "3".
+func num(v int64) string {
+	sign := ""
+	if v < 0 {
+		sign, v = "-", -v
+	}
+	i, f := v/100, v%100
+	if f == 0 {
+		return sign + strconv.FormatInt(i, 10)
+	}
+	frac := strings.TrimRight(fmt.Sprintf("%02d", f), "0")
+	if i == 0 {
+		return sign + "." + frac
+	}
+	return sign + strconv.FormatInt(i, 10) + "." + frac
+}
+
+func shorter(a, b string) string {
+	if len(b) < len(a) {
+		return b
+	}
+	return a
 }
 
 // css is the page's rules for the classes of the SVGs packed so far.

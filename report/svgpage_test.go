@@ -5,15 +5,17 @@ import (
 	"testing"
 )
 
-// Packed path data draws the same segments with the same numbers.
+// Packed path data draws the same segments, to 1/100 of a point.
 func TestPackPath(t *testing.T) {
 	for in, want := range map[string]string{
-		"M64.932,113.17L68.021,113.17L68.021,118.76L64.932,118.76Z": "M64.932,113.17H68.021V118.76H64.932Z",
-		"M1,2L3,4L3,4ZM5,6L5,7":         "M1,2L3,4L3,4ZM5,6V7",
-		"M1,2L1e-05,2":                  "M1,2H1e-05",
-		"M352.2,306.71A3.2,3.2 0 1 1 3": "M352.2,306.71A3.2,3.2 0 1 1 3", // arcs kept as written
-		"M1,2ZL3,2":                     "M1,2ZL3,2",                     // a segment from a closed subpath's start
-		"L3,2":                          "L3,2",
+		"M64.932,113.17L68.021,113.17L68.021,118.76L64.932,118.76Z": "M64.93,113.17h3.09v5.59H64.93Z",
+		"M1,2L3,4L3,4ZM5,6L5,7":                       "M1,2L3,4H3ZM5,6V7",
+		"M1,2L1e-05,2L-0.25,2":                        "M1,2H0H-.25",
+		"M100,200L300.004,400.006":                    "M100,200L300,400.01",
+		"M352.2,306.71A3.2,3.2 0 1 1 3":               "M352.2,306.71A3.2,3.2 0 1 1 3", // arcs kept as written
+		"M1,2ZL3,2":                                   "M1,2ZL3,2",                     // a segment from a closed subpath's start
+		"M1000.5,2000.25L1001.5,2001.25L1002,2001.25": "M1000.5,2000.25l1,1h.5",
+		"L3,2": "L3,2",
 	} {
 		if got := packPath(in); got != want {
 			t.Errorf("packPath(%q) = %q, want %q", in, got, want)
@@ -27,12 +29,14 @@ func TestSVGPacker(t *testing.T) {
 	const style = "font-family:Liberation Serif;font-size:13px"
 	in := `<svg><path d="M0,0L2,0" style="fill:none;stroke:#000000;stroke-width:0.5" />` +
 		`<text x="1" y="2" transform="scale(1, -1)"` + "\n\t" + `style="` + style + `">a &lt;b&gt;</text>` +
-		`<text x="3" y="4" style="` + style + `">c</text><circle r="5"><title>t</title></circle></svg>`
+		`<text x="3" y="4" style="` + style + `">c</text><circle r="5"><title>t</title></circle>` +
+		`<path d="M0,0L0,1" style="fill:#2DAC81" /></svg>`
 	p := newSVGPacker()
 	got := string(p.pack([]byte(in)))
 	want := `<svg><path d="M0,0H2" class="sv0"/>` +
 		`<text x="1" y="2" transform="scale(1, -1)" class="sv1">a &lt;b&gt;</text>` +
-		`<text x="3" y="4" class="sv1">c</text><circle r="5"><title>t</title></circle></svg>`
+		`<text x="3" y="4" class="sv1">c</text><circle r="5"><title>t</title></circle>` +
+		`<path d="M0,0V1" fill="#2DAC81"/></svg>`
 	if got != want {
 		t.Errorf("pack:\n%s\nwant\n%s", got, want)
 	}
