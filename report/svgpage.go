@@ -41,12 +41,51 @@ func (p *svgPacker) pack(svg []byte) []byte {
 		tag := svg[:end+1]
 		svg = svg[end+1:]
 		switch {
-		case bytes.HasPrefix(tag, []byte("<path ")), bytes.HasPrefix(tag, []byte("<text ")):
+		case bytes.HasPrefix(tag, []byte("<path ")):
+			t := string(tag)
+			t, svg = mergeStrokes(t, svg)
+			out = p.element(out, t)
+		case bytes.HasPrefix(tag, []byte("<text ")):
 			out = p.element(out, string(tag))
 		default:
 			out = append(out, tag...)
 		}
 	}
+}
+
+// mergeStrokes joins to the path tag the paths right after it (rest) that
+// have the same solid stroke and no fill, as one path of their subpaths:
+// stroked alike, each subpath draws as it did (ticks, grid lines). It
+// returns the tag and what follows the paths joined.
+func mergeStrokes(tag string, rest []byte) (string, []byte) {
+	name, attrs, ok := splitTag(tag)
+	if !ok || name != "path" || !strings.HasSuffix(tag, "/>") || len(attrs) != 2 || attrs[0][0] != "d" || attrs[1][0] != "style" {
+		return tag, rest
+	}
+	st := attrs[1][1]
+	if !strings.HasPrefix(st, "fill:none;stroke:") || strings.Contains(st, "dash") || strings.Contains(st, "opacity") {
+		return tag, rest
+	}
+	d := attrs[0][1]
+	joined := false
+	for {
+		next := bytes.TrimLeft(rest, "\n")
+		e := bytes.IndexByte(next, '>')
+		if !bytes.HasPrefix(next, []byte("<path ")) || e < 0 || !bytes.HasSuffix(next[:e+1], []byte("/>")) {
+			break
+		}
+		n2, a2, ok := splitTag(string(next[:e+1]))
+		if !ok || n2 != "path" || len(a2) != 2 || a2[0][0] != "d" || a2[1] != attrs[1] || !strings.HasPrefix(a2[0][1], "M") {
+			break
+		}
+		d += a2[0][1]
+		rest = next[e+1:]
+		joined = true
+	}
+	if !joined {
+		return tag, rest
+	}
+	return `<path d="` + d + `" style="` + st + `" />`, rest
 }
 
 // element appends a <path> or <text> start tag, packed.

@@ -44,3 +44,20 @@ func TestSVGPacker(t *testing.T) {
 		t.Errorf("css: %s", css)
 	}
 }
+
+// Consecutive paths of one solid stroke become one path of their subpaths;
+// dashed ones (whose dashes restart per path) and fills stay apart.
+func TestSVGPackerMergesStrokes(t *testing.T) {
+	const tick = `style="fill:none;stroke:#000000;stroke-width:0.5" />`
+	const dash = `style="fill:none;stroke:#000000;stroke-width:0.5;stroke-dasharray:2,2" />`
+	in := `<svg><path d="M0,0L0,8" ` + tick + "\n" + `<path d="M10,0L10,8" ` + tick + "\n" +
+		`<path d="M20,0L20,8" ` + dash + "\n" + `<path d="M30,0L30,8" ` + dash + "\n" +
+		`<path d="M0,0L1,0L1,1Z" style="fill:#2DAC81" />` + `<path d="M2,0L3,0L3,1Z" style="fill:#2DAC81" /></svg>`
+	got := string(newSVGPacker().pack([]byte(in)))
+	want := `<svg><path d="M0,0V8M10,0V8" class="sv0"/>` + "\n" +
+		`<path d="M20,0V8" class="sv1"/>` + "\n" + `<path d="M30,0V8" class="sv1"/>` + "\n" +
+		`<path d="M0,0H1V1Z" fill="#2DAC81"/><path d="M2,0H3V1Z" fill="#2DAC81"/></svg>`
+	if got != want {
+		t.Errorf("pack:\n%s\nwant\n%s", got, want)
+	}
+}
