@@ -25,7 +25,7 @@ func defaultRun(tb testing.TB) string {
 }
 
 // pageBudget is the most index.html may weigh for the default run, bytes.
-const pageBudget = 1_050_000
+const pageBudget = 1_000_000
 
 // The default run's page stays small: its fonts cut to the glyphs drawn,
 // its SVGs packed.

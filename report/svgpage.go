@@ -148,9 +148,9 @@ func splitTag(tag string) (name string, attrs [][2]string, ok bool) {
 }
 
 // packPath writes path data of absolute M, L and Z commands (gonum's
-// "M1,2L3,2L3,4Z") to 1/100 of a point (1/66 of a pixel on a 792-point
-// figure shown 1,200 pixels wide), each point absolute or relative to the
-// one before, whichever is shorter, and a segment along an axis as H or V.
+// "M1,2L3,2L3,4Z") to a tenth of a point (pathUnits), each point absolute
+// or relative to the one before, whichever is shorter, and a segment along
+// an axis as H or V.
 // Other data is returned as is.
 func packPath(d string) string {
 	if p, ok := packPathData(d); ok {
@@ -165,7 +165,7 @@ func packPathData(d string) (string, bool) {
 	}
 	var b strings.Builder
 	b.Grow(len(d))
-	var cx, cy, sx, sy int64 // the current point and the subpath's start, in hundredths
+	var cx, cy, sx, sy int64 // the current point and the subpath's start, in tenths
 	closed := true           // a subpath must start with M
 	for d != "" {
 		cmd := d[0]
@@ -187,8 +187,8 @@ func packPathData(d string) (string, bool) {
 			j = len(d)
 		}
 		px, py, found := strings.Cut(d[:j], ",")
-		x, okx := hundredths(px)
-		y, oky := hundredths(py)
+		x, okx := units(px)
+		y, oky := units(py)
 		if !found || !okx || !oky {
 			return "", false
 		}
@@ -209,26 +209,31 @@ func packPathData(d string) (string, bool) {
 	return b.String(), true
 }
 
-// hundredths is s, a number, in hundredths, rounded.
-func hundredths(s string) (int64, bool) {
+// pathUnits is the precision of the page's path data, per point: a tenth
+// of a point is a fifteenth of a pixel on a 792-point figure shown 1,200
+// pixels wide (the page's widest); gonum writes five significant digits.
+const pathUnits = 10
+
+// units is s, a number of points, in tenths, rounded.
+func units(s string) (int64, bool) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || !(math.Abs(f) < 1e12) {
 		return 0, false
 	}
-	return int64(math.Round(f * 100)), true
+	return int64(math.Round(f * pathUnits)), true
 }
 
-// num writes v hundredths briefly: "12.5", "-.25", "3".
+// num writes v tenths of a point briefly: "12.5", "-.5", "3".
 func num(v int64) string {
 	sign := ""
 	if v < 0 {
 		sign, v = "-", -v
 	}
-	i, f := v/100, v%100
+	i, f := v/pathUnits, v%pathUnits
 	if f == 0 {
 		return sign + strconv.FormatInt(i, 10)
 	}
-	frac := strings.TrimRight(fmt.Sprintf("%02d", f), "0")
+	frac := strconv.FormatInt(f, 10)
 	if i == 0 {
 		return sign + "." + frac
 	}

@@ -5,17 +5,17 @@ import (
 	"testing"
 )
 
-// Packed path data draws the same segments, to 1/100 of a point.
+// Packed path data draws the same segments, to a tenth of a point.
 func TestPackPath(t *testing.T) {
 	for in, want := range map[string]string{
-		"M64.932,113.17L68.021,113.17L68.021,118.76L64.932,118.76Z": "M64.93,113.17h3.09v5.59H64.93Z",
-		"M1,2L3,4L3,4ZM5,6L5,7":                       "M1,2L3,4H3ZM5,6V7",
-		"M1,2L1e-05,2L-0.25,2":                        "M1,2H0H-.25",
-		"M100,200L300.004,400.006":                    "M100,200L300,400.01",
-		"M352.2,306.71A3.2,3.2 0 1 1 3":               "M352.2,306.71A3.2,3.2 0 1 1 3", // arcs kept as written
-		"M1,2ZL3,2":                                   "M1,2ZL3,2",                     // a segment from a closed subpath's start
-		"M1000.5,2000.25L1001.5,2001.25L1002,2001.25": "M1000.5,2000.25l1,1h.5",
-		"L3,2": "L3,2",
+		"M64.932,113.17L68.021,113.17L68.021,118.76L64.932,118.76Z": "M64.9,113.2H68v5.6H64.9Z",
+		"M1,2L3,4L3,4ZM5,6L5,7":                    "M1,2L3,4H3ZM5,6V7",
+		"M1,2L1e-05,2L-0.5,2":                      "M1,2H0H-.5",
+		"M100,200L300.04,400.06":                   "M100,200L300,400.1",
+		"M1000.5,2000.5L1001.5,2001.5L1002,2001.5": "M1000.5,2000.5l1,1h.5",
+		"M352.2,306.71A3.2,3.2 0 1 1 3":            "M352.2,306.71A3.2,3.2 0 1 1 3", // arcs kept as written
+		"M1,2ZL3,2":                                "M1,2ZL3,2",                     // a segment from a closed subpath's start
+		"L3,2":                                     "L3,2",
 	} {
 		if got := packPath(in); got != want {
 			t.Errorf("packPath(%q) = %q, want %q", in, got, want)
