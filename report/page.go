@@ -6,13 +6,16 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ratesweep/ratesweep/internal/runfs"
 	"github.com/ratesweep/ratesweep/internal/textsafe"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
+	"golang.org/x/sync/errgroup"
 )
 
 // Figures returns every figure of the report, in page order.
@@ -116,27 +119,48 @@ func (r *Run) Write(dir string) ([]string, error) {
 		}
 	}
 	step(0)
-	var out []rendered
-	for _, f := range figs {
-		rf := rendered{Figure: f}
-		for _, ext := range []string{"png", "svg"} {
-			b, err := f.Render(ext)
+	// The figures are drawn at once, as many as there are processors: each
+	// is its own drawing, so the files do not depend on the order.
+	type drawn struct{ png, svg, file []byte }
+	res := make([]drawn, len(figs))
+	var mu sync.Mutex
+	done := 0
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, f := range figs {
+		g.Go(func() error {
+			p, err := f.Render("png")
 			if err != nil {
-				return nil, err
+				return err
 			}
-			file := b
-			if ext == "svg" {
-				rf.SVG = b // the page shares each whole font among its figures
-				if file, err = subsetFonts(b); err != nil {
-					return nil, err
-				}
+			s, err := f.Render("svg")
+			if err != nil {
+				return err
 			}
-			if err := put(f.Name+"."+ext, file); err != nil {
-				return nil, err
+			file, err := subsetFonts(s)
+			if err != nil {
+				return err
 			}
+			res[i] = drawn{p, s, file}
+			mu.Lock()
+			done++
+			step(done)
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []rendered
+	for i, f := range figs {
+		if err := put(f.Name+".png", res[i].png); err != nil {
+			return nil, err
 		}
-		out = append(out, rf)
-		step(len(out))
+		if err := put(f.Name+".svg", res[i].file); err != nil {
+			return nil, err
+		}
+		out = append(out, rendered{Figure: f, SVG: res[i].svg}) // the page shares each whole font among its figures
 	}
 	var csv bytes.Buffer
 	if err := r.WriteFrontierCSV(&csv); err != nil {
