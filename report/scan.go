@@ -34,7 +34,8 @@ type Options struct {
 	Progress func(rows, points int64)
 	// Steps, when set, is called as Write draws the report: with the steps
 	// done and their total (one per figure, one for the pages and files
-	// after them), once with none done and after each step.
+	// after them), once with none done and after each step; never by two
+	// goroutines at once.
 	Steps func(done, total int)
 }
 
