@@ -98,9 +98,8 @@ func distance(a, b *Point) float64 {
 }
 
 // NearestIn is Export for a policy measured in a run: when target cannot
-// express p (on the export's key: envoy writes a token bucket on key
-// global only), it exports the point of the run that target can express
-// there and whose metrics are closest to p's (distance; the same key and nodes),
+// express p, it exports the point of the run that target can express and
+// whose metrics are closest to p's (distance; the same key and nodes),
 // and returns both points so that the user sees what the translation
 // costs. asked is nil when p is not in the run; exported is nil when the
 // exported policy is not in the run (a rule-based translation, as Export).

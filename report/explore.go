@@ -128,7 +128,7 @@ func (r *Run) writeExplore(ctx context.Context, w *bytes.Buffer) error {
 		return err
 	}
 	var z bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	zw, _ := gzip.NewWriterLevel(&z, gzip.DefaultCompression)
 	zw.Write(js)
 	if err := zw.Close(); err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"image/color"
+	"image/png"
+	"io"
 	"math"
 	"strings"
 
@@ -127,7 +129,7 @@ func (f *Figure) render(format string, embed bool) (out []byte, err error) {
 	var c vg.CanvasWriterTo
 	switch format {
 	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.W, f.renderH), vgimg.UseDPI(pngDPI))}
+		c = fastPNG{vgimg.NewWith(vgimg.UseWH(f.W, f.renderH), vgimg.UseDPI(pngDPI))}
 	case "svg":
 		// Fonts embedded: a browser without Liberation draws the same
 		// glyph widths gonum measured, so no text overflows its box.
@@ -165,6 +167,20 @@ func (f *Figure) render(format string, embed bool) (out []byte, err error) {
 		return xmlChars(out), nil
 	}
 	return b.Bytes(), nil
+}
+
+// fastPNG is a vgimg canvas that writes a PNG compressed for speed: the
+// same pixels as vgimg.PngCanvas in a fraction of its time, in a somewhat
+// larger file.
+type fastPNG struct{ *vgimg.Canvas }
+
+func (c fastPNG) WriteTo(w io.Writer) (int64, error) {
+	var b bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if err := enc.Encode(&b, c.Image()); err != nil {
+		return 0, err
+	}
+	return b.WriteTo(w)
 }
 
 // xmlChars replaces what XML forbids in SVG text (invalid UTF-8 and control

@@ -7,13 +7,16 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ratesweep/ratesweep/internal/runfs"
 	"github.com/ratesweep/ratesweep/internal/textsafe"
 	"github.com/ratesweep/ratesweep/model"
 	"github.com/ratesweep/ratesweep/sweep"
+	"golang.org/x/sync/errgroup"
 )
 
 // Figures returns every figure of the report, in page order.
@@ -111,26 +114,54 @@ func (r *Run) Write(dir string) ([]string, error) {
 		written = append(written, p)
 		return nil
 	}
-	var out []rendered
-	for _, f := range figs {
-		rf := rendered{Figure: f}
-		for _, ext := range []string{"png", "svg"} {
-			b, err := f.Render(ext)
-			if err != nil {
-				return nil, err
-			}
-			file := b
-			if ext == "svg" {
-				rf.SVG = b // the page shares each whole font among its figures
-				if file, err = subsetFonts(b); err != nil {
-					return nil, err
-				}
-			}
-			if err := put(f.Name+"."+ext, file); err != nil {
-				return nil, err
-			}
+	step := func(done int) {
+		if r.opts.Steps != nil {
+			r.opts.Steps(done, len(figs)+1)
 		}
-		out = append(out, rf)
+	}
+	step(0)
+	// The figures are drawn at once, as many as there are processors: each
+	// is its own drawing, so the files do not depend on the order.
+	type drawn struct{ png, svg, file []byte }
+	res := make([]drawn, len(figs))
+	var mu sync.Mutex
+	done := 0
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, f := range figs {
+		g.Go(func() error {
+			p, err := f.Render("png")
+			if err != nil {
+				return err
+			}
+			s, err := f.Render("svg")
+			if err != nil {
+				return err
+			}
+			file, err := subsetFonts(s)
+			if err != nil {
+				return err
+			}
+			res[i] = drawn{p, s, file}
+			mu.Lock()
+			done++
+			step(done)
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []rendered
+	for i, f := range figs {
+		if err := put(f.Name+".png", res[i].png); err != nil {
+			return nil, err
+		}
+		if err := put(f.Name+".svg", res[i].file); err != nil {
+			return nil, err
+		}
+		out = append(out, rendered{Figure: f, SVG: res[i].svg}) // the page shares each whole font among its figures
 	}
 	var csv bytes.Buffer
 	if err := r.WriteFrontierCSV(&csv); err != nil {
@@ -162,6 +193,7 @@ func (r *Run) Write(dir string) ([]string, error) {
 		return nil, err
 	}
 	r.reads = readCache{} // the card and explore.html are written: their reads go
+	step(len(figs) + 1)
 	return written, nil
 }
 
@@ -396,6 +428,7 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table, card 
 	}
 	// Each font once for the page, not once per inline SVG.
 	var fonts []string
+	pk := newSVGPacker()
 	conv := func(fs []rendered) []htmlFig {
 		var out []htmlFig
 		for _, f := range fs {
@@ -405,7 +438,7 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table, card 
 					fonts = append(fonts, fc)
 				}
 			}
-			out = append(out, htmlFig{f.Name, f.Title, f.Caption, inlineSVG(svg, f.Title)})
+			out = append(out, htmlFig{f.Name, f.Title, f.Caption, inlineSVG(pk.pack(svg), f.Title)})
 		}
 		return out
 	}
@@ -444,6 +477,16 @@ func (r *Run) writeHTML(w *bytes.Buffer, figs []rendered, lesson []*Table, card 
 			return err
 		}
 	}
+	// The page's fonts keep the glyphs its figures draw, nothing else.
+	svgs := make([][]byte, len(figs))
+	for i, f := range figs {
+		svgs[i] = f.SVG
+	}
+	fonts, err := subsetFaces(fonts, svgs)
+	if err != nil {
+		return err
+	}
+	fonts = append(fonts, pk.css())
 	return pageTmpl.Execute(w, struct {
 		Title      string
 		Incomplete string

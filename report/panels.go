@@ -57,7 +57,8 @@ func viridis() palette.ColorMap {
 // cellHeat draws a grid as filled vector rectangles in bin coordinates (cell
 // (c, r) covers [c-0.5, c+0.5] × [r-0.5, r+0.5]), so the PNG and the SVG have
 // the same geometry and no renderer can stretch or blur the cells. Runs of
-// equal colour along a row are merged into one rectangle.
+// equal colour along a row are merged into one outline, and the cells of
+// one colour are one path.
 type cellHeat struct {
 	g        plotter.GridXYZ
 	cm       palette.ColorMap
@@ -97,32 +98,110 @@ func (h *cellHeat) color(c, r int) color.RGBA {
 	return color.RGBAModel.Convert(h.NaN).(color.RGBA)
 }
 
-// Plot implements plot.Plotter.
+// Plot implements plot.Plotter. It fills one path per colour (a page
+// holds thousands of cells, hundreds of colours). Where two cells of
+// different colours meet, the one whose colour is drawn first reaches a
+// point under the other, so that anti-aliased edges leave no seams: every
+// cell shows its own colour over exactly its own box, whatever the order
+// of the colours.
 func (h *cellHeat) Plot(c draw.Canvas, plt *plot.Plot) {
 	nc, nr := h.g.Dims()
 	trX, trY := plt.Transforms(&c)
-	// Each rectangle reaches a point into its right and upper
-	// neighbours (drawn later), so anti-aliased edges leave no seams.
-	const overlap = vg.Length(1)
-	for ri := range nr {
-		y0, y1 := trY(float64(ri)-0.5), trY(float64(ri)+0.5)
-		if ri < nr-1 {
-			y1 += overlap
+	group := make([]int, nc*nr) // cell (c, r) → its colour's index in cols
+	var cols []color.RGBA
+	index := map[color.RGBA]int{}
+	for r := range nr {
+		for ci := range nc {
+			col := h.color(ci, r)
+			g, ok := index[col]
+			if !ok {
+				g = len(cols)
+				index[col] = g
+				cols = append(cols, col)
+			}
+			group[r*nc+ci] = g
 		}
+	}
+	// later: cell (ci, r) exists and its colour is drawn after colour g.
+	later := func(ci, r, g int) bool {
+		return ci >= 0 && ci < nc && r >= 0 && r < nr && group[r*nc+ci] > g
+	}
+	// The reach stays inside the neighbouring cell.
+	const overlap = vg.Length(1)
+	ovX := min(overlap, vg.Length(math.Abs(float64(trX(1)-trX(0)))))
+	ovY := min(overlap, vg.Length(math.Abs(float64(trY(1)-trY(0)))))
+	paths := make([]vg.Path, len(cols))
+	for r := range nr {
+		y0, y1 := trY(float64(r)-0.5), trY(float64(r)+0.5)
 		for c0 := 0; c0 < nc; {
-			col := h.color(c0, ri)
+			// A run of one colour whose neighbours above, and below, are
+			// all drawn later or all not.
+			g := group[r*nc+c0]
+			up, down := later(c0, r+1, g), later(c0, r-1, g)
 			c1 := c0 + 1
-			for c1 < nc && h.color(c1, ri) == col {
+			for c1 < nc && group[r*nc+c1] == g && later(c1, r+1, g) == up && later(c1, r-1, g) == down {
 				c1++
 			}
+			left, right := later(c0-1, r, g), later(c1, r, g)
 			x0, x1 := trX(float64(c0)-0.5), trX(float64(c1)-0.5)
-			if c1 < nc {
-				x1 += overlap
+			X0, X1, Y0, Y1 := x0, x1, y0, y1
+			if left {
+				X0 -= ovX
 			}
-			c.SetColor(col)
-			c.Fill(vg.Rectangle{Min: vg.Point{X: x0, Y: y0}, Max: vg.Point{X: x1, Y: y1}}.Path())
+			if right {
+				X1 += ovX
+			}
+			if down {
+				Y0 -= ovY
+			}
+			if up {
+				Y1 += ovY
+			}
+			// A corner reaches into the diagonal cell only when that cell
+			// is drawn later too; else the outline steps around it.
+			nBL := left && down && !later(c0-1, r-1, g)
+			nBR := right && down && !later(c1, r-1, g)
+			nTR := right && up && !later(c1, r+1, g)
+			nTL := left && up && !later(c0-1, r+1, g)
+			p := &paths[g]
+			pt := func(x, y vg.Length) vg.Point { return vg.Point{X: x, Y: y} }
+			if nBL {
+				p.Move(pt(x0, Y0))
+			} else {
+				p.Move(pt(X0, Y0))
+			}
+			if nBR {
+				p.Line(pt(x1, Y0))
+				p.Line(pt(x1, y0))
+				p.Line(pt(X1, y0))
+			} else {
+				p.Line(pt(X1, Y0))
+			}
+			if nTR {
+				p.Line(pt(X1, y1))
+				p.Line(pt(x1, y1))
+				p.Line(pt(x1, Y1))
+			} else {
+				p.Line(pt(X1, Y1))
+			}
+			if nTL {
+				p.Line(pt(x0, Y1))
+				p.Line(pt(x0, y1))
+				p.Line(pt(X0, y1))
+			} else {
+				p.Line(pt(X0, Y1))
+			}
+			if nBL {
+				p.Line(pt(X0, y0))
+				p.Line(pt(x0, y0))
+			}
+			p.Close()
 			c0 = c1
 		}
+	}
+	for g, p := range paths {
+		c.SetColor(cols[g])
+		c.Fill(p)
 	}
 }
 

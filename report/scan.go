@@ -33,6 +33,11 @@ type Options struct {
 	// read with the rows read so far and the rows expected (grid points ×
 	// replicates), and once at the end with both the rows read.
 	Progress func(rows, points int64)
+	// Steps, when set, is called as Write draws the report: with the steps
+	// done and their total (one per figure, one for the pages and files
+	// after them), once with none done and after each step; never by two
+	// goroutines at once.
+	Steps func(done, total int)
 }
 
 // IncompleteError is Load's error for a run without its manifest.json, or

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/ratesweep/ratesweep/internal/runfs"
 	"github.com/ratesweep/ratesweep/report"
 	"github.com/ratesweep/ratesweep/sweep"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
 )
 
 func cmdReport(e *env, args []string) error {
@@ -55,6 +58,13 @@ func cmdReport(e *env, args []string) error {
 		}
 		prog.set(rows)
 	}
+	var bar *stepBar
+	opts.Steps = func(done, total int) {
+		if bar == nil {
+			bar = newStepBar(e.progressOut(), "drawing", total, *quiet)
+		}
+		bar.set(done)
+	}
 	if *knees == 0 {
 		opts.Knees = -1 // Options: negative = none
 	}
@@ -93,6 +103,9 @@ func cmdReport(e *env, args []string) error {
 		}
 	}
 	files, err := r.Write(*out)
+	if bar != nil {
+		bar.stop(err == nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -113,4 +126,42 @@ func cmdReport(e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "  plot     %s (and .svg)\n", filepath.Join(*out, "tradeoff.png"))
 	fmt.Fprintf(e.stdout, "  frontier %s\n", filepath.Join(*out, "frontier.csv"))
 	return nil
+}
+
+// stepBar is a bar of steps (the report's figures) on a terminal; it shows
+// nothing when quiet or when w is not a terminal.
+type stepBar struct {
+	p   *mpb.Progress
+	bar *mpb.Bar
+}
+
+func newStepBar(w io.Writer, name string, total int, quiet bool) *stepBar {
+	f, ok := w.(*os.File)
+	if quiet || !ok || !isTerminal(f) {
+		return &stepBar{}
+	}
+	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond))
+	bar := p.AddBar(int64(total),
+		mpb.PrependDecorators(decor.Name(name+" "), decor.CountersNoUnit("%d / %d")),
+		mpb.AppendDecorators(decor.Name("  ETA "), decor.AverageETA(decor.ET_STYLE_GO)),
+	)
+	return &stepBar{p: p, bar: bar}
+}
+
+func (b *stepBar) set(done int) {
+	if b.bar != nil {
+		b.bar.SetCurrent(int64(done))
+	}
+}
+
+func (b *stepBar) stop(ok bool) {
+	if b.bar == nil {
+		return
+	}
+	if ok {
+		b.bar.SetTotal(-1, true)
+	} else {
+		b.bar.Abort(false)
+	}
+	b.p.Wait()
 }
