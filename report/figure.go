@@ -2,12 +2,14 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"image/color"
 	"image/png"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/ratesweep/ratesweep/model"
@@ -70,6 +72,10 @@ func (h *hoverLayer) add(x, y float64, m hoverMark) {
 // hoverR is the radius of a hover mark's circle, points.
 const hoverR = 5
 
+// hoverNames is how many overlapping settings a tooltip names besides its
+// own.
+const hoverNames = 4
+
 // hoverSVG is the figure's tooltip layer: one transparent circle with a
 // <title> per hover mark, in SVG user units (points, y down).
 func (f *Figure) hoverSVG() []byte {
@@ -84,11 +90,25 @@ func (f *Figure) hoverSVG() []byte {
 			r = 0 // where a name is meant to be read, for tests: no hover area
 		} else {
 			// Marks that overlap show one tooltip, whichever is on top: it
-			// names every setting under the pointer.
+			// names the settings under the pointer, nearest first, up to
+			// hoverNames of them, and counts the rest.
+			type near struct {
+				d float64
+				j int
+			}
+			var ns []near
 			for j, o := range f.hover {
-				if j != i && o.Kind != "frontier-name" && math.Hypot((o.At.X-m.At.X).Points(), (o.At.Y-m.At.Y).Points()) < 2*hoverR {
-					title += "\n" + o.Title
+				if d := math.Hypot((o.At.X - m.At.X).Points(), (o.At.Y - m.At.Y).Points()); j != i && o.Kind != "frontier-name" && d < 2*hoverR {
+					ns = append(ns, near{d, j})
 				}
+			}
+			slices.SortFunc(ns, func(a, b near) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.j, b.j)) })
+			for k, n := range ns {
+				if k == hoverNames {
+					title += fmt.Sprintf("\nand %d more settings here", len(ns)-k)
+					break
+				}
+				title += "\n" + f.hover[n.j].Title
 			}
 		}
 		fmt.Fprintf(&b, `<circle cx="%.2f" cy="%.2f" r="%d" data-kind="%s" data-algorithm="%s"><title>%s</title></circle>`+"\n",
