@@ -60,7 +60,7 @@ bench: build
 
 # check on 10M points in bounded memory: time and peak RSS of `ratesweep
 # check` on bench/10m.yaml against itself, an extended and a reordered grid
-# (goal: peak RSS <= 500 MB). Writes three 10M-point runs under out/ once.
+# (fails above a peak RSS of 500 MB). Writes three 10M-point runs under out/ once.
 bench-check: build
 	bash bench/check.sh
 
