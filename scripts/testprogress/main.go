@@ -3,7 +3,7 @@
 // has printed nothing for -quiet (default 60 s), naming its running tests,
 // and the whole output of every failing test and package. It exits with go
 // test's status, and 1 when a package failed or did not build although go
-// test said otherwise.
+// test said otherwise. Its own flags come first; the rest are go test's.
 //
 //	go run ./scripts/testprogress [-go go] [-quiet 60s] [go test flags] PACKAGES
 package main
@@ -24,11 +24,12 @@ import (
 )
 
 func main() {
-	goCmd := flag.String("go", "go", "the go command")
-	quiet := flag.Duration("quiet", 60*time.Second, "print a still running line after this long without output")
-	flag.Parse()
-
-	cmd := exec.Command(*goCmd, append([]string{"test", "-json"}, flag.Args()...)...)
+	goCmd, quiet, testArgs, err := parseArgs(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testprogress:", err)
+		os.Exit(2)
+	}
+	cmd := exec.Command(goCmd, append([]string{"test", "-json"}, testArgs...)...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -37,7 +38,7 @@ func main() {
 	if err := cmd.Start(); err != nil {
 		fatal(err)
 	}
-	p := newProgress(os.Stdout, *quiet)
+	p := newProgress(os.Stdout, quiet)
 	done := make(chan struct{})
 	go p.watch(done)
 	readErr := p.read(out)
@@ -56,6 +57,33 @@ func main() {
 	case failed:
 		os.Exit(1)
 	}
+}
+
+// parseArgs reads testprogress's own flags (-go, -quiet), which come
+// first; the arguments after them are go test's.
+func parseArgs(args []string) (goCmd string, quiet time.Duration, testArgs []string, err error) {
+	fs := flag.NewFlagSet("testprogress", flag.ContinueOnError)
+	fs.StringVar(&goCmd, "go", "go", "the go command")
+	fs.DurationVar(&quiet, "quiet", 60*time.Second, "print a still running line after this long without output")
+	n := 0
+	for n < len(args) {
+		name, _, _ := strings.Cut(strings.TrimLeft(args[n], "-"), "=")
+		if !strings.HasPrefix(args[n], "-") || (name != "go" && name != "quiet") {
+			break
+		}
+		if strings.Contains(args[n], "=") {
+			n++
+		} else {
+			n += 2
+		}
+	}
+	if n > len(args) {
+		return "", 0, nil, fmt.Errorf("%s needs a value", args[len(args)-1])
+	}
+	if err := fs.Parse(args[:n]); err != nil {
+		return "", 0, nil, err
+	}
+	return goCmd, quiet, args[n:], nil
 }
 
 func fatal(err error) {

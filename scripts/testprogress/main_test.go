@@ -46,3 +46,13 @@ func TestProgress(t *testing.T) {
 		t.Errorf("a passing test's output was printed:\n%s", got)
 	}
 }
+
+func TestParseArgs(t *testing.T) {
+	goCmd, quiet, rest, err := parseArgs([]string{"-go", "go1.26", "-quiet=5s", "-tags", "long", "-run", "^TestX$", "./..."})
+	if err != nil || goCmd != "go1.26" || quiet != 5*time.Second || strings.Join(rest, " ") != "-tags long -run ^TestX$ ./..." {
+		t.Errorf("got %q %v %q %v", goCmd, quiet, rest, err)
+	}
+	if _, _, _, err := parseArgs([]string{"-go"}); err == nil {
+		t.Error("-go without a value: no error")
+	}
+}
