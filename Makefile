@@ -232,7 +232,7 @@ test-slurm:
 # Every release platform: go build for each, and go vet (which
 # type-checks the tests too) for each but this machine's (make test vets it).
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
-HOST      := $(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH)
+HOST       = $(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH)
 cross:
 	@for p in $(PLATFORMS); do echo "cross: $$p"; \
 	  if [ "$$p" != "$(HOST)" ]; then GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... || exit 1; fi; \
