@@ -178,7 +178,11 @@ func (p *progress) handle(e event, now time.Time) {
 	case "output":
 		s.output = append(s.output, e.Output)
 	case "pass":
-		fmt.Fprintf(p.w, "ok    %s  %.1fs\n", e.Package, e.Elapsed)
+		if cached(s.output) {
+			fmt.Fprintf(p.w, "ok    %s  (cached)\n", e.Package)
+		} else {
+			fmt.Fprintf(p.w, "ok    %s  %.1fs\n", e.Package, e.Elapsed)
+		}
 		delete(p.pkgs, e.Package)
 	case "skip":
 		delete(p.pkgs, e.Package)
@@ -262,6 +266,16 @@ func (p *progress) finish() bool {
 		fmt.Fprintf(p.w, "FAIL  %s  (no result)\n", name)
 	}
 	return p.failed
+}
+
+// cached reports whether a package's output says its result was cached.
+func cached(output []string) bool {
+	for _, line := range output {
+		if strings.HasPrefix(line, "ok  ") && strings.HasSuffix(strings.TrimSpace(line), "(cached)") {
+			return true
+		}
+	}
+	return false
 }
 
 // sortedTests returns the names of a package's running tests, parents

@@ -19,6 +19,9 @@ func TestProgress(t *testing.T) {
 {"Action":"fail","Package":"b","Test":"TestBad","Elapsed":0}
 {"Action":"output","Package":"b","Output":"FAIL\n"}
 {"Action":"fail","Package":"b","Elapsed":2}
+{"Action":"start","Package":"d"}
+{"Action":"output","Package":"d","Output":"ok  \tpkg/d\t(cached)\n"}
+{"Action":"pass","Package":"d","Elapsed":0}
 {"Action":"start","Package":"c"}
 {"Action":"run","Package":"c","Test":"TestSlow"}
 `
@@ -37,6 +40,7 @@ func TestProgress(t *testing.T) {
 		"    b_test.go:9: got 2, want 3\nFAIL\nFAIL  b  2.0s\n",
 		"still running: c (120 s; TestSlow 120 s)\n",
 		"FAIL  c  (no result)\n",
+		"ok    d  (cached)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
