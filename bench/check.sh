@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench-check: time and peak RSS of `ratesweep check` on 10,000,000
-# points (goal: peak RSS <= 500 MB, whatever the run's size). Cases (all by
+# points (fails above a peak RSS of 500 MB, whatever the run's size). Cases (all by
 # default, or name them: bash bench/check.sh reordered):
 #   same       bench/10m.yaml against itself (the sides join point for point)
 #   extended   the run has an entry inserted in front (run points are placed

@@ -350,13 +350,24 @@ const insertBack = 32
 
 // finish sorts the requests by key and time, applies rate rules and labels.
 func (b *builder) finish() *Traffic {
-	nk := len(b.names)
 	t := &Traffic{SubSecond: b.subSec, Stats: b.stats}
 	n := b.n()
 	t.Stats.Requests = int64(n) + b.others
 	if b.sec != nil && !b.subSec {
 		t.seconds = b.sec.finish()
 	}
+	start := b.span(t)
+	count, order := b.keyOrder()
+	dest, start := b.place(t, n, count, order, start)
+	b.sortByKey(t, n, dest, start)
+	b.applyRateRules(t, order)
+	b.label(t, n, count, order)
+	return t
+}
+
+// span sets the traffic's first Unix second and duration (s) and returns
+// the start in the times' unit (ns).
+func (b *builder) span(t *Traffic) int64 {
 	var minT, maxT int64
 	if b.wide {
 		minT, maxT = slices.Min(b.times), slices.Max(b.times)
@@ -367,13 +378,18 @@ func (b *builder) finish() *Traffic {
 	start := minT - (minT % secondNs)
 	t.StartUnix = start / secondNs
 	t.DurationS = int((maxT-start)/secondNs) + 1
+	return start
+}
 
-	// Key order: requests descending, then name.
-	count := make([]int64, nk)
+// keyOrder returns each key id's request count and the key ids in key
+// order: requests descending, then name.
+func (b *builder) keyOrder() (count []int64, order []int32) {
+	nk := len(b.names)
+	count = make([]int64, nk)
 	for _, k := range b.keys {
 		count[k]++
 	}
-	order := make([]int32, nk)
+	order = make([]int32, nk)
 	for i := range order {
 		order[i] = int32(i)
 	}
@@ -383,15 +399,25 @@ func (b *builder) finish() *Traffic {
 		}
 		return strings.Compare(b.names[x], b.names[y])
 	})
-	// Counting sort by key rank (stable), then by time within each key.
-	// Whole-second times alone, up to placeMax requests, go to their
-	// places in one pass, into the kept column (at the peak 16 bytes a
-	// request: 4 of seconds, 4 of key ids, 8 of times). With other
-	// columns, or more requests, the key ids become each request's
-	// destination and the columns, seconds included, follow the
-	// permutation's cycles in place, then the seconds become times in
-	// order (12 bytes and the other columns' at the peak). Times in ns
-	// (wide) follow the cycles with the other columns.
+	return count, order
+}
+
+// place sets the keys' offsets and moves the n requests' times to their
+// key's place (a counting sort by key rank, stable). It returns each
+// request's destination where the other columns have yet to follow it
+// (wide times), and the start still to subtract from the times (ns; 0 once
+// subtracted).
+//
+// Whole-second times alone, up to placeMax requests, go to their places in
+// one pass, into the kept column (at the peak 16 bytes a request: 4 of
+// seconds, 4 of key ids, 8 of times). With other columns, or more
+// requests, the key ids become each request's destination and the
+// columns, seconds included, follow the permutation's cycles in place,
+// then the seconds become times in order (12 bytes and the other columns'
+// at the peak). Times in ns (wide) follow the cycles with the other
+// columns.
+func (b *builder) place(t *Traffic, n int, count []int64, order []int32, start int64) ([]int32, int64) {
+	nk := len(b.names)
 	t.offsets = make([]int64, nk+1)
 	for r, k := range order {
 		t.offsets[r+1] = t.offsets[r] + count[k]
@@ -406,66 +432,72 @@ func (b *builder) finish() *Traffic {
 			dest[i] = int32(next[k])
 			next[k]++
 		}
+		return dest, start
+	}
+	off := b.secBase*secondNs - start // ns since start of secs' 0
+	secs := b.secs[:n]
+	alone := b.reqPrec == nil && b.rateBits == nil && b.resp == nil
+	if alone && n <= placeMax && !b.opt.large {
+		times := b.timesRoom(n)
+		// Times alone: a time earlier than its key's last goes back
+		// among the key's few latest (a log is written nearly in
+		// order), so most keys come out sorted; further back it
+		// stays, and the sort below finds the key unsorted.
+		first := slices.Clone(next)
+		for i, k := range dest[:n] {
+			d := next[k]
+			next[k]++
+			v := int64(secs[i])*secondNs + off
+			for lo := max(first[k], d-insertBack); d > lo && times[d-1] > v; d-- {
+				times[d] = times[d-1]
+			}
+			times[d] = v
+		}
 	} else {
-		off := b.secBase*secondNs - start // ns since start of secs' 0
-		secs := b.secs[:n]
-		alone := b.reqPrec == nil && b.rateBits == nil && b.resp == nil
-		if alone && n <= placeMax && !b.opt.large {
-			times := b.timesRoom(n)
-			// Times alone: a time earlier than its key's last goes back
-			// among the key's few latest (a log is written nearly in
-			// order), so most keys come out sorted; further back it
-			// stays, and the sort below finds the key unsorted.
-			first := slices.Clone(next)
-			for i, k := range dest[:n] {
-				d := next[k]
-				next[k]++
-				v := int64(secs[i])*secondNs + off
-				for lo := max(first[k], d-insertBack); d > lo && times[d-1] > v; d-- {
-					times[d] = times[d-1]
-				}
-				times[d] = v
+		// Other columns, or a large log: the seconds follow the
+		// permutation (with the other columns), then become times.
+		for i, k := range dest[:n] {
+			dest[i] = int32(next[k])
+			next[k]++
+		}
+		columns{secs: secs, prec: b.reqPrec, stage: b.reqStage, rate: b.rateBits, resp: b.resp}.permute(dest)
+		hugemem.Free(b.keys)
+		b.keys = nil
+		times := b.timesRoom(n) // made now, most often: the key ids are gone
+		if !alone {
+			for i, s := range secs {
+				times[i] = int64(s)*secondNs + off
 			}
 		} else {
-			// Other columns, or a large log: the seconds follow the
-			// permutation (with the other columns), then become times.
-			for i, k := range dest[:n] {
-				dest[i] = int32(next[k])
-				next[k]++
-			}
-			columns{secs: secs, prec: b.reqPrec, stage: b.reqStage, rate: b.rateBits, resp: b.resp}.permute(dest)
-			hugemem.Free(b.keys)
-			b.keys = nil
-			times := b.timesRoom(n) // made now, most often: the key ids are gone
-			if !alone {
-				for i, s := range secs {
-					times[i] = int64(s)*secondNs + off
-				}
-			} else {
-				for r := range nk {
-					first, end := t.offsets[r], t.offsets[r+1]
-					for d := first; d < end; d++ {
-						v := int64(secs[d])*secondNs + off
-						j := d
-						for lo := max(first, j-insertBack); j > lo && times[j-1] > v; j-- {
-							times[j] = times[j-1]
-						}
-						times[j] = v
+			for r := range nk {
+				first, end := t.offsets[r], t.offsets[r+1]
+				for d := first; d < end; d++ {
+					v := int64(secs[d])*secondNs + off
+					j := d
+					for lo := max(first, j-insertBack); j > lo && times[j-1] > v; j-- {
+						times[j] = times[j-1]
 					}
+					times[j] = v
 				}
 			}
 		}
-		hugemem.Free(b.secs)
-		b.secs = nil
-		start = 0 // subtracted already
 	}
+	hugemem.Free(b.secs)
+	b.secs = nil
+	return dest, 0 // subtracted already
+}
+
+// sortByKey moves the other columns to their places (wide times), sorts
+// each key's requests by time, subtracts start (ns) and hands the n
+// times and responses to t.
+func (b *builder) sortByKey(t *Traffic, n int, dest []int32, start int64) {
 	cols := columns{times: b.times, prec: b.reqPrec, stage: b.reqStage, rate: b.rateBits, resp: b.resp}
 	if b.wide {
 		cols.permute(dest)
 	}
 	hugemem.Free(b.keys)
 	b.keys = nil
-	for r := range nk {
+	for r := range len(b.names) {
 		seg := cols.slice(int(t.offsets[r]), int(t.offsets[r+1]))
 		switch {
 		case slices.IsSorted(seg.times):
@@ -483,8 +515,11 @@ func (b *builder) finish() *Traffic {
 	t.times = b.times[:n:n]
 	b.times = nil
 	t.resp, b.resp = b.resp, nil
+}
 
-	// Rate rules mark keys whose matching requests reach the rate.
+// applyRateRules marks the keys whose matching requests reach a rate
+// rule's rate.
+func (b *builder) applyRateRules(t *Traffic, order []int32) {
 	for j, ri := range b.rateRule {
 		rule := &b.opt.Rules[ri]
 		win := rule.Rate.WindowS * secondNs
@@ -504,10 +539,13 @@ func (b *builder) finish() *Traffic {
 			}
 		}
 	}
+}
 
-	// Labels: the first rule that marks the request or its key.
+// label sets each of the n requests' label (the first rule that marks the
+// request or its key) and the keys' rows in key order.
+func (b *builder) label(t *Traffic, n int, count []int64, order []int32) {
 	t.labels = hugemem.Make[model.Stage](n, n)
-	t.Keys = make([]Key, nk)
+	t.Keys = make([]Key, len(b.names))
 	ruleCount := map[uint8]int64{}
 	for r, k := range order {
 		key := &t.Keys[r]
@@ -550,7 +588,6 @@ func (b *builder) finish() *Traffic {
 			key.Rule = "label column"
 		}
 	}
-	return t
 }
 
 // reachesRate reports whether some window of win ns holds at least n of the

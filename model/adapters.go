@@ -4,7 +4,7 @@ import "time"
 
 // Adapters from the parameters of real limiters to the canonical gcra policy
 // (rate in requests/s; capacity = requests admitted at once from idle). Each
-// library names the capacity differently (limiters.md §2, §11):
+// library names the capacity differently (docs/algorithms.md):
 //
 //	x/time/rate NewLimiter(r, b)              capacity = b
 //	go-redis/redis_rate Limit{Rate, Burst, Period}  capacity = Burst

@@ -42,7 +42,7 @@ func TestDeciderSteps(t *testing.T) {
 		{"sliding_window on events: (t-W, t] excludes t-W",
 			Policy{Algorithm: SlidingWindow, WindowS: 1, Limit: 1},
 			[]step{one(0, true), one(999.999999, false), one(1000, true)}},
-		{"sliding_counter: RussellLuo replay 10/s (limiters.md §9)",
+		{"sliding_counter: RussellLuo replay 10/s",
 			Policy{Algorithm: SlidingCounter, WindowS: 1, Limit: 10},
 			[]step{{tMs: 900, n: 12, want: 10}, {tMs: 1000, n: 10, want: 0}, {tMs: 1500, n: 10, want: 5},
 				{tMs: 2000, n: 10, want: 5}, {tMs: 2999, n: 10, want: 5}, {tMs: 4000, n: 20, want: 10}}},

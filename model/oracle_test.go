@@ -2,7 +2,7 @@ package model_test
 
 // Oracle tests: the Deciders that the event simulation runs agree, decision
 // by decision, with the real limiter libraries on random request traces
-// (virtual clocks, non-decreasing times; limiters.md §1, §2b, §5); so do the
+// (virtual clocks, non-decreasing times; docs/algorithms.md); so do the
 // log replay's Locksteps of token_bucket, gcra and sliding_counter
 // (withLockstep).
 
@@ -86,7 +86,7 @@ func TestOracleTokenBucketXTimeRate(t *testing.T) {
 	for trace := range oracleTraces {
 		r := nice[rng.IntN(len(nice))]
 		switch trace % 3 {
-		case 1: // a decimal as written, e.g. 0.1 or 123.457 (limiters.md §1 quirk 2)
+		case 1: // a decimal as written, e.g. 0.1 or 123.457 (docs/algorithms.md: token_bucket's exact arithmetic)
 			r = float64(50+rng.IntN(300_000)) / 1000
 		case 2: // n per period, e.g. 7 per 3 s
 			r = float64(1+rng.IntN(100)) / float64(1+rng.IntN(60))

@@ -125,46 +125,6 @@ func sameRunFiles(t *testing.T, want, got string) {
 	}
 }
 
-// Key shards merged equal the run over the whole log, byte for byte, for
-// every algorithm, on a generated log, the three example logs and two logs
-// as replicates, for 1, 2, 3 and 8 shards.
-func TestKeyShardsMergeEqualsWholeLog(t *testing.T) {
-	dir := t.TempDir()
-	writeZipfLog(t, filepath.Join(dir, "zipf.log"), 20000, 2000, 1)
-	writeZipfLog(t, filepath.Join(dir, "day2.log"), 3000, 40, 2)
-	gen := func(name, logs string) string {
-		p := filepath.Join(dir, name+".yaml")
-		os.WriteFile(p, []byte("name: "+name+"\nseed: 3\ntraffic:\n  log: "+logs+"\n  format: combined\n  top_keys: 12\n  rules:\n"+
-			"    - {name: crawler, stage: none, user_agent: bot}\n"+
-			"    - {name: missing, stage: design, scope: request, status: 404}\n"+
-			"    - {name: busy, stage: code, rate: {requests: 30, window_s: 60}}\n"+
-			"sweep:\n  - {algorithm: fixed_window, window_s: 60, limit: 10}\n"), 0o644)
-		return p
-	}
-	specs := []string{gen("zipf", "zipf.log"), gen("days", "[zipf.log, day2.log]")}
-	if !testing.Short() {
-		for _, s := range []string{"antlr-org", "elastic-apache", "nasa-ksc"} {
-			specs = append(specs, filepath.Join("..", "configs", "examples", s+".yaml"))
-		}
-	}
-	sweepAll := everyAlgorithmSweep(t)
-	for _, path := range specs {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".yaml"), func(t *testing.T) {
-			// A random spread draws one stream over every key in turn (key
-			// shards refuse it): the elastic log spread evenly.
-			sets := []string{sweepAll}
-			if strings.Contains(path, "elastic") {
-				sets = append(sets, "traffic.spread=even", "replicates=1")
-			}
-			spec, err := LoadSpec(path, sets...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkKeyShards(t, spec, sameRunFiles)
-		})
-	}
-}
-
 // checkKeyShards runs spec whole and as 1, 2, 3 and 8 key shards merged,
 // compares them with same and checks the merged manifest and that the
 // merged run opens.

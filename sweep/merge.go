@@ -108,15 +108,52 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		return rep, finishCompacted(ctx, dir, spec, specYAML, m, opts, rep)
 	}
 
-	// The shard count: the flag, else the manifests (what they say, not
-	// their names), else the parts' metadata.
+	n, err := mergeShardCount(dir, opts, grid, merged, rep)
+	if err != nil {
+		return rep, err
+	}
+	shards, checks, err := readShardManifests(dir, n, grid, spec, specYAML, rep)
+	if err != nil {
+		return rep, err
+	}
+	if err := verifyShardFiles(ctx, dir, spec, specYAML, shards, checks, opts, rep); err != nil {
+		return rep, err
+	}
+	sort.Strings(rep.Problems)
+	if len(rep.MissingShards) > 0 || len(rep.Problems) > 0 {
+		return rep, ErrIncomplete
+	}
+	// Every row, as every reader of the run will read it.
+	var files []string
+	for _, c := range checks {
+		files = append(files, filepath.Join(dir, "points", c.want.Name()))
+	}
+	if err := verifyPointFiles(ctx, dir, specYAML, files); err != nil {
+		return rep, err
+	}
+	m := mergedManifest(spec, specData, grid, n, shards)
+	rep.Manifest = m
+	if !opts.Compact {
+		if n == 1 {
+			return rep, nil // a single-process run: its manifest.json is the merged one
+		}
+		return rep, writeManifest(merged, m)
+	}
+	return rep, compact(ctx, dir, spec, m, opts, rep)
+}
+
+// mergeShardCount is the shard count of the run in dir: the flag, else the
+// manifests (what they say, not their names), else the parts' metadata. It
+// sets rep.Shards and notes in rep the manifests that are misnamed or of
+// another count.
+func mergeShardCount(dir string, opts MergeOptions, grid *Grid, merged string, rep *MergeReport) (int, error) {
 	counts := map[int][]int{} // count -> indexes with a manifest
 	shardManifests, _ := filepath.Glob(filepath.Join(dir, "manifest.shard-*-of-*.json"))
 	for _, mp := range shardManifests {
 		name := filepath.Base(mp)
 		m, err := loadManifest(mp)
 		if ie := (*InputError)(nil); errors.As(err, &ie) {
-			return rep, err // not a regular file
+			return 0, err // not a regular file
 		}
 		if err != nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %v", name, plainErr(err)))
@@ -145,7 +182,7 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 				keys = append(keys, k)
 			}
 			slices.Sort(keys)
-			return rep, inputErrorf("%s holds manifests of several shard counts %v; give the count with --shards", dir, keys)
+			return 0, inputErrorf("%s holds manifests of several shard counts %v; give the count with --shards", dir, keys)
 		case len(counts) == 1:
 			for k := range counts {
 				n = k
@@ -153,14 +190,15 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		case fileExists(merged):
 			n = 1
 		default:
+			var err error
 			n, err = shardCountFromParts(dir)
 			if err != nil {
-				return rep, err
+				return 0, err
 			}
 		}
 	}
 	if err := grid.CheckShard(Shard{0, max(n, 1)}); err != nil {
-		return rep, err
+		return 0, err
 	}
 	rep.Shards = n
 	for k, idx := range counts {
@@ -168,22 +206,29 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 			rep.Problems = append(rep.Problems, fmt.Sprintf("manifest.shard-*-of-%05d.json: %d manifest(s) of another shard count than %d (stale: remove them)", k, len(idx), n))
 		}
 	}
+	return n, nil
+}
 
-	// Each shard's manifest and parts.
+// shardPartCheck is one part a shard's manifest lists, to verify.
+type shardPartCheck struct {
+	shard Shard
+	part  ManifestPart
+	want  Part
+}
+
+// readShardManifests reads each of the n shards' manifest and returns those
+// that describe their shard of spec, with their parts to verify; it notes
+// in rep the shards missing or mismatched.
+func readShardManifests(dir string, n int, grid *Grid, spec *Spec, specYAML string, rep *MergeReport) ([]*Manifest, []shardPartCheck, error) {
 	var shards []*Manifest
-	type check struct {
-		shard Shard
-		part  ManifestPart
-		want  Part
-	}
-	var checks []check
+	var checks []shardPartCheck
 	for i := range n {
 		s := Shard{i, n}
 		want := ShardParts(grid, s)
 		mpath := filepath.Join(dir, ManifestName(s))
 		m, err := loadManifest(mpath)
 		if ie := (*InputError)(nil); errors.As(err, &ie) {
-			return rep, err // not a regular file
+			return nil, nil, err // not a regular file
 		}
 		if errors.Is(err, os.ErrNotExist) {
 			rep.MissingShards = append(rep.MissingShards, i)
@@ -211,10 +256,17 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		}
 		shards = append(shards, m)
 		for k, mp := range m.Parts {
-			checks = append(checks, check{s, mp, want[k]})
+			checks = append(checks, shardPartCheck{s, mp, want[k]})
 		}
 	}
+	return shards, checks, nil
+}
 
+// verifyShardFiles notes in rep the shards of another workload, every
+// listed file whose footer, rows or spec (and SHA-256 if asked) is wrong,
+// and temporary files left behind. A file that is not a regular file is
+// bad input, returned, not a part to recompute.
+func verifyShardFiles(ctx context.Context, dir string, spec *Spec, specYAML string, shards []*Manifest, checks []shardPartCheck, opts MergeOptions, rep *MergeReport) error {
 	// Clients rows per points row (the clients of the workload): the same
 	// for every part.
 	var perRow int64
@@ -230,8 +282,6 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		}
 	}
 
-	// Verify every listed file (footer, rows, spec; sha256 if asked). A
-	// file that is not a regular file is bad input, not a part to recompute.
 	var mu sync.Mutex
 	var notRegular error
 	g, gctx := errgroup.WithContext(ctx)
@@ -264,10 +314,10 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		}
 	}
 	if err := g.Wait(); err != nil {
-		return rep, err
+		return err
 	}
 	if notRegular != nil {
-		return rep, notRegular
+		return notRegular
 	}
 	for _, table := range []string{"points", "clients"} {
 		tmps, _ := filepath.Glob(filepath.Join(dir, table, ".part-*.tmp"))
@@ -275,20 +325,12 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s/%s: temporary file (a shard is still running, or was killed: resume it)", table, filepath.Base(t)))
 		}
 	}
-	sort.Strings(rep.Problems)
-	if len(rep.MissingShards) > 0 || len(rep.Problems) > 0 {
-		return rep, ErrIncomplete
-	}
-	// Every row, as every reader of the run will read it.
-	var files []string
-	for _, c := range checks {
-		files = append(files, filepath.Join(dir, "points", c.want.Name()))
-	}
-	if err := verifyPointFiles(ctx, dir, specYAML, files); err != nil {
-		return rep, err
-	}
+	return nil
+}
 
-	// The combined manifest, as a single-process run writes it.
+// mergedManifest is the combined manifest of the shards, as a
+// single-process run writes it.
+func mergedManifest(spec *Spec, specData []byte, grid *Grid, n int, shards []*Manifest) *Manifest {
 	m := &Manifest{
 		Version: Version, Spec: spec.Name, SpecSHA256: sha256Hex(specData),
 		Shard:  Shard{0, 1}.String(),
@@ -307,14 +349,7 @@ func Merge(ctx context.Context, dir string, opts MergeOptions) (*MergeReport, er
 		}
 	}
 	slices.SortFunc(m.Parts, func(a, b ManifestPart) int { return a.Index - b.Index })
-	rep.Manifest = m
-	if !opts.Compact {
-		if n == 1 {
-			return rep, nil // a single-process run: its manifest.json is the merged one
-		}
-		return rep, writeManifest(merged, m)
-	}
-	return rep, compact(ctx, dir, spec, m, opts, rep)
+	return m
 }
 
 // manifestMismatch says how m does not describe shard s of spec ("" = it does).

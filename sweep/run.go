@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/ratesweep/ratesweep/ingest"
+	"github.com/ratesweep/ratesweep/internal/runfs"
 	"github.com/ratesweep/ratesweep/model"
 	"golang.org/x/sync/errgroup"
 )
@@ -136,30 +137,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if opts.ShardBy == ShardByKey {
 		return runKeyShard(ctx, spec, opts)
 	}
-	if opts.Shard.Count == 0 {
-		opts.Shard = Shard{0, 1}
-	}
-	if opts.Workers <= 0 {
-		opts.Workers = runtime.GOMAXPROCS(0)
-	}
-	if opts.MaxPoints <= 0 {
-		opts.MaxPoints = DefaultMaxPoints
-	}
-	if opts.now == nil {
-		opts.now = time.Now
-	}
-	if opts.MaxMemory == 0 {
-		opts.MaxMemory = DefaultMaxMemory()
-	}
-	if err := CheckShardCount(opts.Shard.Count); err != nil {
-		return nil, err
-	}
-	if opts.keyShard.Count > 0 {
-		if err := CheckShardCount(opts.keyShard.Count); err != nil {
-			return nil, err
-		}
-	}
-	if err := NewGrid(spec).CheckShard(opts.Shard); err != nil {
+	if err := setRunDefaults(spec, &opts); err != nil {
 		return nil, err
 	}
 	if opts.keyShard.Count == 0 && !opts.NoOutput {
@@ -183,23 +161,9 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	var logAcc *ingest.Accounting
-	if ts, ok := src.(*trafficSource); ok {
-		lim := ingest.DefaultMalformedLimit
-		if opts.MaxMalformed != nil {
-			lim = *opts.MaxMalformed
-		}
-		var accs []ingest.Accounting
-		for _, tr := range ts.trs {
-			accs = append(accs, tr.Accounting())
-		}
-		acc := ingest.SumAccounting(accs)
-		logAcc = &acc
-		for _, tr := range ts.trs {
-			if lim.Exceeded(&tr.Stats) {
-				return &Result{Log: logAcc}, inputErrorf("%s: %s", tr.Source, lim.MalformedError(&tr.Stats))
-			}
-		}
+	logAcc, err := logAccounting(src, opts)
+	if err != nil {
+		return &Result{Log: logAcc}, err
 	}
 	workloadSHA := opts.workloadSHA
 	if workloadSHA == "" {
@@ -216,6 +180,101 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	res.Rows = res.Points * int64(spec.Replicates)
 
 	specYAML := string(spec.YAML())
+	meta, err := runMeta(opts, specYAML, workloadSHA, logAcc)
+	if err != nil {
+		return nil, err
+	}
+	states := make([]partState, len(parts))
+	for i, p := range parts {
+		states[i].part = p
+	}
+	if !opts.NoOutput {
+		lock, err := prepareOutput(spec, opts, src, specYAML, states)
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Release()
+	}
+	if err := runParts(ctx, spec, opts, src, grid, states, meta); err != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		return res, err
+	}
+	res.tally(states)
+	if opts.NoOutput {
+		return res, nil
+	}
+	return res, writeRunManifest(spec, opts, res, states, specYAML, meta[MetaScenarioSHA256])
+}
+
+// tally adds the parts' false cuts, and counts the points computed and the
+// parts a resumed run skipped.
+func (res *Result) tally(states []partState) {
+	for _, st := range states {
+		res.FalseCutSum += st.falseCut
+		if st.resumed {
+			res.PartsSkipped++
+		} else {
+			res.Computed += st.part.Points()
+		}
+	}
+}
+
+// setRunDefaults fills in the options left at zero and checks the shards.
+func setRunDefaults(spec *Spec, opts *Options) error {
+	if opts.Shard.Count == 0 {
+		opts.Shard = Shard{0, 1}
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.MaxPoints <= 0 {
+		opts.MaxPoints = DefaultMaxPoints
+	}
+	if opts.now == nil {
+		opts.now = time.Now
+	}
+	if opts.MaxMemory == 0 {
+		opts.MaxMemory = DefaultMaxMemory()
+	}
+	if err := CheckShardCount(opts.Shard.Count); err != nil {
+		return err
+	}
+	if opts.keyShard.Count > 0 {
+		if err := CheckShardCount(opts.keyShard.Count); err != nil {
+			return err
+		}
+	}
+	return NewGrid(spec).CheckShard(opts.Shard)
+}
+
+// logAccounting sums the accounting of a log replay's logs (nil for a
+// scenario) and refuses a log with more malformed lines than allowed.
+func logAccounting(src source, opts Options) (*ingest.Accounting, error) {
+	ts, ok := src.(*trafficSource)
+	if !ok {
+		return nil, nil
+	}
+	lim := ingest.DefaultMalformedLimit
+	if opts.MaxMalformed != nil {
+		lim = *opts.MaxMalformed
+	}
+	var accs []ingest.Accounting
+	for _, tr := range ts.trs {
+		accs = append(accs, tr.Accounting())
+	}
+	acc := ingest.SumAccounting(accs)
+	for _, tr := range ts.trs {
+		if lim.Exceeded(&tr.Stats) {
+			return &acc, inputErrorf("%s: %s", tr.Source, lim.MalformedError(&tr.Stats))
+		}
+	}
+	return &acc, nil
+}
+
+// runMeta is the metadata every part of the run carries.
+func runMeta(opts Options, specYAML, workloadSHA string, logAcc *ingest.Accounting) (map[string]string, error) {
 	meta := map[string]string{
 		MetaVersion:        Version,
 		MetaSpec:           specYAML,
@@ -232,28 +291,34 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		}
 		meta[MetaLog] = string(js)
 	}
-	states := make([]partState, len(parts))
-	for i, p := range parts {
-		states[i].part = p
+	return meta, nil
+}
+
+// prepareOutput takes the run directory's lock, prepares the directory
+// (marking the parts a resumed run has) and writes a key shard's key rows.
+func prepareOutput(spec *Spec, opts Options, src source, specYAML string, states []partState) (*runfs.Lock, error) {
+	lock, err := prepareDir(opts, specYAML, spec.Replicates, states)
+	if err != nil {
+		return nil, err
 	}
-	if !opts.NoOutput {
-		lock, err := prepareDir(opts, specYAML, spec.Replicates, states)
-		if err != nil {
+	if ts, ok := src.(*trafficSource); ok && opts.keyShard.Count > 0 {
+		if err := writeKeyRows(opts.OutDir, keyRowsOf(ts, opts.keyShard)); err != nil {
+			lock.Release()
 			return nil, err
 		}
-		defer lock.Release()
-		if ts, ok := src.(*trafficSource); ok && opts.keyShard.Count > 0 {
-			if err := writeKeyRows(opts.OutDir, keyRowsOf(ts, opts.keyShard)); err != nil {
-				return nil, err
-			}
-		}
-		if spec.Traffic == nil && opts.keyShard.Count > 0 {
-			if err := writeKeyRows(opts.OutDir, scenarioKeyRows(spec.Scenario, opts.keyShard)); err != nil {
-				return nil, err
-			}
+	}
+	if spec.Traffic == nil && opts.keyShard.Count > 0 {
+		if err := writeKeyRows(opts.OutDir, scenarioKeyRows(spec.Scenario, opts.keyShard)); err != nil {
+			lock.Release()
+			return nil, err
 		}
 	}
+	return lock, nil
+}
 
+// runParts simulates the parts not done yet on opts.Workers workers and
+// writes each one's files.
+func runParts(ctx context.Context, spec *Spec, opts Options, src source, grid *Grid, states []partState, meta map[string]string) error {
 	pointsSchema, clientsSchema := schemas(meta)
 	pointsSchema, clientsSchema = withReactions(pointsSchema, clientsSchema, specReacts(spec))
 	pointsSchema, clientsSchema = withCosts(pointsSchema, clientsSchema, spec.Costed())
@@ -282,7 +347,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		}
 		return nil
 	})
-	for range min(opts.Workers, max(len(parts), 1)) {
+	for range min(opts.Workers, max(len(states), 1)) {
 		g.Go(func() (err error) {
 			defer recoverPanic(&err)
 			sim := src.newSim()
@@ -312,35 +377,24 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
-		return res, err
-	}
-	for _, st := range states {
-		res.FalseCutSum += st.falseCut
-		if st.resumed {
-			res.PartsSkipped++
-		} else {
-			res.Computed += st.part.Points()
-		}
-	}
-	if opts.NoOutput {
-		return res, nil
-	}
+	return g.Wait()
+}
+
+// writeRunManifest makes every part durable and then writes the manifest that
+// says the run (this shard of it) is complete.
+func writeRunManifest(spec *Spec, opts Options, res *Result, states []partState, specYAML, workloadSHA string) error {
 	// One directory sync each makes every part's rename durable before the
 	// manifest says the run is complete (parts skip their own, write.go).
 	for _, sub := range []string{"points", "clients"} {
 		if err := syncDir(filepath.Join(opts.OutDir, sub)); err != nil {
-			return res, err
+			return err
 		}
 	}
 	m := Manifest{
 		Version: Version, Spec: spec.Name, SpecSHA256: sha256Hex([]byte(specYAML)),
-		ScenarioSHA256: meta[MetaScenarioSHA256], Shard: opts.Shard.String(),
+		ScenarioSHA256: workloadSHA, Shard: opts.Shard.String(),
 		Points: res.Points, Replicates: spec.Replicates, Rows: res.Rows, FalseCutSum: res.FalseCutSum,
-		Finished: opts.now().UTC().Format(time.RFC3339), Log: logAcc,
+		Finished: opts.now().UTC().Format(time.RFC3339), Log: res.Log,
 	}
 	if opts.keyShard.Count > 0 {
 		m.KeyShard = opts.keyShard.String()
@@ -351,9 +405,9 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	res.Manifest = filepath.Join(opts.OutDir, ManifestName(opts.Shard))
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return res, err
+		return err
 	}
-	return res, writeFileAtomic(res.Manifest, append(data, '\n'))
+	return writeFileAtomic(res.Manifest, append(data, '\n'))
 }
 
 // PanicError is a panic in a worker goroutine (a bug), returned as an error

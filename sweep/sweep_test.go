@@ -412,53 +412,6 @@ func TestParseShard(t *testing.T) {
 	}
 }
 
-// Grid.Policies (the odometer a part's policies come from) equals
-// Grid.Policy at every point of every committed spec, from any start.
-func TestGridPolicies(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "configs", "*.yaml"))
-	files = append(files, filepath.Join("..", "bench", "10m.yaml"))
-	specs := 0
-	for _, path := range files {
-		s, err := LoadSpec(path)
-		if err != nil {
-			continue // not a spec (a scenario or a schema)
-		}
-		specs++
-		g := NewGrid(s)
-		starts := []int64{0, 1, g.Points() / 3, max(g.Points()-2, 0)}
-		for _, part := range ShardParts(g, Shard{0, 1}) {
-			starts = append(starts, part.From)
-		}
-		for _, from := range starts {
-			dst := make([]model.Policy, min(g.Points()-from, 70_000))
-			changed := make([]int8, len(dst))
-			g.Policies(dst, from, changed)
-			vals, prev := make([]float64, len(model.Params)), make([]float64, len(model.Params))
-			for i := range dst {
-				if want := g.Policy(from + int64(i)); dst[i] != want {
-					t.Fatalf("%s: point %d from %d: %+v, want %+v", path, from+int64(i), from, dst[i], want)
-				}
-				// changed names the one parameter that may differ.
-				dst[i].Values(vals)
-				if j := changed[i]; j >= 0 {
-					if i == 0 || dst[i].Algorithm != dst[i-1].Algorithm {
-						t.Fatalf("%s: point %d from %d: changed %d at an entry's start", path, from+int64(i), from, j)
-					}
-					for k := range vals {
-						if k != int(j) && vals[k] != prev[k] {
-							t.Fatalf("%s: point %d from %d: %s differs, changed says %s", path, from+int64(i), from, model.Params[k].Name, model.Params[j].Name)
-						}
-					}
-				}
-				vals, prev = prev, vals
-			}
-		}
-	}
-	if specs < 5 {
-		t.Fatalf("only %d specs among %d files", specs, len(files))
-	}
-}
-
 func TestGridAndAxes(t *testing.T) {
 	s := detSpec(t)
 	g := NewGrid(s)

@@ -22,7 +22,77 @@ import (
 	"golang.org/x/term"
 )
 
+// runArgs are run's flags and arguments, checked.
+type runArgs struct {
+	out, shardFlag, shardBy string
+	workers, shards         int
+	resume, force, dry      bool
+	quiet, noOutput         bool
+	maxPoints               int64
+	memLimit, outLimit      int64 // bytes; memLimit -1: no limit
+	sets                    []string
+	malformedLimit          ingest.MalformedLimit
+	specPath                string // "" for the embedded default
+}
+
+// runPlan is what a run computes and where it writes.
+type runPlan struct {
+	spec      *sweep.Spec
+	shard     sweep.Shard
+	by        sweep.ShardBy
+	gridShard sweep.Shard // the parts this run computes
+	dir       string
+}
+
 func cmdRun(e *env, args []string) error {
+	a, err := parseRunArgs(e, args)
+	if err != nil {
+		return err
+	}
+	p, err := planRun(e, a)
+	if err != nil {
+		return err
+	}
+	if a.dry {
+		printDryRun(e, a, p)
+		return nil
+	}
+
+	opts := sweep.Options{
+		OutDir: p.dir, Workers: a.workers, Shard: p.shard, Resume: a.resume, Force: a.force,
+		NoOutput: a.noOutput, MaxPoints: a.maxPoints, MaxMemory: a.memLimit, MaxOutput: a.outLimit,
+		MaxMalformed: &a.malformedLimit, ShardBy: p.by,
+	}
+	if a.memLimit > 0 {
+		debug.SetMemoryLimit(a.memLimit) // the garbage collector works harder before the budget is spent
+	}
+	var mine int64
+	for _, part := range sweep.ShardParts(sweep.NewGrid(p.spec), p.gridShard) {
+		mine += part.Points()
+	}
+	if e.getenv("RATESWEEP_WRITER_FLOOR") != "" {
+		return writerFloor(e, p.spec, opts)
+	}
+	prog := newProgress(e.progressOut(), mine*int64(p.spec.Replicates), a.quiet)
+	opts.Progress = prog.set
+	start := time.Now()
+	res, err := sweep.Run(e.ctx, p.spec, opts)
+	prog.stop(err == nil)
+	if res != nil && res.Log != nil && (!a.quiet || res.Log.Malformed > 0) {
+		printAccounting(e.stderr, res.Log)
+	}
+	if err != nil {
+		return runError(e, a, p, err)
+	}
+	if a.quiet {
+		return nil
+	}
+	printRunSummary(e, a, p, res, time.Since(start).Seconds())
+	return nil
+}
+
+// parseRunArgs reads run's flags and checks their values.
+func parseRunArgs(e *env, args []string) (*runArgs, error) {
 	fs := newFlags(e, "run", "[SPEC.yaml | -]", "Run a sweep and write Parquet (no argument: the embedded default spec; -: the spec from standard input).")
 	out := fs.String("out", "", "run directory (default out/<spec name>)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines simulating and writing (default: all cores)")
@@ -42,28 +112,28 @@ func cmdRun(e *env, args []string) error {
 	maxMalformed := fs.String("max-malformed", ingest.DefaultMalformedLimit.String(), "a log with more malformed lines than N or P% (of its lines) is an error (exit 2)")
 	rest, err := parseFlags(fs, args, 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	malformedLimit, err := ingest.ParseMalformedLimit(*maxMalformed)
 	if err != nil {
-		return usagef("run: --max-malformed: %v", err)
+		return nil, usagef("run: --max-malformed: %v", err)
 	}
 	if *resume && *force {
-		return usagef("run: --resume and --force exclude each other")
+		return nil, usagef("run: --resume and --force exclude each other")
 	}
 	if *workers < 1 {
-		return usagef("run: --workers must be >= 1, got %d", *workers)
+		return nil, usagef("run: --workers must be >= 1, got %d", *workers)
 	}
 	if *maxPoints < 1 {
-		return usagef("run: --max-points must be >= 1, got %d", *maxPoints)
+		return nil, usagef("run: --max-points must be >= 1, got %d", *maxPoints)
 	}
 	if *shards < 0 || *shards > sweep.MaxShards {
-		return usagef("run: --shards must be 1 to %d, got %d", sweep.MaxShards, *shards)
+		return nil, usagef("run: --shards must be 1 to %d, got %d", sweep.MaxShards, *shards)
 	}
 	memLimit, outLimit := sweep.DefaultMaxMemory(), int64(0)
 	if *maxMemory != "" {
 		if memLimit, err = yamlx.ParseBytes(*maxMemory); err != nil {
-			return usagef("run: --max-memory: %v", err)
+			return nil, usagef("run: --max-memory: %v", err)
 		}
 		if memLimit == 0 {
 			memLimit = -1 // no limit
@@ -71,39 +141,50 @@ func cmdRun(e *env, args []string) error {
 	}
 	if *maxOutput != "" {
 		if outLimit, err = yamlx.ParseBytes(*maxOutput); err != nil {
-			return usagef("run: --max-output: %v", err)
+			return nil, usagef("run: --max-output: %v", err)
 		}
 	}
 	specPath := ""
 	if len(rest) == 1 {
 		specPath = rest[0]
 	}
-	spec, err := loadSpec(e, specPath, *sets)
+	return &runArgs{
+		out: *out, shardFlag: *shardFlag, shardBy: *shardBy, workers: *workers, shards: *shards,
+		resume: *resume, force: *force, dry: *dry, quiet: *quiet, noOutput: *noOutput,
+		maxPoints: *maxPoints, memLimit: memLimit, outLimit: outLimit, sets: *sets,
+		malformedLimit: malformedLimit, specPath: specPath,
+	}, nil
+}
+
+// planRun loads the spec and settles the shard, what it splits and the run
+// directory.
+func planRun(e *env, a *runArgs) (*runPlan, error) {
+	spec, err := loadSpec(e, a.specPath, a.sets)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := sweep.CheckGridSize(spec, *maxPoints); err != nil {
-		return &badInput{err} // counted before the grid is split into parts, --dry-run too
+	if err := sweep.CheckGridSize(spec, a.maxPoints); err != nil {
+		return nil, &badInput{err} // counted before the grid is split into parts, --dry-run too
 	}
-	shard, err := shardFromEnv(*shardFlag, *shards, e.getenv)
+	shard, err := shardFromEnv(a.shardFlag, a.shards, e.getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := sweep.CheckShardCount(shard.Count); err != nil {
-		return usagef("run: %v", err)
+		return nil, usagef("run: %v", err)
 	}
 	by := spec.ShardBy
-	if *shardBy != "" {
-		if by, err = sweep.ParseShardBy(*shardBy); err != nil {
-			return usagef("run: --shard-by: %v", err)
+	if a.shardBy != "" {
+		if by, err = sweep.ParseShardBy(a.shardBy); err != nil {
+			return nil, usagef("run: --shard-by: %v", err)
 		}
 	}
 	if by == sweep.ShardByKey {
 		if err := sweep.CheckKeySharding(spec); err != nil {
-			return usagef("run: --shard-by key: %s", strings.TrimPrefix(err.Error(), "shard_by key: "))
+			return nil, usagef("run: --shard-by key: %s", strings.TrimPrefix(err.Error(), "shard_by key: "))
 		}
 	} else if err := sweep.NewGrid(spec).CheckShard(shard); err != nil {
-		return usagef("run: %v", err)
+		return nil, usagef("run: %v", err)
 	}
 	if by == sweep.ShardByKey && shard.Count == 1 {
 		by = sweep.ShardByGrid // one key shard holds every key: an ordinary run, nothing to merge
@@ -112,13 +193,20 @@ func cmdRun(e *env, args []string) error {
 	if by == sweep.ShardByKey {
 		gridShard = sweep.Shard{Index: 0, Count: 1}
 	}
-	dir := *out
+	dir := a.out
 	if dir == "" {
 		dir = filepath.Join("out", spec.Name)
 	}
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return usagef("run: --out %s is a file, not a directory", dir)
+		return nil, usagef("run: --out %s is a file, not a directory", dir)
 	}
+	return &runPlan{spec: spec, shard: shard, by: by, gridShard: gridShard, dir: dir}, nil
+}
+
+// printDryRun prints what run --dry-run says: points, rows, the shard, and
+// the output and memory estimates.
+func printDryRun(e *env, a *runArgs, p *runPlan) {
+	spec, shard, by, gridShard, dir := p.spec, p.shard, p.by, p.gridShard, p.dir
 	points, rows := spec.Points(), spec.Rows()
 	// Clients rows per point: one per scenario client, or for a log at most
 	// top_keys keys plus four "other keys" rows.
@@ -132,100 +220,77 @@ func cmdRun(e *env, args []string) error {
 		workload = fmt.Sprintf("scenario %q, %d clients", spec.Scenario.Name, clients)
 	}
 	clientRows := rows * clients
-	est := sweep.EstimateShard(spec, shard, by, *workers, memLimit)
-	if *dry {
-		parts := sweep.ShardParts(sweep.NewGrid(spec), gridShard)
-		fmt.Fprintf(e.stdout, "spec        %s (%s)\n", spec.Name, workload)
-		for i, en := range spec.Entries {
-			fmt.Fprintf(e.stdout, "entry %-5d %s: %d points\n", i, en.Algorithm, en.Size())
-		}
-		fmt.Fprintf(e.stdout, "points      %d (× %d replicates = %d points rows, %d clients rows)\n", points, spec.Replicates, rows, clientRows)
-		if by == sweep.ShardByKey {
-			fmt.Fprintf(e.stdout, "shard       key shard %s: %d parts, %d points over about 1/%d of the log's keys (memory below is per shard)\n", shard, len(parts), est.Points, shard.Count)
-		} else {
-			fmt.Fprintf(e.stdout, "shard       %s: %d parts, %d points\n", shard, len(parts), est.Points)
-		}
-		fmt.Fprintf(e.stdout, "estimated   %s of Parquet under %s\n", humanBytes(float64(est.OutputBytes)), dir)
-		mode := ""
-		if est.Streamed {
-			mode = ", the scenario streamed client by client"
-		}
-		budget := "no --max-memory"
-		if memLimit > 0 {
-			budget = "--max-memory " + yamlx.FormatBytes(memLimit)
-		}
-		fmt.Fprintf(e.stdout, "memory      about %s with %d workers%s (%s):\n%s", yamlx.FormatBytes(est.MemoryBytes), *workers, mode, budget, est.FormatMemory("            "))
-		passes := 1
-		if by == sweep.ShardByGrid && !*noOutput {
-			passes = sweep.SpillPasses(spec, gridShard, *workers, memLimit)
-		}
-		if passes > 1 {
-			pass := sweep.EstimateShard(spec, sweep.Shard{Index: 0, Count: passes}, sweep.ShardByKey, *workers, memLimit)
-			fmt.Fprintf(e.stdout, "note        the log does not fit: run replays it in %d key passes of about 1/%d of its keys each (about %s a pass), then merges them\n", passes, passes, yamlx.FormatBytes(pass.MemoryBytes))
-		} else if err := est.CheckLimits(spec, *maxPoints, outLimit, memLimit, *noOutput); err != nil {
-			fmt.Fprintf(e.stdout, "note        run would refuse it: %v\n", err)
-		}
-		return nil
+	est := sweep.EstimateShard(spec, shard, by, a.workers, a.memLimit)
+	parts := sweep.ShardParts(sweep.NewGrid(spec), gridShard)
+	fmt.Fprintf(e.stdout, "spec        %s (%s)\n", spec.Name, workload)
+	for i, en := range spec.Entries {
+		fmt.Fprintf(e.stdout, "entry %-5d %s: %d points\n", i, en.Algorithm, en.Size())
 	}
+	fmt.Fprintf(e.stdout, "points      %d (× %d replicates = %d points rows, %d clients rows)\n", points, spec.Replicates, rows, clientRows)
+	if by == sweep.ShardByKey {
+		fmt.Fprintf(e.stdout, "shard       key shard %s: %d parts, %d points over about 1/%d of the log's keys (memory below is per shard)\n", shard, len(parts), est.Points, shard.Count)
+	} else {
+		fmt.Fprintf(e.stdout, "shard       %s: %d parts, %d points\n", shard, len(parts), est.Points)
+	}
+	fmt.Fprintf(e.stdout, "estimated   %s of Parquet under %s\n", humanBytes(float64(est.OutputBytes)), dir)
+	mode := ""
+	if est.Streamed {
+		mode = ", the scenario streamed client by client"
+	}
+	budget := "no --max-memory"
+	if a.memLimit > 0 {
+		budget = "--max-memory " + yamlx.FormatBytes(a.memLimit)
+	}
+	fmt.Fprintf(e.stdout, "memory      about %s with %d workers%s (%s):\n%s", yamlx.FormatBytes(est.MemoryBytes), a.workers, mode, budget, est.FormatMemory("            "))
+	passes := 1
+	if by == sweep.ShardByGrid && !a.noOutput {
+		passes = sweep.SpillPasses(spec, gridShard, a.workers, a.memLimit)
+	}
+	if passes > 1 {
+		pass := sweep.EstimateShard(spec, sweep.Shard{Index: 0, Count: passes}, sweep.ShardByKey, a.workers, a.memLimit)
+		fmt.Fprintf(e.stdout, "note        the log does not fit: run replays it in %d key passes of about 1/%d of its keys each (about %s a pass), then merges them\n", passes, passes, yamlx.FormatBytes(pass.MemoryBytes))
+	} else if err := est.CheckLimits(spec, a.maxPoints, a.outLimit, a.memLimit, a.noOutput); err != nil {
+		fmt.Fprintf(e.stdout, "note        run would refuse it: %v\n", err)
+	}
+}
 
-	opts := sweep.Options{
-		OutDir: dir, Workers: *workers, Shard: shard, Resume: *resume, Force: *force,
-		NoOutput: *noOutput, MaxPoints: *maxPoints, MaxMemory: memLimit, MaxOutput: outLimit,
-		MaxMalformed: &malformedLimit, ShardBy: by,
+// runError is the command's error for a failed sweep.Run: the exit code of
+// an interruption or bad input, and the command that resumes the run.
+func runError(e *env, a *runArgs, p *runPlan, err error) error {
+	hint := "ratesweep run"
+	if a.specPath != "" {
+		hint += " " + shellQuote(a.specPath)
 	}
-	if memLimit > 0 {
-		debug.SetMemoryLimit(memLimit) // the garbage collector works harder before the budget is spent
+	hint += " --out " + shellQuote(p.dir)
+	if p.shard.Count > 1 || p.by == sweep.ShardByKey {
+		hint += " --shard " + p.shard.String()
 	}
-	var mine int64
-	for _, p := range sweep.ShardParts(sweep.NewGrid(spec), gridShard) {
-		mine += p.Points()
+	if p.by == sweep.ShardByKey && p.spec.ShardBy != p.by {
+		hint += " --shard-by key"
 	}
-	if e.getenv("RATESWEEP_WRITER_FLOOR") != "" {
-		return writerFloor(e, spec, opts)
+	for _, set := range a.sets { // the same spec, or resume refuses
+		hint += " --set " + shellQuote(set)
 	}
-	prog := newProgress(e.progressOut(), mine*int64(spec.Replicates), *quiet)
-	opts.Progress = prog.set
-	start := time.Now()
-	res, err := sweep.Run(e.ctx, spec, opts)
-	prog.stop(err == nil)
-	if res != nil && res.Log != nil && (!*quiet || res.Log.Malformed > 0) {
-		printAccounting(e.stderr, res.Log)
+	if errors.Is(err, context.Canceled) {
+		code, sig := 130, "interrupted"
+		if e.signal != nil && e.signal() == "terminated" {
+			code, sig = 143, "terminated"
+		}
+		return &exitError{code, fmt.Errorf("%s: completed parts are kept in %s; resume with: %s --resume", sig, p.dir, hint)}
 	}
-	if err != nil {
-		hint := "ratesweep run"
-		if specPath != "" {
-			hint += " " + shellQuote(specPath)
-		}
-		hint += " --out " + shellQuote(dir)
-		if shard.Count > 1 || by == sweep.ShardByKey {
-			hint += " --shard " + shard.String()
-		}
-		if by == sweep.ShardByKey && spec.ShardBy != by {
-			hint += " --shard-by key"
-		}
-		for _, set := range *sets { // the same spec, or resume refuses
-			hint += " --set " + shellQuote(set)
-		}
-		if errors.Is(err, context.Canceled) {
-			code, sig := 130, "interrupted"
-			if e.signal != nil && e.signal() == "terminated" {
-				code, sig = 143, "terminated"
-			}
-			return &exitError{code, fmt.Errorf("%s: completed parts are kept in %s; resume with: %s --resume", sig, dir, hint)}
-		}
-		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-			return fmt.Errorf("%w; completed parts are kept: free space, then resume with: %s --resume", err, hint)
-		}
-		var ie *sweep.InputError
-		if errors.As(err, &ie) || errors.Is(err, sweep.ErrOutputExists) {
-			return &badInput{err}
-		}
-		return err
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("%w; completed parts are kept: free space, then resume with: %s --resume", err, hint)
 	}
-	if *quiet {
-		return nil
+	var ie *sweep.InputError
+	if errors.As(err, &ie) || errors.Is(err, sweep.ErrOutputExists) {
+		return &badInput{err}
 	}
-	secs := time.Since(start).Seconds()
+	return err
+}
+
+// printRunSummary prints a finished run's points, speed (secs: its wall
+// time) and where it wrote them.
+func printRunSummary(e *env, a *runArgs, p *runPlan, res *sweep.Result, secs float64) {
 	fmt.Fprintf(e.stdout, "%d points (%d rows) in %.2f s: %.0f points/s; Σ false cut = %d\n",
 		res.Points, res.Rows, secs, float64(res.Computed)/secs, res.FalseCutSum)
 	if res.Passes > 1 {
@@ -235,13 +300,12 @@ func cmdRun(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "resumed: %d of %d parts were complete already\n", res.PartsSkipped, res.Parts)
 	}
 	switch {
-	case *noOutput:
-	case by == sweep.ShardByKey:
-		fmt.Fprintf(e.stdout, "wrote key shard %s into %s; once every key shard is done: ratesweep merge %s\n", shard, sweep.KeyShardDir(dir, shard), shellQuote(dir))
+	case a.noOutput:
+	case p.by == sweep.ShardByKey:
+		fmt.Fprintf(e.stdout, "wrote key shard %s into %s; once every key shard is done: ratesweep merge %s\n", p.shard, sweep.KeyShardDir(p.dir, p.shard), shellQuote(p.dir))
 	default:
-		fmt.Fprintf(e.stdout, "wrote %s/points/*.parquet, %s/clients/*.parquet and %s\n", dir, dir, res.Manifest)
+		fmt.Fprintf(e.stdout, "wrote %s/points/*.parquet, %s/clients/*.parquet and %s\n", p.dir, p.dir, res.Manifest)
 	}
-	return nil
 }
 
 // loadSpec loads the spec named on the command line: a file, "" for the
