@@ -12,7 +12,9 @@
 # A run whose names are markup must show them as text (no image loads, no
 # script runs).
 #
-# Then scripts/test-explore.sh checks explore.html on the same run.
+# Then scripts/test-explore.sh checks explore.html on the same run, and
+# scripts/test-explore-more.sh its further metrics and bounds on two small
+# runs of its own.
 #
 # Usage: scripts/test-browser.sh [BIN]   (BIN default: bin/ratesweep)
 #
@@ -217,5 +219,6 @@ for i in "${!names[@]}"; do
 done
 # The explorer (explore.html) on the same run: scripts/test-explore.sh.
 scripts/test-explore.sh "$BIN" "$TMP/run" || fail=1
+scripts/test-explore-more.sh "$BIN" || fail=1
 [ "$fail" -eq 0 ] && echo "test-browser: PASS"
 exit "$fail"
