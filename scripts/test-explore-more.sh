@@ -102,7 +102,8 @@ for name in react cost; do
 	cases=()
 	changed=0
 	for _ in $(seq 20); do
-		fc=$(awk -v v="$((RANDOM % 2000))" 'BEGIN{printf "%g", v/100}') # 0–20 %
+		r=$((RANDOM % 2000)) # (a subshell would draw from a seed of its own)
+		fc=$(awk -v v="$r" 'BEGIN{printf "%g", v/100}') # 0–20 %
 		args=(--max-false-cut "$fc%")
 		more='{}'
 		for b in "${bounds[@]}"; do
@@ -111,7 +112,8 @@ for name in react cost; do
 			if [ "$b" = cu ] && [ $((RANDOM % 2)) = 1 ]; then pct=true col=cup; fi
 			# A setting's own value, as JavaScript prints it (it reads back
 			# to the same number in Go and in the page).
-			v=$(jq -r --arg c "$col" --argjson k "$RANDOM" '.[$c] | .[$k % length]' "$TMP/values.json")
+			k=$RANDOM
+			v=$(jq -r --arg c "$col" --argjson k "$k" '.[$c] | .[$k % length]' "$TMP/values.json")
 			case $b in
 			cu) if [ "$pct" = true ]; then args+=(--max-false-cut-cost "$v%"); else args+=(--max-false-cut-cost "$v"); fi ;;
 			bs) args+=(--max-legit-blocked-s "$v") ;;

@@ -63,7 +63,7 @@
       if (b.fc !== null) { m = b.fc - D.lc[i]; if (m < 0) { good = false; v += -m; } }
       if (b.mi !== null) { m = b.mi - D.mp[i]; if (m < 0) { good = false; v += -m; } }
       if (b.cc !== null) { m = b.cc - D.wc[i]; if (m < 0) { good = false; v += -m; } }
-      if ((m = more(b, i)) >= 0) { good = false; v += m; }
+      if ((m = more(b, i)) >= 0) { good = false; v = m; }
       if (near < 0 || v < nearV || (v === nearV && better(obj[i], tie[i], obj[near], tie[near]))) { near = i; nearV = v; }
       if (!good) continue;
       ok[i] = 1; count++;
@@ -89,7 +89,7 @@
       if (!(x >= c.min && x < Infinity) || (pct && x > 100)) continue;
       b[c.id] = x;
       if (c.pctCol) b[c.id + "Pct"] = pct;
-      b.more.push({ v: pct ? D[c.pctCol] : D[c.col], bound: x, pp: pct });
+      b.more.push({ v: pct ? D[c.pctCol] : D[c.col], bound: x, pp: pct, early: c.id === "cu" });
     }
     return b;
   }
@@ -111,18 +111,25 @@
   // more checks setting i against the further bounds (b.more), as
   // recommend does (recommend/cost.go, blocked.go, reactions.go): a bound
   // holds when bound − value >= 0 (a NaN value misses it). It returns -1
-  // when every bound holds, else the summed violation in recommend's
-  // units: percentage points for a bound in %, else the shortfall as a
-  // share of the bound (of at least 1).
+  // when every further bound holds, else the violation of all the bounds,
+  // summed in recommend's order (false cut, cost, missed, client cut, time
+  // blocked, amplification, retry latency) and units: percentage points
+  // for a bound in %, else the shortfall as a share of the bound (of at
+  // least 1).
   function more(b, i) {
     if (!b.more || !b.more.length) return -1;
-    let v = 0, bad = false;
-    for (const c of b.more) {
-      const m = c.bound - c.v[i];
-      if (!(m >= 0)) bad = true;
-      if (m < 0) v += c.pp ? -m : -m / Math.max(1, c.bound);
-    }
-    return bad ? v : -1;
+    let bad = false;
+    for (const c of b.more) if (!(c.bound - c.v[i] >= 0)) bad = true;
+    if (!bad) return -1;
+    let v = 0;
+    const add = (m, pp, bound) => { if (m < 0) v += pp ? -m : -m / Math.max(1, bound); };
+    const further = (early) => { for (const c of b.more) if (c.early === early) add(c.bound - c.v[i], c.pp, c.bound); };
+    if (b.fc !== null) add(b.fc - D.lc[i], true);
+    further(true);
+    if (b.mi !== null) add(b.mi - D.mp[i], true);
+    if (b.cc !== null) add(b.cc - D.wc[i], true);
+    further(false);
+    return v;
   }
 
   let choice = null;
