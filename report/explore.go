@@ -124,14 +124,18 @@ type exploreData struct {
 	//  - BS: seconds legitimate clients spent blocked by a penalty box,
 	//    summed over them (recommend's mean, compared by
 	//    --max-legit-blocked-s), and BN: blocks started (runs with block_s).
-	DM  []float64 `json:"dm,omitempty"`
-	DP  []float64 `json:"dp,omitempty"`
-	AM  []float64 `json:"am,omitempty"`
-	RD  []float64 `json:"rd,omitempty"`
-	CU  []float64 `json:"cu,omitempty"`
-	CUP []float64 `json:"cup,omitempty"`
-	BS  []float64 `json:"bs,omitempty"`
-	BN  []float64 `json:"bn,omitempty"`
+	// Defaults[a] are algorithm Algs[a]'s optional numeric parameters that
+	// some of its labels give, with the value a label without them means
+	// (a grid step to or from it is a neighbour, as recommend lists them).
+	Defaults []map[string]float64 `json:"defaults,omitempty"`
+	DM       []float64            `json:"dm,omitempty"`
+	DP       []float64            `json:"dp,omitempty"`
+	AM       []float64            `json:"am,omitempty"`
+	RD       []float64            `json:"rd,omitempty"`
+	CU       []float64            `json:"cu,omitempty"`
+	CUP      []float64            `json:"cup,omitempty"`
+	BS       []float64            `json:"bs,omitempty"`
+	BN       []float64            `json:"bn,omitempty"`
 }
 
 // writeExplore writes explore.html for the run into w.
@@ -239,6 +243,7 @@ func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) 
 	if !intervals {
 		d.LCI, d.MPI, d.WCI = nil, nil, nil
 	}
+	d.addDefaults()
 	if len(am) == len(ms) {
 		d.AM, d.RD = am, rd
 	}
@@ -523,6 +528,37 @@ func (d *exploreData) addClients(ctx context.Context, dir string, index map[int6
 		}
 	}
 	return nil
+}
+
+// addDefaults fills in Defaults from the labels.
+func (d *exploreData) addDefaults() {
+	seen := make([]map[string]bool, len(d.Algs))
+	for i, l := range d.Label {
+		a := d.Alg[i]
+		if seen[a] == nil {
+			seen[a] = map[string]bool{}
+		}
+		for _, t := range strings.Fields(l) {
+			if name, _, ok := strings.Cut(t, "="); ok {
+				seen[a][name] = true
+			}
+		}
+	}
+	some := false
+	d.Defaults = make([]map[string]float64, len(d.Algs))
+	for a, alg := range d.Algs {
+		al, _ := model.ParseAlgorithm(alg)
+		d.Defaults[a] = map[string]float64{}
+		for _, prm := range model.Params {
+			if al.Takes(prm.Name) && prm.Values == nil && !slices.Contains(al.Params(), prm.Name) && seen[a][prm.Name] {
+				d.Defaults[a][prm.Name] = prm.Default
+				some = true
+			}
+		}
+	}
+	if !some {
+		d.Defaults = nil
+	}
 }
 
 // addTails fills in the delay nginx adds (DM, DP; with delays) and the

@@ -10,7 +10,9 @@
 # each algorithm must equal `ratesweep recommend --format json`'s with the
 # matching flags (--max-false-cut-cost, --max-legit-blocked-s,
 # --max-amplification, --max-legit-delay-p99), and so must the nearest
-# miss when nothing meets them. Some sets must change recommend's choice
+# miss when nothing meets them, and so must the best setting's neighbours
+# (a step to or from an optional parameter's default among them). Some
+# sets must change recommend's choice
 # against the same bounds without the further ones, and
 # a copy of the page that ignores the further bounds must fail.
 #
@@ -141,7 +143,7 @@ for name in react cost; do
 			  kind: (if .overall then "overall" else "nearest" end),
 			  label: ((.overall // .nearest_miss).policy),
 			  byAlg: ([(.by_algorithm // [])[] | {key: .algorithm, value: .policy}] | from_entries),
-			  neighbours: null}' "$TMP/rec.json")")
+			  neighbours: (if .overall then ([.overall.neighbors // [] | .[].policy] | sort) else null end)}' "$TMP/rec.json")")
 	done
 	feasible=$(printf '%s\n' "${cases[@]}" | grep -c '"kind":"overall"' || true)
 	echo "test-explore-more: $name: ${#cases[@]} bound sets, $feasible with a feasible setting (the others: the nearest miss), $changed of them change recommend's choice against the same bounds without the further ones"

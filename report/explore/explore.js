@@ -355,6 +355,12 @@
         p.vals[i] = v;
       }
     }
+    // A label without an optional parameter its algorithm takes means the
+    // parameter's default (D.defaults).
+    if (D.defaults) for (let i = 0; i < N; i++) {
+      const df = D.defaults[D.alg[i]];
+      for (const k in df) { const p = byName.get(k); if (p && Number.isNaN(p.vals[i])) p.vals[i] = df[k]; }
+    }
     P = [...byName.values()];
     for (const p of P) {
       const set = new Set();
@@ -413,15 +419,19 @@
 
   // neighboursOf lists the settings equal to i but for one parameter, at
   // its next lower and next higher value among the settings held (recommend's
-  // neighbours): [{param, j}], in the order of i's label.
+  // neighbours): [{param, j}], in the order of i's label, then the
+  // parameters i leaves at their default.
   const nbCache = new Map();
   function groupKey(i, name) {
     return D.alg[i] + "|" + D.label[i].split(" ").filter((t) => !t.startsWith(name + "=")).join(" ");
   }
   function neighboursOf(i) {
-    const out = [];
-    for (const tok of (D.label[i] || "").split(" ")) {
-      const p = P.find((q) => tok.startsWith(q.name + "="));
+    const out = [], names = [];
+    for (const tok of (D.label[i] || "").split(" ")) { const e = tok.indexOf("="); if (e > 0) names.push(tok.slice(0, e)); }
+    const df = D.defaults ? D.defaults[D.alg[i]] : null;
+    if (df) for (const k in df) if (!names.includes(k)) names.push(k); // at their default
+    for (const name of names) {
+      const p = P.find((q) => q.name === name);
       if (!p || Number.isNaN(p.vals[i])) continue;
       let m = nbCache.get(p.name);
       if (!m) {
