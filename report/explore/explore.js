@@ -99,13 +99,13 @@
   // them. A bound in % (pctCol) is on D[pctCol], else on D[col].
   const MORE = [
     { id: "cu", col: "cu", pctCol: "cup", min: 0, flag: "--max-false-cut-cost",
-      label: "Max false cut cost", unit: "" },
+      label: "Max false cut cost" },
     { id: "bs", col: "bs", min: 0, flag: "--max-legit-blocked-s",
-      label: "Max time legitimate clients spend blocked, s (summed over them)", unit: "s" },
+      label: "Max time legitimate clients spend blocked, s (summed over them)" },
     { id: "am", col: "am", min: 1, flag: "--max-amplification",
-      label: "Max legitimate amplification, attempts per intended request", unit: "×" },
+      label: "Max legitimate amplification, attempts per intended request" },
     { id: "rd", col: "rd", min: 0, flag: "--max-legit-delay-p99",
-      label: "Max added latency p99 of legitimate requests (retries), s", unit: "s" },
+      label: "Max added latency p99 of legitimate requests (retries), s" },
   ];
 
   // more checks setting i against the further bounds (b.more), as
