@@ -268,7 +268,8 @@ clean:
 
 # explore.html in headless Chromium, in real time, on 100,000 clients: file
 # size, first render (budget 1 s) and a slider drag step (budget 100 ms).
-# Run it on a quiet machine; CLIENTS=N ROUNDS=N KEEP=DIR (reuse a run).
+# Run it on a quiet machine; CLIENTS=N ROUNDS=N KEEP=DIR (reuse a run);
+# SETTINGS=50000: 50,090 settings of the lesson's scenario instead.
 .PHONY: bench-explore
 bench-explore: build
 	scripts/bench-explore.sh $(BIN)

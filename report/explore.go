@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/ratesweep/ratesweep/export"
 	"github.com/ratesweep/ratesweep/internal/choice"
 	"github.com/ratesweep/ratesweep/model"
@@ -115,6 +116,34 @@ type exploreData struct {
 	// dense rank, 0 the preferred; settings of equal rank go by point_id
 	// (their order here).
 	TR []int `json:"tr"`
+
+	// Further metrics, one entry per setting, present only when the run
+	// has them (means over replicates):
+	//  - DM, DP: the delay nginx adds to the requests it admits, mean and
+	//    99th percentile, s (runs with an algorithm that delays);
+	//  - AM: legitimate attempts per intended request, retries included,
+	//    and RD: the 99th percentile of the latency retries add to
+	//    legitimate requests eventually served, s (runs whose clients
+	//    react; recommend's means, compared by --max-amplification and
+	//    --max-legit-delay-p99);
+	//  - CU: cost units of legitimate requests cut, and CUP: as % of the
+	//    legitimate cost offered (runs whose requests carry costs;
+	//    recommend's means, compared by --max-false-cut-cost);
+	//  - BS: seconds legitimate clients spent blocked by a penalty box,
+	//    summed over them (recommend's mean, compared by
+	//    --max-legit-blocked-s), and BN: blocks started (runs with block_s).
+	// Defaults[a] are algorithm Algs[a]'s optional numeric parameters that
+	// some of its labels give, with the value a label without them means
+	// (a grid step to or from it is a neighbour, as recommend lists them).
+	Defaults []map[string]float64 `json:"defaults,omitempty"`
+	DM       []float64            `json:"dm,omitempty"`
+	DP       []float64            `json:"dp,omitempty"`
+	AM       []float64            `json:"am,omitempty"`
+	RD       []float64            `json:"rd,omitempty"`
+	CU       []float64            `json:"cu,omitempty"`
+	CUP      []float64            `json:"cup,omitempty"`
+	BS       []float64            `json:"bs,omitempty"`
+	BN       []float64            `json:"bn,omitempty"`
 }
 
 // writeExplore writes explore.html for the run into w.
@@ -170,6 +199,8 @@ func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) 
 	reps := 0
 	intervals := true
 	px, py := make([]float64, len(ms)), make([]float64, len(ms))
+	var am, rd, cu, cup, bs []float64
+	blocking := false
 	for i, m := range ms {
 		l := labels[m.PointID]
 		alg, rest, _ := strings.Cut(l, " ")
@@ -195,6 +226,16 @@ func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) 
 		d.CP = append(d.CP, roundSig(m.CaughtPct.Mean, 6))
 		d.FC = append(d.FC, roundSig(m.FalseCut.Mean, 6))
 		d.MI = append(d.MI, roundSig(m.Missed.Mean, 6))
+		if m.AmplificationLegit != nil && m.LegitDelayP99S != nil {
+			am = append(am, m.AmplificationLegit.Mean)
+			rd = append(rd, m.LegitDelayP99S.Mean)
+		}
+		if m.FalseCutCost != nil && m.LegitCutCostPct != nil {
+			cu = append(cu, m.FalseCutCost.Mean)
+			cup = append(cup, m.LegitCutCostPct.Mean)
+		}
+		bs = append(bs, m.LegitBlockedS.Mean)
+		blocking = blocking || strings.Contains(" "+rest, " block_s=")
 		intervals = intervals && m.LegitCutPct.HasInterval()
 		if intervals {
 			d.LCI = append(d.LCI, sig4(m.LegitCutPct.Lo), sig4(m.LegitCutPct.Hi))
@@ -209,6 +250,26 @@ func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) 
 	d.Reps = reps
 	if !intervals {
 		d.LCI, d.MPI, d.WCI = nil, nil, nil
+	}
+	d.addDefaults()
+	if len(am) == len(ms) {
+		d.AM, d.RD = am, rd
+	}
+	if len(cu) == len(ms) {
+		d.CU, d.CUP = cu, cup
+	}
+	shapes := false
+	for _, a := range d.Algs {
+		al, _ := model.ParseAlgorithm(a)
+		shapes = shapes || shaping(al)
+	}
+	if blocking {
+		d.BS = bs
+	}
+	if shapes || blocking {
+		if err := d.addTails(ctx, r.Dir, all, shapes, blocking); err != nil {
+			return nil, err
+		}
 	}
 	// The settings that carry an export: the frontier's (export reads the
 	// whole run for each, so not every setting's); those that carry their
@@ -321,6 +382,11 @@ func (d *exploreData) keep(keep []int) {
 	d.ID, d.Alg, d.Label = pickAt(d.ID, keep), pickAt(d.Alg, keep), pickAt(d.Label, keep)
 	d.LC, d.MP, d.WC = pickAt(d.LC, keep), pickAt(d.MP, keep), pickAt(d.WC, keep)
 	d.CP, d.FC, d.MI = pickAt(d.CP, keep), pickAt(d.FC, keep), pickAt(d.MI, keep)
+	for _, v := range []*[]float64{&d.DM, &d.DP, &d.AM, &d.RD, &d.CU, &d.CUP, &d.BS, &d.BN} {
+		if *v != nil {
+			*v = pickAt(*v, keep)
+		}
+	}
 	pairs := func(v []float64) []float64 {
 		if v == nil {
 			return nil
@@ -501,6 +567,109 @@ func (d *exploreData) addClients(ctx context.Context, dir string, index map[int6
 		if len(pairs) > 0 {
 			d.Cuts[i] = pairs
 		}
+	}
+	return nil
+}
+
+// addDefaults fills in Defaults from the labels.
+func (d *exploreData) addDefaults() {
+	seen := make([]map[string]bool, len(d.Algs))
+	for i, l := range d.Label {
+		a := d.Alg[i]
+		if seen[a] == nil {
+			seen[a] = map[string]bool{}
+		}
+		for _, t := range strings.Fields(l) {
+			if name, _, ok := strings.Cut(t, "="); ok {
+				seen[a][name] = true
+			}
+		}
+	}
+	some := false
+	d.Defaults = make([]map[string]float64, len(d.Algs))
+	for a, alg := range d.Algs {
+		al, _ := model.ParseAlgorithm(alg)
+		d.Defaults[a] = map[string]float64{}
+		for _, prm := range model.Params {
+			if al.Takes(prm.Name) && prm.Values == nil && !slices.Contains(al.Params(), prm.Name) && seen[a][prm.Name] {
+				d.Defaults[a][prm.Name] = prm.Default
+				some = true
+			}
+		}
+	}
+	if !some {
+		d.Defaults = nil
+	}
+}
+
+// addTails fills in the delay nginx adds (DM, DP; with delays) and the
+// penalty box's blocks started (BN; with blocks), means over replicates,
+// from the points files; index maps a point_id to its setting. A run
+// written before the blocks column has no BN.
+func (d *exploreData) addTails(ctx context.Context, dir string, index map[int64]int, delays, blocks bool) error {
+	run, err := sweep.OpenRun(dir, sweep.OpenOptions{AllowIncomplete: true})
+	if err != nil {
+		return err
+	}
+	n := len(d.ID)
+	sum := [3][]float64{make([]float64, n), make([]float64, n), make([]float64, n)}
+	reps := make([]float64, n)
+	scan := func(withBlocks bool) error {
+		cols := []string{"point_id", "mean_delay_s", "p99_delay_s"}
+		if withBlocks {
+			cols = append(cols, "blocks")
+		}
+		for _, f := range run.Points {
+			err := sweep.ScanFile(ctx, f, cols, func(rec arrow.RecordBatch) error {
+				c := rec.Columns()
+				for i := range int(rec.NumRows()) {
+					id, _ := sweep.Int(c[0], i)
+					k, ok := index[id]
+					if !ok {
+						continue
+					}
+					reps[k]++
+					for j := 1; j < len(cols); j++ {
+						if j == 3 {
+							v, _ := sweep.Int(c[j], i)
+							sum[2][k] += float64(v)
+						} else if v, ok := sweep.Float(c[j], i); ok && !math.IsNaN(v) {
+							sum[j-1][k] += v
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := scan(blocks); err != nil {
+		if !blocks {
+			return err
+		}
+		clear(reps)
+		clear(sum[0])
+		clear(sum[1])
+		blocks = false
+		if err := scan(false); err != nil {
+			return err
+		}
+	}
+	mean := func(s []float64) []float64 {
+		out := make([]float64, n)
+		for k := range out {
+			out[k] = roundSig(s[k]/max(reps[k], 1), 6) // shown, not compared
+		}
+		return out
+	}
+	if delays {
+		d.DM, d.DP = mean(sum[0]), mean(sum[1])
+	}
+	if blocks {
+		d.BN = mean(sum[2])
 	}
 	return nil
 }

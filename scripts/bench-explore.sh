@@ -17,15 +17,21 @@
 #    main-thread CPU time to its first frame and per drag step
 #    (scripts/explore-trace.jq), which the machine's load changes little.
 # The budgets are a first render within 1 s and a drag step within 100 ms;
-# it exits 1 when a median misses its budget or a peak RSS its 2 GB.
+# it exits 1 when the median first render or the median of the drag's 90th
+# percentiles misses its budget, or a peak RSS its 2 GB.
 # SIZES=1 also prints explore.html's size for 10,000 settings (the budget:
 # 1.5 MB) and for 1,000,000 settings (sampled; minutes).
 #
 # A benchmark, not a test: run it on a quiet machine.
 #
+# SETTINGS=50000 runs instead the lesson's scenario (7 clients) over 50,090
+# settings (fixed window, sliding window, token bucket, nginx), of which
+# the page holds 50,000: the chart's points at their most.
+#
 # Usage: scripts/bench-explore.sh [BIN]   (BIN default bin/ratesweep)
 #        CLIENTS=N ROUNDS=N KEEP=DIR (keep the run in DIR; a kept run is
 #        reused) RSS=0 (skip the RSS figures, keep DIR's report) SIZES=1
+#        SETTINGS=50000
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-bin/ratesweep}
@@ -39,7 +45,28 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 RUN=${KEEP:-$TMP/run}
 
-if [ ! -d "$RUN/points" ]; then
+if [ ! -d "$RUN/points" ] && [ "${SETTINGS:-}" = 50000 ]; then
+	cp configs/lesson.yaml "$TMP/lesson.yaml"
+	cat >"$TMP/spec.yaml" <<YAML
+name: explore-bench-settings
+scenario: lesson.yaml
+sweep:
+  - algorithm: fixed_window
+    window_s: [10, 15, 20, 30, 45, 60, 90, 120, 180, 240]
+    limit: {from: 50, to: 6295, step: 5}
+  - algorithm: sliding_window
+    window_s: [10, 15, 20, 30, 45, 60, 90, 120, 180, 240]
+    limit: {from: 50, to: 6295, step: 5}
+  - algorithm: token_bucket
+    rate: {from: 1, to: 50, step: 1}
+    capacity: {from: 10, to: 5000, step: 10}
+  - algorithm: nginx
+    rate: [5, 10, 15, 20, 30]
+    burst: [0, 10, 50, 100, 200, 500, 900, 1500, 3000]
+    delay: [0, 1000000]
+YAML
+	"$BIN" run "$TMP/spec.yaml" --out "$RUN" --quiet --force --workers 1
+elif [ ! -d "$RUN/points" ]; then
 	# CLIENTS clients over 60 s: legitimate ones at 1-4 requests per second
 	# with a 5 s burst at 6-12, one in ten abusive at 5-20.
 	awk -v n="$CLIENTS" 'BEGIN {
@@ -78,7 +105,8 @@ if [ "${RSS:-1}" = 1 ]; then
 fi
 [ -f "$RUN/report/explore.html" ] || "$BIN" report "$RUN" --quiet
 PAGE=$RUN/report/explore.html
-echo "bench-explore: explore.html $(stat -c %s "$PAGE") bytes, $CLIENTS clients"
+if [ "${SETTINGS:-}" = 50000 ]; then what="50,090 settings of the lesson's scenario"; else what="$CLIENTS clients"; fi
+echo "bench-explore: explore.html $(stat -c %s "$PAGE") bytes, $what"
 { echo '<script>'; cat scripts/explore-bench.js; echo '</script>'; } >"$TMP/bench.html"
 sed -e "/<meta charset/r $TMP/bench.html" "$PAGE" >"$RUN/report/explore-bench.html"
 
@@ -133,9 +161,9 @@ med=$(printf '%s\n' "${rounds[@]}" | jq -s -c 'def median: sort | .[(length - 1)
 	 dataMs: (map(.dataAtMs - .scriptAtMs) | median | . * 10 | round / 10), dragMedianMs: (map(.dragMedianMs) | median), dragP90Ms: (map(.dragP90Ms) | median),
 	 cpuMs: (map(.cpuMs) | median), blankCpuMs: (map(.blankCpuMs) | median)}')
 echo "bench-explore: medians over $ROUNDS rounds (load $(load)): $med"
-echo "bench-explore: first render $(jq -r .firstPaintMs <<<"$med") ms from navigation start (budget 1000; a blank page: $(jq -r .blankPaintMs <<<"$med") ms; the page's own work: $(jq -r .pageMs <<<"$med") ms, of which unpacking the data $(jq -r .dataMs <<<"$med") ms), drag step median $(jq -r .dragMedianMs <<<"$med") ms (budget 100)"
+echo "bench-explore: first render $(jq -r .firstPaintMs <<<"$med") ms from navigation start (budget 1000; a blank page: $(jq -r .blankPaintMs <<<"$med") ms; the page's own work: $(jq -r .pageMs <<<"$med") ms, of which unpacking the data $(jq -r .dataMs <<<"$med") ms), drag step median $(jq -r .dragMedianMs <<<"$med") ms, 90th percentile $(jq -r .dragP90Ms <<<"$med") ms (budget 100)"
 [ "$(jq -r .cpuMs <<<"$med")" = null ] || echo "bench-explore: CPU time of the whole browser: $(jq -r .cpuMs <<<"$med") ms for the page, its first render and the 40 drag steps; $(jq -r .blankCpuMs <<<"$med") ms for a blank page"
-jq -e '.firstPaintMs <= 1000 and .dragMedianMs <= 100' <<<"$med" >/dev/null || fail=1
+jq -e '.firstPaintMs <= 1000 and .dragP90Ms <= 100' <<<"$med" >/dev/null || fail=1
 
 # One more round under a Chromium trace: the page's main-thread CPU time
 # (scripts/explore-trace.jq), which the load of the machine changes little.

@@ -8,6 +8,13 @@
 //   window.EXPLORE_CASES    constraint sets and `recommend --format json`'s picks
 //   window.EXPLORE_FRONTIER frontier.csv's point ids, in order
 //   window.EXPLORE_EXPORTS  {id, label, target, text} from `ratesweep export`
+//   window.EXPLORE_ROWS     (optional) the names of the further metrics the
+//                           selected setting's table and the neighbours'
+//                           headers must show, and the bounds that must be
+//                           offered ({rows, heads, bounds})
+// A case's further bounds (c.more: {cu, cuPct, bs, am, rd}) are typed into
+// their inputs; with window.EXPLORE_FRONTIER absent the frontier and the
+// exports are not compared.
 // The verdict goes into the DOM as a pre element with id explore-check
 // holding JSON ({"ok": true or false, …}), and to the parent frame.
 (function () {
@@ -37,8 +44,19 @@
       set("fc-n", c.fc);
       tick("mi-on", c.mi !== null); if (c.mi !== null) set("mi-n", c.mi);
       tick("cc-on", c.cc !== null); if (c.cc !== null) set("cc-n", c.cc);
+      for (const id of ["cu", "bs", "am", "rd"]) {
+        const v = c.more ? c.more[id] : undefined;
+        if (!document.getElementById(id + "-on")) { if (v !== undefined && v !== null) fail(`no input for the bound ${id}`); continue; }
+        tick(id + "-on", v !== undefined && v !== null);
+        if (id === "cu" && v !== undefined && v !== null) {
+          const u = document.getElementById("cu-u");
+          u.value = c.more.cuPct ? "pct" : "n";
+          u.dispatchEvent(new Event("change", { bubbles: true }));
+        }
+        if (v !== undefined && v !== null) set(id + "-n", v);
+      }
       const p = document.getElementById("pick");
-      const what = `fc ${c.fc} mi ${c.mi} cc ${c.cc}`;
+      const what = `fc ${c.fc} mi ${c.mi} cc ${c.cc}` + (c.more ? " " + JSON.stringify(c.more) : "");
       if (p.dataset.kind !== c.kind || p.dataset.label !== c.label)
         fail(`${what}: page picks ${p.dataset.kind} ${p.dataset.label}, recommend ${c.kind} ${c.label}`);
       const by = {};
@@ -69,11 +87,25 @@
       }
       out.cases++;
     }
+    // The further metrics: rows of the selected setting's table, columns
+    // of the neighbours' table, and the bounds offered.
+    const want2 = window.EXPLORE_ROWS;
+    if (want2) {
+      document.getElementById("pick-select").click();
+      const rows = [...document.querySelectorAll("#metrics th")].map((th) => th.textContent);
+      for (const r of want2.rows) if (!rows.includes(r)) fail(`the selected setting's table has no row ${JSON.stringify(r)}: ${JSON.stringify(rows)}`);
+      const heads = [...document.querySelectorAll("#neighbours th")].map((th) => th.textContent);
+      for (const h of want2.heads) if (!heads.includes(h)) fail(`the neighbours' table has no column ${JSON.stringify(h)}: ${JSON.stringify(heads)}`);
+      for (const id of ["cu", "bs", "am", "rd"]) {
+        if (want2.bounds.includes(id) !== !!document.getElementById(id + "-on")) fail(`the bound ${id} is ${want2.bounds.includes(id) ? "missing" : "offered"}`);
+      }
+      out.rows = rows.length;
+    }
     // The frontier drawn against frontier.csv.
     const got = (window.explore && window.explore.frontierIds) || [];
     const want = window.EXPLORE_FRONTIER || [];
     out.frontier = got.length;
-    if (JSON.stringify(got) !== JSON.stringify(want)) fail(`frontier: page ${got.length} points [${got.slice(0, 5)}…], frontier.csv ${want.length} [${want.slice(0, 5)}…]`);
+    if (window.EXPLORE_FRONTIER && JSON.stringify(got) !== JSON.stringify(want)) fail(`frontier: page ${got.length} points [${got.slice(0, 5)}…], frontier.csv ${want.length} [${want.slice(0, 5)}…]`);
     // The exports: walk the frontier with the arrow keys on the chart.
     const chart = document.getElementById("chart"), sel = document.getElementById("sel"), target = document.getElementById("target");
     const todo = new Map();

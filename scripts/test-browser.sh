@@ -12,7 +12,9 @@
 # A run whose names are markup must show them as text (no image loads, no
 # script runs).
 #
-# Then scripts/test-explore.sh checks explore.html on the same run.
+# Then scripts/test-explore.sh checks explore.html on the same run, and
+# scripts/test-explore-more.sh its further metrics and bounds on two small
+# runs of its own.
 #
 # Usage: scripts/test-browser.sh [BIN]   (BIN default: bin/ratesweep)
 #
@@ -234,5 +236,6 @@ scripts/test-explore.sh "$BIN" "$TMP/run" || fail=1
 "$BIN" run report/testdata/nginx-ties.yaml --out "$TMP/ties" --quiet
 "$BIN" report "$TMP/ties" --quiet
 RANDOM_CASES=0 FIXED="0:null 60:null 100:6 100:27 100:35 100:100" scripts/test-explore.sh "$BIN" "$TMP/ties" || fail=1
+scripts/test-explore-more.sh "$BIN" || fail=1
 [ "$fail" -eq 0 ] && echo "test-browser: PASS"
 exit "$fail"

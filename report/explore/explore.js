@@ -68,6 +68,7 @@
       if (b.fc !== null) { m = b.fc - D.lc[i]; if (m < 0) { good = false; v += -m; } }
       if (b.mi !== null) { m = b.mi - D.mp[i]; if (m < 0) { good = false; v += -m; } }
       if (b.cc !== null) { m = b.cc - D.wc[i]; if (m < 0) { good = false; v += -m; } }
+      if ((m = more(b, i)) >= 0) { good = false; v = m; }
       if (near < 0 || v < nearV || (v === nearV && before(i, near))) { near = i; nearV = v; }
       if (!good) continue;
       ok[i] = 1; count++;
@@ -82,7 +83,58 @@
     const v = (id) => ($(id + "-on") && !$(id + "-on").checked ? null : parseFloat($(id + "-n").value));
     const b = { fc: v("fc"), mi: v("mi"), cc: v("cc") };
     for (const k in b) if (b[k] !== null && !(b[k] >= 0 && b[k] <= 100)) b[k] = null;
+    // The further bounds the run has metrics for: {id: bound or null},
+    // idPct for the cost bound in % (else cost units), and more: the
+    // bounds set, as more() checks them.
+    b.more = [];
+    for (const c of MORE) {
+      b[c.id] = null;
+      if (!D[c.col] || !$(c.id + "-on").checked) continue;
+      const x = parseFloat($(c.id + "-n").value), pct = !!c.pctCol && $(c.id + "-u").value === "pct";
+      if (!(x >= c.min && x < Infinity) || (pct && x > 100)) continue;
+      b[c.id] = x;
+      if (c.pctCol) b[c.id + "Pct"] = pct;
+      b.more.push({ v: pct ? D[c.pctCol] : D[c.col], bound: x, pp: pct, early: c.id === "cu" });
+    }
     return b;
+  }
+
+  // MORE are the bounds on further metrics, each shown when the run has
+  // its metric (D[col]): recommend's flags, in the order recommend checks
+  // them. A bound in % (pctCol) is on D[pctCol], else on D[col].
+  const MORE = [
+    { id: "cu", col: "cu", pctCol: "cup", min: 0, flag: "--max-false-cut-cost",
+      label: "Max false cut cost" },
+    { id: "bs", col: "bs", min: 0, flag: "--max-legit-blocked-s",
+      label: "Max time legitimate clients spend blocked, s (summed over them)" },
+    { id: "am", col: "am", min: 1, flag: "--max-amplification",
+      label: "Max legitimate amplification, attempts per intended request" },
+    { id: "rd", col: "rd", min: 0, flag: "--max-legit-delay-p99",
+      label: "Max added latency p99 of legitimate requests (retries), s" },
+  ];
+
+  // more checks setting i against the further bounds (b.more), as
+  // recommend does (recommend/cost.go, blocked.go, reactions.go): a bound
+  // holds when bound − value >= 0 (a NaN value misses it). It returns -1
+  // when every further bound holds, else the violation of all the bounds,
+  // summed in recommend's order (false cut, cost, missed, client cut, time
+  // blocked, amplification, retry latency) and units: percentage points
+  // for a bound in %, else the shortfall as a share of the bound (of at
+  // least 1).
+  function more(b, i) {
+    if (!b.more || !b.more.length) return -1;
+    let bad = false;
+    for (const c of b.more) if (!(c.bound - c.v[i] >= 0)) bad = true;
+    if (!bad) return -1;
+    let v = 0;
+    const add = (m, pp, bound) => { if (m < 0) v += pp ? -m : -m / Math.max(1, bound); };
+    const further = (early) => { for (const c of b.more) if (c.early === early) add(c.bound - c.v[i], c.pp, c.bound); };
+    if (b.fc !== null) add(b.fc - D.lc[i], true);
+    further(true);
+    if (b.mi !== null) add(b.mi - D.mp[i], true);
+    if (b.cc !== null) add(b.cc - D.wc[i], true);
+    further(false);
+    return v;
   }
 
   let choice = null;
@@ -90,6 +142,7 @@
     const b = bounds();
     choice = choose(b);
     feas = choice.ok;
+    feasGen++;
     pick = choice.overall >= 0 ? choice.overall : choice.near;
     const p = $("pick");
     p.dataset.label = pick >= 0 ? label(pick) : "";
@@ -118,6 +171,50 @@
     if (!frame) frame = requestAnimationFrame(() => { frame = 0; paint(); });
   }
   const PAD = { l: 46, r: 10, t: 10, b: 38 };
+  // The points are pixels written into two layer canvases (ImageData: no
+  // path of 50,000 rectangles per frame): the faint layer holds every
+  // setting shown and is redrawn only when the settings shown or the
+  // chart's size change; the solid layer holds those meeting the
+  // constraints and is redrawn when the choice changes. A frame copies the
+  // two layers and draws the axes, constraint lines, frontier and rings
+  // over them. visGen and feasGen count the changes of vis and feas.
+  let visGen = 0, feasGen = 0, xmax = 1, byAlgIdx = [], rgba = [];
+  const layers = { faint: null, solid: null };
+  function layer(name, W, H, dpr, w, h, key, pass) {
+    let l = layers[name];
+    if (!l || l.W !== W || l.H !== H) {
+      const cv = document.createElement("canvas");
+      cv.width = W; cv.height = H;
+      const g = cv.getContext("2d");
+      const img = g.createImageData(W, H);
+      l = layers[name] = { W, H, cv, g, img, px: new Uint32Array(img.data.buffer), key: null };
+    }
+    if (l.key === key) return l.cv;
+    l.key = key;
+    const px = l.px, s = Math.max(1, Math.round(3 * dpr));
+    const kx = (w - PAD.l - PAD.r) / xmax, ky = (h - PAD.t - PAD.b) / 100, x0 = PAD.l - 1.5, y0 = h - PAD.b - 1.5;
+    px.fill(0);
+    for (let a = 0; a < byAlgIdx.length; a++) {
+      if (!shown[a]) continue;
+      const col = rgba[a], idx = byAlgIdx[a];
+      for (let k = 0; k < idx.length; k++) {
+        const i = idx[k];
+        if (!vis[i] || (pass && !(feas && feas[i] === 1))) continue;
+        const x = Math.round((x0 + X[i] * kx) * dpr), y = Math.round((y0 - Y[i] * ky) * dpr);
+        if (!(x >= 0 && y >= 0 && x + s <= W && y + s <= H)) continue;
+        for (let r = 0, o = y * W + x; r < s; r++, o += W) px.fill(col, o, o + s);
+      }
+    }
+    l.g.putImageData(l.img, 0, 0);
+    return l.cv;
+  }
+  // rgbaOf is colour "#rrggbb" as an opaque pixel of a Uint32Array over
+  // ImageData (bytes r, g, b, a in memory order).
+  function rgbaOf(c) {
+    const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(c) || [0, "99", "99", "99"];
+    const bytes = new Uint8Array([parseInt(m[1], 16), parseInt(m[2], 16), parseInt(m[3], 16), 255]);
+    return new Uint32Array(bytes.buffer)[0];
+  }
   function paint() {
     const c = $("chart"), dpr = window.devicePixelRatio || 1;
     const w = c.clientWidth, h = c.clientHeight;
@@ -125,9 +222,6 @@
     const g = c.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, w, h);
-    let xmax = 0;
-    for (let i = 0; i < N; i++) if (X[i] > xmax) xmax = X[i];
-    xmax = xmax > 0 ? xmax * 1.02 : 1;
     const ymax = 100;
     const sx = (v) => PAD.l + (v / xmax) * (w - PAD.l - PAD.r), sy = (v) => h - PAD.b - (v / ymax) * (h - PAD.t - PAD.b);
     scale = { sx, sy };
@@ -146,24 +240,16 @@
     if (b.fc !== null && b.fc <= xmax) { g.beginPath(); g.moveTo(sx(b.fc), PAD.t); g.lineTo(sx(b.fc), h - PAD.b); g.stroke(); }
     if (b.mi !== null) { g.beginPath(); g.moveTo(PAD.l, sy(b.mi)); g.lineTo(w - PAD.r, sy(b.mi)); g.stroke(); }
     g.setLineDash([]);
-    // Points: faint ones first, then those meeting the constraints.
-    // One path per algorithm and pass: a fill style set per point costs
-    // more than the point.
-    const kx = (w - PAD.l - PAD.r) / xmax, ky = (h - PAD.t - PAD.b) / ymax, x0 = PAD.l - 1.5, y0 = h - PAD.b - 1.5;
-    for (const pass of [0, 1]) {
-      g.globalAlpha = pass ? 0.9 : 0.18;
-      for (let a = 0; a < D.algs.length; a++) {
-        if (!shown[a]) continue;
-        g.fillStyle = colour(a);
-        g.beginPath();
-        for (let i = 0; i < N; i++) {
-          if (D.alg[i] !== a || !vis[i] || (feas ? feas[i] === 1 : true) !== (pass === 1)) continue;
-          g.rect(x0 + X[i] * kx, y0 - Y[i] * ky, 3, 3);
-        }
-        g.fill();
-      }
+    // Points: every setting shown faint, those meeting the constraints
+    // solid over them.
+    const W = c.width, H = c.height;
+    if (W > 0 && H > 0) {
+      g.globalAlpha = 0.18;
+      g.drawImage(layer("faint", W, H, dpr, w, h, visGen, false), 0, 0, w, h);
+      g.globalAlpha = 0.9;
+      g.drawImage(layer("solid", W, H, dpr, w, h, visGen + "/" + feasGen, true), 0, 0, w, h);
+      g.globalAlpha = 1;
     }
-    g.globalAlpha = 1;
     // The frontier.
     g.strokeStyle = "#000"; g.lineWidth = 1.5; g.beginPath();
     frontier.forEach((i, k) => (k ? g.lineTo(sx(X[i]), sy(Y[i])) : g.moveTo(sx(X[i]), sy(Y[i]))));
@@ -208,6 +294,7 @@
       ["Caught, %", fmt(D.cp[i], 3)],
       ["False cut, requests", fmt(D.fc[i], 1)],
       ["Missed, requests", fmt(D.mi[i], 1)],
+      ...moreRows(i),
       ["Point id", String(D.id[i])],
       ["Replicates", reps + (reps >= 3 ? " (intervals: Student's t)" : " (no interval under 3)")],
     ];
@@ -273,6 +360,12 @@
         p.vals[i] = v;
       }
     }
+    // A label without an optional parameter its algorithm takes means the
+    // parameter's default (D.defaults).
+    if (D.defaults) for (let i = 0; i < N; i++) {
+      const df = D.defaults[D.alg[i]];
+      for (const k in df) { const p = byName.get(k); if (p && Number.isNaN(p.vals[i])) p.vals[i] = df[k]; }
+    }
     P = [...byName.values()];
     for (const p of P) {
       const set = new Set();
@@ -325,20 +418,25 @@
       }
       vis[i] = ok ? 1 : 0;
     }
+    visGen++;
     update();
   }
 
   // neighboursOf lists the settings equal to i but for one parameter, at
   // its next lower and next higher value among the settings held (recommend's
-  // neighbours): [{param, j}], in the order of i's label.
+  // neighbours): [{param, j}], in the order of i's label, then the
+  // parameters i leaves at their default.
   const nbCache = new Map();
   function groupKey(i, name) {
     return D.alg[i] + "|" + D.label[i].split(" ").filter((t) => !t.startsWith(name + "=")).join(" ");
   }
   function neighboursOf(i) {
-    const out = [];
-    for (const tok of (D.label[i] || "").split(" ")) {
-      const p = P.find((q) => tok.startsWith(q.name + "="));
+    const out = [], names = [];
+    for (const tok of (D.label[i] || "").split(" ")) { const e = tok.indexOf("="); if (e > 0) names.push(tok.slice(0, e)); }
+    const df = D.defaults ? D.defaults[D.alg[i]] : null;
+    if (df) for (const k in df) if (!names.includes(k)) names.push(k); // at their default
+    for (const name of names) {
+      const p = P.find((q) => q.name === name);
       if (!p || Number.isNaN(p.vals[i])) continue;
       let m = nbCache.get(p.name);
       if (!m) {
@@ -360,16 +458,18 @@
   }
 
   function showNeighbours() {
-    const nb = neighboursOf(sel), t = $("neighbours");
+    const nb = neighboursOf(sel), t = $("neighbours"), mc = moreCols();
     $("neighbours-note").textContent = nb.length
       ? "The settings one grid step away in one parameter (as recommend lists them), with the change against this one in percentage points" +
         (D.total > N ? "; only those this page holds." : ".")
       : "No setting of the run differs from this one in a single parameter" + (D.total > N ? " among those this page holds." : ".");
     const d = (v) => (v > 0 ? "+" : "") + fmt(v);
     t.innerHTML = nb.length ? `<caption>Neighbours of ${esc(label(sel))}</caption><thead><tr><th scope="col">Parameter</th><th scope="col">Setting</th>` +
-      `<th scope="col" class="n">False cut %</th><th scope="col" class="n">Missed %</th><th scope="col" class="n">Δ cut</th><th scope="col" class="n">Δ missed</th><th scope="col">Meets the constraints</th></tr></thead><tbody>` +
+      `<th scope="col" class="n">False cut %</th><th scope="col" class="n">Missed %</th><th scope="col" class="n">Δ cut</th><th scope="col" class="n">Δ missed</th>` +
+      mc.map((c) => `<th scope="col" class="n">${esc(c.head)}</th>`).join("") + `<th scope="col">Meets the constraints</th></tr></thead><tbody>` +
       nb.map(({ param, j }) => `<tr data-label="${esc(label(j))}"><td>${esc(param)}</td><td><button class="link" data-i="${j}">${esc(D.label[j])}</button></td>` +
         `<td class="n">${fmt(D.lc[j])}</td><td class="n">${fmt(D.mp[j])}</td><td class="n">${d(D.lc[j] - D.lc[sel])}</td><td class="n">${d(D.mp[j] - D.mp[sel])}</td>` +
+        mc.map((c) => `<td class="n">${esc(c.cell(j))}</td>`).join("") +
         `<td>${feas && feas[j] ? "yes" : "no"}</td></tr>`).join("") + "</tbody>" : "";
   }
 
@@ -416,6 +516,68 @@
         `<td class="n">${fmt(peaks[k], 0)}</td><td class="bar"><div class="barbox" role="img" aria-label="${fmt(peaks[k], 0)} ${peaks[k] > th ? "over" : "within"} ${th}">` +
         `<div class="fill" style="width:${pc(peaks[k])};background:${D.client_class[k] === "abusive" ? "#d55e00" : "#0072b2"}"></div><div class="th" style="left:${pc(th)}"></div></div></td>` +
         `<td class="n">${cut ? fmt(cut[k], 1) : "–"}</td></tr>`).join("") + "</tbody>";
+  }
+
+  // moreControls draws an input pair, off at first, for each further
+  // bound the run has a metric for; the value starts at the largest any
+  // setting has (the cost bound: in % of the legitimate cost).
+  function moreControls() {
+    const html = [];
+    for (const c of MORE) {
+      const col = D[c.col];
+      if (!col) continue;
+      const top = (a) => { let x = c.min; for (let i = 0; i < N; i++) if (a[i] > x) x = a[i]; return x; };
+      const hi = c.pctCol ? Math.min(100, Math.ceil(top(D[c.pctCol]))) || 1 : +(top(col) * 1.01 + 0.01).toPrecision(3);
+      c.max = hi;
+      const name = esc(c.label);
+      html.push(`<div class="bound" data-bound="${c.id}"><label><input type="checkbox" id="${c.id}-on"> ${name}` +
+        (c.pctCol ? ` (<code>${c.flag}</code>)</label><select id="${c.id}-u" aria-label="${name}: unit" disabled><option value="pct">% of the legitimate cost offered</option><option value="n">cost units</option></select>` : ` (<code>${c.flag}</code>)</label>`) +
+        `<div class="pair"><input type="range" id="${c.id}-r" aria-label="${name} slider" min="${c.min}" max="${hi}" step="any" value="${hi}" disabled>` +
+        `<input type="number" id="${c.id}-n" aria-label="${name}" min="${c.min}" step="any" value="${hi}" disabled></div></div>`);
+    }
+    $("more-bounds").innerHTML = html.join("");
+    for (const c of MORE) {
+      if (!D[c.col]) continue;
+      const r = $(c.id + "-r"), n = $(c.id + "-n"), on = $(c.id + "-on"), u = $(c.id + "-u");
+      r.addEventListener("input", () => { n.value = r.value; update(); });
+      n.addEventListener("input", () => { r.value = n.value; update(); });
+      on.addEventListener("change", () => { r.disabled = n.disabled = !on.checked; if (u) u.disabled = !on.checked; update(); });
+      if (u) u.addEventListener("change", () => {
+        // The slider's range follows the unit: % of the cost, or cost units.
+        let x = c.min;
+        const a = u.value === "pct" ? D[c.pctCol] : D[c.col];
+        for (let i = 0; i < N; i++) if (a[i] > x) x = a[i];
+        r.max = String(u.value === "pct" ? Math.min(100, Math.ceil(x)) || 1 : Math.ceil(x) || 1);
+        r.value = n.value = r.max;
+        update();
+      });
+    }
+  }
+
+  // moreRows are the further metrics of setting i the run has, for the
+  // selected setting's table: [name, value].
+  function moreRows(i) {
+    const rows = [];
+    if (D.dm) rows.push(["Delay added to requests admitted (nginx), mean / p99, s", fmt(D.dm[i], 3) + " / " + fmt(D.dp[i], 3)]);
+    if (D.am) rows.push(["Legitimate amplification, attempts per intended request", fmt(D.am[i], 4)]);
+    if (D.rd) rows.push(["Added latency p99 of legitimate requests (retries), s", fmt(D.rd[i], 3)]);
+    if (D.cu) rows.push(["False cut cost, cost units (% of the legitimate cost)", fmt(D.cu[i], 1) + " (" + fmt(D.cup[i], 3) + "%)"]);
+    if (D.bs) rows.push(["Time legitimate clients spent blocked, s", fmt(D.bs[i], 1)]);
+    if (D.bn) rows.push(["Penalty-box blocks started", fmt(D.bn[i], 1)]);
+    return rows;
+  }
+
+  // moreCols are the further metrics the run has, as neighbour table
+  // columns: {head, cell(j)}.
+  function moreCols() {
+    const out = [];
+    if (D.dm) out.push({ head: "Delay mean / p99, s", cell: (j) => fmt(D.dm[j], 2) + " / " + fmt(D.dp[j], 2) });
+    if (D.am) out.push({ head: "Amplification", cell: (j) => fmt(D.am[j], 3) });
+    if (D.rd) out.push({ head: "Retry latency p99, s", cell: (j) => fmt(D.rd[j], 2) });
+    if (D.cu) out.push({ head: "False cut cost", cell: (j) => fmt(D.cu[j], 1) });
+    if (D.bs) out.push({ head: "Blocked, s", cell: (j) => fmt(D.bs[j], 1) });
+    if (D.bn) out.push({ head: "Blocks", cell: (j) => fmt(D.bn[j], 1) });
+    return out;
   }
 
   function wire() {
@@ -465,6 +627,12 @@
     N = D.id.length;
     X = D.px || D.lc; Y = D.py || D.mp;
     shown = D.algs.map(() => true);
+    byAlgIdx = D.algs.map(() => []);
+    for (let i = 0; i < N; i++) byAlgIdx[D.alg[i]].push(i);
+    rgba = D.algs.map((_, a) => rgbaOf(colour(a)));
+    let xm = 0;
+    for (let i = 0; i < N; i++) if (X[i] > xm) xm = X[i];
+    xmax = xm > 0 ? xm * 1.02 : 1;
     frontier = frontierOf();
     $("algs").insertAdjacentHTML("beforeend", D.algs.map((a, k) =>
       `<label><input type="checkbox" data-alg="${k}" checked><span class="sw" style="background:${colour(k)}"></span>${esc(a)}</label>`).join(""));
@@ -483,6 +651,7 @@
     let lcMax = 0;
     for (let i = 0; i < N; i++) lcMax = Math.max(lcMax, D.lc[i]);
     $("fc-r").max = String(Math.min(100, Math.ceil(lcMax)));
+    moreControls();
     wire();
     update();
     window.explore = {
