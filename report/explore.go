@@ -61,21 +61,24 @@ const exploreMaxClients = 2_000
 // does; PX and PY are the report's pooled percentages (frontier.csv),
 // present only where they differ from the means.
 type exploreData struct {
-	Title string    `json:"title"`
-	Run   string    `json:"run"`
-	Reps  int       `json:"reps"`
-	Algs  []string  `json:"algs"`
-	ID    []int64   `json:"id"`
-	Alg   []int     `json:"alg"`
-	Label []string  `json:"label"` // without the algorithm's name
-	LC    []float64 `json:"lc"`    // legit_cut_pct, mean over replicates
-	MP    []float64 `json:"mp"`    // missed_pct
-	WC    []float64 `json:"wc"`    // worst legitimate client's cut %, mean over replicates
-	CP    []float64 `json:"cp"`    // caught_pct
-	FC    []float64 `json:"fc"`    // false cut, requests (mean)
-	MI    []float64 `json:"mi"`    // missed, requests (mean)
-	PX    []float64 `json:"px,omitempty"`
-	PY    []float64 `json:"py,omitempty"`
+	Title string `json:"title"`
+	Run   string `json:"run"`
+	// Explain says ratesweep explain can say why a setting cuts each
+	// client (a scenario run; not a replayed log).
+	Explain bool      `json:"explain,omitempty"`
+	Reps    int       `json:"reps"`
+	Algs    []string  `json:"algs"`
+	ID      []int64   `json:"id"`
+	Alg     []int     `json:"alg"`
+	Label   []string  `json:"label"` // without the algorithm's name
+	LC      []float64 `json:"lc"`    // legit_cut_pct, mean over replicates
+	MP      []float64 `json:"mp"`    // missed_pct
+	WC      []float64 `json:"wc"`    // worst legitimate client's cut %, mean over replicates
+	CP      []float64 `json:"cp"`    // caught_pct
+	FC      []float64 `json:"fc"`    // false cut, requests (mean)
+	MI      []float64 `json:"mi"`    // missed, requests (mean)
+	PX      []float64 `json:"px,omitempty"`
+	PY      []float64 `json:"py,omitempty"`
 	// Intervals (95%, Student's t over replicates; 4 significant digits),
 	// lo and hi interleaved per setting, when there are >= 3 replicates.
 	LCI []float64 `json:"lci,omitempty"`
@@ -194,6 +197,7 @@ func (r *Run) exploreData(ctx context.Context, limit int) (*exploreData, error) 
 	}
 	slices.SortFunc(ms, func(a, b *recommend.Measure) int { return cmp.Compare(a.PointID, b.PointID) })
 	d := &exploreData{Title: r.title(), Run: r.Dir, Cuts: map[int][]float64{}, Exports: map[string]map[int]string{}, Total: len(ms)}
+	d.Explain = r.Spec.Scenario != nil
 	algIdx := map[string]int{}
 	all := make(map[int64]int, len(ms))
 	reps := 0

@@ -53,6 +53,10 @@ sweep:
 	if !named {
 		t.Errorf("card %+v: no line for eager with its cause", r.Card(context.Background()))
 	}
+	// explore.html offers the explain command for a scenario run.
+	if _, d := explorePage(t, dir); !d.Explain {
+		t.Errorf("explore.html of a scenario run: explain not offered")
+	}
 	if c := causeList([4]int64{0, 40, 80, 0}); c != "80 burst, 40 window shape" {
 		t.Errorf("causeList %q", c)
 	}

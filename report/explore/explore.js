@@ -327,7 +327,8 @@
     const order = D.clients.map((_, k) => k).sort((a, b) => cut[b] - cut[a] || a - b).slice(0, 50);
     note.textContent = `Requests offered and cut per client, means over replicates` +
       (D.clients_total > D.clients.length ? `; ${D.clients.length} of ${D.clients_total} clients embedded (those any setting cuts most)` : "") +
-      (D.clients.length > 50 ? "; the 50 most cut shown" : "") + ".";
+      (D.clients.length > 50 ? "; the 50 most cut shown" : "") + "." +
+      (D.explain ? ` Why each is cut (shared key, window shape, burst or sustained rate): ratesweep explain ${D.run} '${label(sel)}'` : "");
     t.innerHTML = `<caption>Clients at ${esc(label(sel))}</caption><thead><tr><th scope="col">Client</th><th scope="col">Class</th><th scope="col" class="n">Offered</th><th scope="col" class="n">Cut</th><th scope="col" class="n">Cut %</th></tr></thead><tbody>` +
       order.map((k) => `<tr><td>${esc(D.clients[k])}</td><td>${esc(D.client_class[k])}</td><td class="n">${fmt(D.client_offered[k], 0)}</td><td class="n">${fmt(cut[k], 1)}</td><td class="n">${fmt(D.client_offered[k] ? (100 * cut[k]) / D.client_offered[k] : 0)}</td></tr>`).join("") + "</tbody>";
   }
