@@ -3,7 +3,6 @@ package main
 // Synthetic access logs for the benchmarks: the genlog subcommand and the
 // logs the ingest rows read.
 
-
 import (
 	"bufio"
 	"bytes"

@@ -2,7 +2,6 @@ package main
 
 // Reading what a run printed and writing the bench's table and figures.
 
-
 import (
 	"encoding/json"
 	"fmt"
