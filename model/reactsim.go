@@ -1,7 +1,6 @@
 package model
 
 import (
-	"container/heap"
 	"fmt"
 	"math/rand/v2"
 )
@@ -71,63 +70,6 @@ type reactor struct {
 	// RetryAfter once per decider, not once per retry.
 	raOf Decider
 	ra   RetryAfterer
-}
-
-// retry is a retry waiting in the queue.
-type retry struct {
-	t     int64   // when it is sent, ns
-	seq   int64   // order of scheduling, among retries at one time
-	req   int32   // the intended request it retries (index in times)
-	try   int32   // 1 for the first retry
-	sleep float64 // the sleep before it, s (decorrelated jitter)
-}
-
-// retryQueue is a min-heap of retries by (t, seq), typed so that a push
-// or pop does not box a retry (container/heap's any would allocate each).
-// (t, seq) is unique, so the order retries come out in is that of any heap.
-type retryQueue []retry
-
-func (q retryQueue) less(i, j int) bool {
-	return q[i].t < q[j].t || q[i].t == q[j].t && q[i].seq < q[j].seq
-}
-
-// push adds x.
-func (q *retryQueue) push(x retry) {
-	h := append(*q, x)
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-	*q = h
-}
-
-// pop removes and returns the earliest retry (q is not empty).
-func (q *retryQueue) pop() retry {
-	h := *q
-	x := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
-		j := 2*i + 1
-		if j >= n {
-			break
-		}
-		if r := j + 1; r < n && h.less(r, j) {
-			j = r
-		}
-		if !h.less(j, i) {
-			break
-		}
-		h[i], h[j] = h[j], h[i]
-		i = j
-	}
-	*q = h
-	return x
 }
 
 // reactSeed is the salt of the reactions' random streams, apart from the
@@ -337,48 +279,6 @@ func durationNs(s float64) int64 {
 	return int64(s * 1e9)
 }
 
-// secWindow is a sum over the trailing n whole seconds (the current one
-// included), kept per second.
-type secWindow struct {
-	sums  []int64 // by second mod n
-	last  int64   // the latest second seen
-	total int64
-}
-
-func (w *secWindow) reset(n int) {
-	if len(w.sums) != n {
-		w.sums = make([]int64, n)
-	}
-	clear(w.sums)
-	w.last, w.total = 0, 0
-}
-
-// advance drops the seconds that left the window by sec (not before last).
-func (w *secWindow) advance(sec int64) {
-	n := int64(len(w.sums))
-	if sec-w.last >= n {
-		clear(w.sums)
-		w.total = 0
-	} else {
-		for s := w.last + 1; s <= sec; s++ {
-			w.total -= w.sums[s%n]
-			w.sums[s%n] = 0
-		}
-	}
-	w.last = max(w.last, sec)
-}
-
-func (w *secWindow) add(sec, v int64) {
-	w.advance(sec)
-	w.sums[sec%int64(len(w.sums))] += v
-	w.total += v
-}
-
-func (w *secWindow) sum(sec int64) int64 {
-	w.advance(sec)
-	return w.total
-}
-
 // reactSim is a Simulator's scratch for clients that react.
 type reactSim struct {
 	rs    []*reactor // by client
@@ -547,81 +447,6 @@ func (rm *ReactionMetrics) Finish(m *Metrics) {
 	rm.IntendedServedAbusive = m.Missed
 	rm.AmplificationLegit = ratioOr0(rm.AttemptsLegit, m.OfferedLegit)
 	rm.AmplificationAbusive = ratioOr0(rm.AttemptsAbusive, m.OfferedAbusive)
-}
-
-// runShared sends every client's requests and retries to one decider d in
-// time order: at one time intended requests go before retries; intended
-// requests in scenario order of their clients, retries in the order they
-// were scheduled (whichever client scheduled them).
-func (rs *reactSim) runShared(d decider, nc int, endNs int64, shaped *delayStats) {
-	d.Reset()
-	q := &rs.queue
-	*q = (*q)[:0]
-	rs.seq = 0
-	for i := range nc {
-		r := rs.rs[i]
-		r.counter = &rs.seq
-		if n, ok := r.nextShared(i); ok {
-			*q = append(*q, n)
-		}
-	}
-	heap.Init(q)
-	for len(*q) > 0 {
-		c := (*q)[0].client
-		r := rs.rs[c]
-		r.step(d, endNs, shaped)
-		if n, ok := r.nextShared(c); ok {
-			(*q)[0] = n
-			heap.Fix(q, 0)
-		} else {
-			heap.Pop(q)
-		}
-	}
-}
-
-// nextShared is client c's next request in a shared key's queue; ok is
-// false when the client is done.
-func (r *reactor) nextShared(c int) (n clientNext, ok bool) {
-	t, isRetry, ok := r.pending()
-	n = clientNext{t: t, isRetry: isRetry, client: c}
-	if isRetry {
-		n.seq = r.retries[0].seq
-	}
-	return n, ok
-}
-
-// clientNext is a client's next request in a shared key's queue.
-type clientNext struct {
-	t       int64
-	isRetry bool
-	seq     int64 // a retry's number in the order of scheduling
-	client  int
-}
-
-// clientQueue is a min-heap of clients by (t, isRetry, seq, client).
-type clientQueue []clientNext
-
-func (q clientQueue) Len() int { return len(q) }
-func (q clientQueue) Less(i, j int) bool {
-	a, b := q[i], q[j]
-	if a.t != b.t {
-		return a.t < b.t
-	}
-	if a.isRetry != b.isRetry {
-		return !a.isRetry
-	}
-	if a.seq != b.seq {
-		return a.seq < b.seq
-	}
-	return a.client < b.client
-}
-func (q clientQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *clientQueue) Push(x any)   { *q = append(*q, x.(clientNext)) }
-func (q *clientQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
 }
 
 // ratioOr0 is a/b, 0 when b is 0.
