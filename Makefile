@@ -218,8 +218,8 @@ test-adversarial:
 
 # The tests of the packages that start goroutines (the sweep's workers,
 # writers and merge, the log replay's workers, recommend's streams, the
-# command's signal handling, testprogress's watcher) under the race
-# detector; the other packages run on one goroutine.
+# command's signal watcher and its runs cancelled mid-way, testprogress's
+# watcher) under the race detector; the other packages run on one goroutine.
 RACE_PKGS := ./sweep ./ingest ./recommend ./cmd/ratesweep ./scripts/testprogress
 test-race:
 	$(GO) run ./scripts/testprogress -go $(GO) -race -vet=off -count=1 -timeout 30m $(RACE_PKGS)
