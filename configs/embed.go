@@ -9,7 +9,7 @@ import "embed"
 //go:embed *.yaml
 var FS embed.FS
 
-// Lesson is the lesson's scenario (shared SPEC.md), the default for `tables`.
+// Lesson is the lesson's scenario, the default for `tables`.
 //
 //go:embed lesson.yaml
 var Lesson []byte

@@ -208,7 +208,7 @@ var allOfAlgorithm = Descriptor{
 		}
 		return "when any of its limits cuts: " + strings.Join(parts, "; ")
 	},
-	newDecider: func() decider { return &stackDecider{} },
+	blank: func() decider { return &stackDecider{} },
 }
 
 // keySuffix names a component's key where it is not the client.

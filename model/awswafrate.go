@@ -70,8 +70,8 @@ var awsWAFRateAlgorithm = Descriptor{
 		return fmt.Sprintf("cut while the key's requests in the %d s before the last check (every 10 s, acting %g s later), denied ones included, exceed %d",
 			p.WindowS, awsLagS(p), p.Limit)
 	},
-	Bound:      func(p Policy, a []float64) string { return windowBound(p, a, false) },
-	newDecider: func() decider { return &awsWAFRateLimiter{} },
+	Bound: func(p Policy, a []float64) string { return windowBound(p, a, false) },
+	blank: func() decider { return &awsWAFRateLimiter{} },
 }
 
 // validateAWSWAF checks window_s, limit and lag_s against AWS WAF's bounds.

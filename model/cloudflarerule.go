@@ -79,7 +79,7 @@ var cloudflareRuleAlgorithm = Descriptor{
 	Bound: func(p Policy, a []float64) string {
 		return windowBound(Policy{WindowS: int(p.PeriodS), Limit: p.RequestsPerPeriod}, a, false)
 	},
-	newDecider: func() decider { return &cloudflareRuleLimiter{} },
+	blank: func() decider { return &cloudflareRuleLimiter{} },
 }
 
 // validateCloudflare checks the parameters against Cloudflare's allowed

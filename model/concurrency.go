@@ -24,6 +24,6 @@ var concurrencyAlgorithm = Descriptor{
 	Label:      func(p Policy) string { return fmt.Sprintf("concurrency %d in flight", p.Limit) },
 	Why:        func(p Policy) string { return fmt.Sprintf("cut with %d requests in flight", p.Limit) },
 	AxisLabels: map[string]string{"limit": "limit (requests in flight)"},
-	newDecider: func() decider { return &slidingLogLimiter{} },
+	blank:      func() decider { return &slidingLogLimiter{} },
 	lockstep:   func(ps []Policy, _ int64) (Lockstep, bool) { return newWindowLockstep(ps) },
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // ratStep is SPEC's token bucket rule in exact fractions (math/big.Rat),
-// written from SPEC.md and nothing else: the bucket starts full; each second
+// written from the lesson's definitions and nothing else: the bucket starts full; each second
 // tokens = min(capacity, tokens + rate), adm = min(a, floor(tokens)),
 // tokens -= adm.
 func ratStep(rate *big.Rat, capacity int64, a []int32) []int32 {

@@ -64,7 +64,7 @@ var fail2banAlgorithm = Descriptor{
 		return fmt.Sprintf("banned for %d s from the failure that brings the key's count to %d, counted over %d s as fail2ban does (a count spanning more than that scaled to its rate)",
 			p.MitigationTimeoutS, p.Limit, p.WindowS)
 	},
-	newDecider: func() decider { return &fail2banLimiter{} },
+	blank: func() decider { return &fail2banLimiter{} },
 }
 
 var (

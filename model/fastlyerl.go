@@ -70,7 +70,7 @@ var fastlyERLAlgorithm = Descriptor{
 	Bound: func(p Policy, a []float64) string {
 		return windowBound(Policy{WindowS: p.WindowS, Limit: int64(p.Rate) * int64(p.WindowS)}, a, false)
 	},
-	newDecider: func() decider { return &fastlyERLLimiter{} },
+	blank: func() decider { return &fastlyERLLimiter{} },
 }
 
 // validateFastly checks the parameters against check_rate's bounds.

@@ -8,7 +8,7 @@ import (
 
 // fixedWindowAlgorithm is fixed_window, the lesson's fixed window: a
 // counter per window [phase_s + k·window_s, phase_s + (k+1)·window_s),
-// reset at each boundary (SPEC.md).
+// reset at each boundary (the lesson's definition).
 var fixedWindowAlgorithm = Descriptor{
 	Name: "fixed_window", Title: "fixed window", Family: WindowFamily, Lesson: true, ColorSlot: 0,
 	Example:  "fixed_window window_s=60 limit=600",
@@ -30,9 +30,9 @@ var fixedWindowAlgorithm = Descriptor{
 		}
 		return fmt.Sprintf("fixed window %d s", p.WindowS)
 	},
-	Why:        windowWhy,
-	Bound:      func(p Policy, a []float64) string { return windowBound(p, a, true) },
-	newDecider: func() decider { return &fixedWindowLimiter{} },
+	Why:   windowWhy,
+	Bound: func(p Policy, a []float64) string { return windowBound(p, a, true) },
+	blank: func() decider { return &fixedWindowLimiter{} },
 	kernel: func(p Policy, a, adm []int32) int64 {
 		return fixedWindow(a, adm, p.Limit, p.WindowS, p.PhaseS)
 	},

@@ -14,7 +14,7 @@ var anchoredWindowAlgorithm = Descriptor{
 	Label:          func(p Policy) string { return fmt.Sprintf("anchored window %d s", p.WindowS) },
 	Why:            windowWhy,
 	Bound:          func(p Policy, a []float64) string { return windowBound(p, a, false) },
-	newDecider:     func() decider { return &anchoredWindowLimiter{} },
+	blank:          func() decider { return &anchoredWindowLimiter{} },
 	count: func(p Policy, originNs int64) func(ts []int64, c []int32, cap int64) {
 		var d anchoredWindowLimiter
 		d.configure(p)

@@ -19,11 +19,11 @@ var gcraAlgorithm = Descriptor{
 		}
 		return nil
 	},
-	Label:      func(p Policy) string { return fmt.Sprintf("GCRA %g/s", p.Rate) },
-	Why:        bucketWhy,
-	Bound:      bucketBound,
-	newDecider: func() decider { return &gcraLimiter{} },
-	lockstep:   func(ps []Policy, _ int64) (Lockstep, bool) { return newGCRALockstep(ps), true },
+	Label:    func(p Policy) string { return fmt.Sprintf("GCRA %g/s", p.Rate) },
+	Why:      bucketWhy,
+	Bound:    bucketBound,
+	blank:    func() decider { return &gcraLimiter{} },
+	lockstep: func(ps []Policy, _ int64) (Lockstep, bool) { return newGCRALockstep(ps), true },
 }
 
 var _ decider = (*gcraLimiter)(nil)

@@ -118,7 +118,7 @@ var haproxyRateAlgorithm = Descriptor{
 		}
 		return fmt.Sprintf("cut when the requests of the key's last %g s period, the previous one weighted and denied ones included, exceed %d", p.PeriodS, p.Limit)
 	},
-	newDecider: func() decider { return &haproxyRateLimiter{} },
+	blank: func() decider { return &haproxyRateLimiter{} },
 }
 
 // haproxyRate is the policy's haproxy_rate configuration.

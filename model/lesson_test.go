@@ -24,7 +24,7 @@ func lessonWorkload(t testing.TB) *model.Workload {
 
 func round1(x float64) float64 { return math.Round(x*10) / 10 }
 
-// SPEC.md, workload table and totals.
+// The lesson's workload table and totals.
 func TestLessonScenarioTotals(t *testing.T) {
 	w := lessonWorkload(t)
 	want := []int64{1200, 1720, 1080, 300, 2700, 7800, 2160}
@@ -45,7 +45,7 @@ func TestLessonScenarioTotals(t *testing.T) {
 	}
 }
 
-// SPEC.md Table 1.
+// The lesson's Table 1.
 func TestLessonTable1(t *testing.T) {
 	l := model.ComputeLesson(lessonWorkload(t))
 	cuts := [][3]int64{ // fixed, sliding, bucket per client
@@ -96,7 +96,7 @@ func TestLessonTable1(t *testing.T) {
 	}
 }
 
-// SPEC.md Table 2, both halves.
+// The lesson's Table 2, both halves.
 func TestLessonTable2(t *testing.T) {
 	l := model.ComputeLesson(lessonWorkload(t))
 	type row struct{ v, falseCut, caught, missed, login int64 }
@@ -130,7 +130,7 @@ func TestLessonTable2(t *testing.T) {
 	})
 }
 
-// SPEC.md Table 3b: the limit needed to see the bulk download.
+// The lesson's Table 3b: the limit needed to see the bulk download.
 func TestLessonTable3Design(t *testing.T) {
 	l := model.ComputeLesson(lessonWorkload(t))
 	want := []struct {

@@ -326,7 +326,7 @@ func (p Policy) validateAlgorithm() error {
 			return err
 		}
 	}
-	if d.newDecider == nil && (p.Key == KeyBoth || p.SyncMs != 0) {
+	if d.blank == nil && (p.Key == KeyBoth || p.SyncMs != 0) {
 		if _, ok := d.NewDecider(p).(SharedState); !ok {
 			if p.Key == KeyBoth {
 				return fieldErr("key", "%s cannot decide on two keys at once (its decider has no shared-state form)", d.Name)

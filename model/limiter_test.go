@@ -56,7 +56,7 @@ func TestLimiterSteps(t *testing.T) {
 	}
 }
 
-// naiveSliding is the O(duration × window) definition from SPEC.md.
+// naiveSliding is the O(duration × window) definition of the lesson.
 func naiveSliding(a []int32, limit int64, window int) []int32 {
 	adm := make([]int32, len(a))
 	for t := range a {

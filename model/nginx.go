@@ -44,9 +44,9 @@ var nginxAlgorithm = Descriptor{
 		}
 		return ""
 	},
-	Shapes:     func(p Policy) bool { return p.Delay < p.Burst },
-	newDecider: func() decider { return &nginxLimiter{} },
-	lockstep:   func(ps []Policy, _ int64) (Lockstep, bool) { return newNginxLockstep(ps), true },
+	Shapes:   func(p Policy) bool { return p.Delay < p.Burst },
+	blank:    func() decider { return &nginxLimiter{} },
+	lockstep: func(ps []Policy, _ int64) (Lockstep, bool) { return newNginxLockstep(ps), true },
 }
 
 var _ decider = (*nginxLimiter)(nil)

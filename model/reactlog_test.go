@@ -18,7 +18,7 @@ func TestKeyReplayEqualsReferenceLoop(t *testing.T) {
 		durS := 5 + rng.IntN(40)
 		endNs := int64(durS) * secondNs
 		p := randomPolicy(rng, Algorithms[rng.IntN(len(Algorithms))])
-		if p.Algorithm.Describe().newDecider == nil {
+		if p.Algorithm.Describe().blank == nil {
 			continue
 		}
 		weighed := trial%3 == 1 // costs or count_if: a retry repeats its request's cost and status
@@ -112,7 +112,7 @@ func TestKeyReplayWithoutReactionIsPlainReplay(t *testing.T) {
 	kr := NewKeyReplay()
 	for trial := range 100 {
 		p := randomPolicy(rng, Algorithms[rng.IntN(len(Algorithms))])
-		if p.Algorithm.Describe().newDecider == nil {
+		if p.Algorithm.Describe().blank == nil {
 			continue
 		}
 		times := make([]int64, rng.IntN(200))

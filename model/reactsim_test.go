@@ -286,7 +286,7 @@ func TestReactionsEqualReferenceLoop(t *testing.T) {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
 		p := randomPolicy(rng, Algorithms[rng.IntN(len(Algorithms))])
-		if p.Algorithm.Describe().newDecider == nil {
+		if p.Algorithm.Describe().blank == nil {
 			continue
 		}
 		if trial%3 == 1 { // weighed: costs or count_if, retries repeat their request's

@@ -75,7 +75,7 @@ type Descriptor struct {
 	Title string
 	// Family is the kind of bound it puts on a key's traffic.
 	Family Family
-	// Lesson marks the lesson's three algorithms (SPEC.md), which the
+	// Lesson marks the lesson's three algorithms, which the
 	// report draws on its own trade-off figure.
 	Lesson bool
 	// ColorSlot is the algorithm's colour on every plot: an index into the
@@ -131,10 +131,10 @@ type Descriptor struct {
 	// state_* metrics count the state of a SharedState decider only.
 	NewDecider func(p Policy) Decider
 
-	// newDecider returns an unconfigured decider (algorithms of this package).
-	newDecider func() decider
+	// blank returns an unconfigured decider (algorithms of this package).
+	blank func() decider
 	// kernel is the per-second form of the lesson's algorithms (fluid
-	// arrivals, SPEC.md's semantics), or nil.
+	// arrivals, the lesson's semantics), or nil.
 	kernel func(p Policy, a, adm []int32) int64
 	// lockstep runs policies of the algorithm side by side on one key's
 	// requests (Lockstep), or nil.
@@ -203,7 +203,7 @@ func Register(d Descriptor) (Algorithm, error) {
 	switch {
 	case d.Name == "":
 		return 0, fmt.Errorf("model: Register: no name")
-	case d.NewDecider == nil && d.newDecider == nil:
+	case d.NewDecider == nil && d.blank == nil:
 		return 0, fmt.Errorf("model: Register %s: no NewDecider", d.Name)
 	case d.Label == nil:
 		return 0, fmt.Errorf("model: Register %s: no Label", d.Name)
@@ -249,8 +249,8 @@ func (a Algorithm) Title() string {
 
 // decider returns a new unconfigured decider of the algorithm.
 func (d *Descriptor) decider() decider {
-	if d.newDecider != nil {
-		return d.newDecider()
+	if d.blank != nil {
+		return d.blank()
 	}
 	return &foreignDecider{desc: d}
 }

@@ -27,9 +27,9 @@ func TestRegistryConformance(t *testing.T) {
 					t.Errorf("parameter %q not in Params", n)
 				}
 			}
-			if (len(d.Params) == 0 && a != AllOf) || d.Label == nil || d.Why == nil || d.newDecider == nil || d.Validate == nil {
+			if (len(d.Params) == 0 && a != AllOf) || d.Label == nil || d.Why == nil || d.blank == nil || d.Validate == nil {
 				t.Errorf("incomplete: params %v, label %v, why %v, decider %v, validate %v",
-					d.Params, d.Label != nil, d.Why != nil, d.newDecider != nil, d.Validate != nil)
+					d.Params, d.Label != nil, d.Why != nil, d.blank != nil, d.Validate != nil)
 			}
 			if b, dup := slots[d.ColorSlot]; dup && d.ColorSlot >= 0 {
 				t.Errorf("colour slot %d also %v's", d.ColorSlot, b)

@@ -12,7 +12,7 @@ import (
 func TestRetryAfterIsFirstAdmission(t *testing.T) {
 	rng := rand.New(rand.NewPCG(30, 3))
 	for _, a := range Algorithms {
-		if a.Describe().newDecider == nil {
+		if a.Describe().blank == nil {
 			continue // registered from outside the package (tests)
 		}
 		var rejected int

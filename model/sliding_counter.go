@@ -15,8 +15,8 @@ var slidingCounterAlgorithm = Descriptor{
 	Why: func(p Policy) string {
 		return fmt.Sprintf("cut when the weighted count of the last two %d s windows reaches %d", p.WindowS, p.Limit)
 	},
-	Bound:      func(p Policy, a []float64) string { return windowBound(p, a, false) },
-	newDecider: func() decider { return &slidingCounterLimiter{} },
+	Bound: func(p Policy, a []float64) string { return windowBound(p, a, false) },
+	blank: func() decider { return &slidingCounterLimiter{} },
 	lockstep: func(ps []Policy, originNs int64) (Lockstep, bool) {
 		return newCounterLockstep(ps, originNs), true
 	},

@@ -18,8 +18,8 @@ var slidingLogAlgorithm = Descriptor{
 	Why: func(p Policy) string {
 		return fmt.Sprintf("cut when %d attempts (rejected ones too) came in the last %d s", p.Limit, p.WindowS)
 	},
-	Bound:      func(p Policy, a []float64) string { return windowBound(p, a, false) },
-	newDecider: func() decider { return &slidingLogLimiter{} },
+	Bound: func(p Policy, a []float64) string { return windowBound(p, a, false) },
+	blank: func() decider { return &slidingLogLimiter{} },
 	count: func(p Policy, originNs int64) func(ts []int64, c []int32, cap int64) {
 		var d slidingLogLimiter
 		d.configure(p)

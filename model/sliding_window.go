@@ -4,7 +4,7 @@ import "fmt"
 
 // slidingWindowAlgorithm is sliding_window, the lesson's sliding window: a
 // request is admitted while fewer than limit requests were admitted in the
-// last window_s seconds; rejected requests are not counted (SPEC.md). Its
+// last window_s seconds; rejected requests are not counted (as in the lesson). Its
 // decider is the sliding log of admitted requests (sliding_log.go).
 var slidingWindowAlgorithm = Descriptor{
 	Name: "sliding_window", Title: "sliding window", Family: WindowFamily, Lesson: true, ColorSlot: 1,
@@ -16,8 +16,8 @@ var slidingWindowAlgorithm = Descriptor{
 	Why: func(p Policy) string {
 		return fmt.Sprintf("cut when %d requests were admitted in the last %d s", p.Limit, p.WindowS)
 	},
-	Bound:      func(p Policy, a []float64) string { return windowBound(p, a, false) },
-	newDecider: func() decider { return &slidingLogLimiter{} },
+	Bound: func(p Policy, a []float64) string { return windowBound(p, a, false) },
+	blank: func() decider { return &slidingLogLimiter{} },
 	kernel: func(p Policy, a, adm []int32) int64 {
 		return slidingWindow(a, adm, p.Limit, p.WindowS)
 	},

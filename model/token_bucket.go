@@ -8,17 +8,17 @@ import (
 
 // tokenBucketAlgorithm is token_bucket, the lesson's token bucket: it starts
 // full with capacity tokens, refills at rate per second, and a request takes
-// one token (x/time/rate; SPEC.md).
+// one token (x/time/rate; the lesson).
 var tokenBucketAlgorithm = Descriptor{
 	Name: "token_bucket", Title: "token bucket", Family: BucketFamily, Lesson: true, ColorSlot: 2,
-	Example:    "token_bucket rate=10 capacity=100",
-	Params:     []string{"rate", "capacity"},
-	Cost:       230,
-	Validate:   validateBucket,
-	Label:      func(p Policy) string { return fmt.Sprintf("token bucket %g/s", p.Rate) },
-	Why:        bucketWhy,
-	Bound:      bucketBound,
-	newDecider: func() decider { return &tokenBucketLimiter{} },
+	Example:  "token_bucket rate=10 capacity=100",
+	Params:   []string{"rate", "capacity"},
+	Cost:     230,
+	Validate: validateBucket,
+	Label:    func(p Policy) string { return fmt.Sprintf("token bucket %g/s", p.Rate) },
+	Why:      bucketWhy,
+	Bound:    bucketBound,
+	blank:    func() decider { return &tokenBucketLimiter{} },
 	kernel: func(p Policy, a, adm []int32) int64 {
 		return tokenBucket(a, adm, ratioOf(p.Rate), p.Capacity)
 	},

@@ -21,9 +21,9 @@ var traefikAlgorithm = Descriptor{
 		return fmt.Sprintf("cut in bursts beyond %d requests, or when sustained above %s/s (a request whose token comes within %v waits for it)",
 			p.Capacity, formatNum(p.Rate), time.Duration(traefikMaxDelayNs(p.Rate)))
 	},
-	Bound:      bucketBound,
-	Shapes:     func(p Policy) bool { return traefikMaxDelayNs(p.Rate) > 0 },
-	newDecider: func() decider { return &traefikLimiter{} },
+	Bound:  bucketBound,
+	Shapes: func(p Policy) bool { return traefikMaxDelayNs(p.Rate) > 0 },
+	blank:  func() decider { return &traefikLimiter{} },
 }
 
 // maxTraefikPeriodS is the longest period TraefikRate writes a rate over, s.

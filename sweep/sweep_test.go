@@ -57,7 +57,7 @@ func fileHashes(m Manifest) map[string]string {
 	return out
 }
 
-// Every SPEC.md figure, read back from the Parquet files of a sweep.
+// Every figure of the lesson, read back from the Parquet files of a sweep.
 func TestLessonFiguresFromParquet(t *testing.T) {
 	dir := t.TempDir()
 	mustRun(t, mustSpec(t, "lesson-sweep.yaml"), Options{OutDir: dir})
@@ -185,7 +185,7 @@ func TestLessonFiguresFromParquet(t *testing.T) {
 	}
 }
 
-// The peers' checksum over the bench grid (shared/peers: Σ false cut).
+// The peers' checksum over the bench grid (bench/peers: Σ false cut).
 func TestBenchChecksum(t *testing.T) {
 	s := mustSpec(t, "bench.yaml")
 	if s.Points() != 60000 {

@@ -21,7 +21,7 @@ import (
 	"github.com/ratesweep/ratesweep/model"
 )
 
-// Writer settings (measured in shared/research/pipeline.md): zstd level 1,
+// Writer settings (chosen by measuring the writer on sweeps): zstd level 1,
 // row groups of at most 1M rows, Parquet dictionaries only on low-cardinality
 // columns, delta encoding on integer metrics, Arrow dictionary strings.
 // Columns of Arrow dictionary strings carry no statistics: arrow-go computes

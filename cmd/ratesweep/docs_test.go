@@ -44,7 +44,7 @@ func TestDocLinks(t *testing.T) {
 		}
 		text := string(b)
 		rel, _ := filepath.Rel(root, f)
-		for _, bad := range []string{"../shared", "shared/SPEC", "SPEC.md", "shared/traffic", "shared/peers"} {
+		for _, bad := range outsideNames {
 			if strings.Contains(text, bad) {
 				t.Errorf("%s: mentions %s, which is not in the repository", rel, bad)
 			}
@@ -70,5 +70,55 @@ func TestDocLinks(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// outsideNames are names of files and places outside the repository that
+// nothing in it may mention (spelled in pieces so that this file does not).
+var outsideNames = []string{
+	".." + "/shared", "shared" + "/SPEC", "SPEC" + ".md", "DESIGN" + ".md", "STYLE" + ".md",
+	"shared" + "/traffic", "shared" + "/peers", "shared" + "/research", "shared" + "/seeds", "/work" + "/",
+}
+
+// No tracked text file of the repository names a file or place outside it:
+// code, comments, configs, scripts and docs alike. Third-party files (the
+// axe bundle) and fuzz corpora are not read.
+func TestStandsAlone(t *testing.T) {
+	root := "../.."
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			switch {
+			case rel == ".git", rel == "out", rel == "bin", rel == "dist", d.Name() == "node_modules", d.Name() == "fuzz" && strings.HasSuffix(filepath.Dir(rel), "testdata"), rel == filepath.Join("scripts", "axe"):
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".md", ".yaml", ".yml", ".sh", ".js", ".mjs", ".json", ".txt", ".css", ".html", ".toml", ".py", ".jq", ".mod":
+		default:
+			if d.Name() != "Makefile" && d.Name() != "run" {
+				return nil
+			}
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, bad := range outsideNames {
+			if strings.Contains(string(b), bad) {
+				t.Errorf("%s: mentions %s, which is not in the repository", rel, bad)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -26,7 +26,7 @@ var examples = map[string][]string{
 		"ratesweep run spec.yaml --set seed=2 --set 'sweep[0].limit=[100, 200]'",
 		"ratesweep run spec.yaml --dry-run                  # points, rows and bytes, nothing run",
 		"cat spec.yaml | ratesweep run - --quiet            # the spec from standard input",
-		"ratesweep run spec.yaml --out /shared/run --shard 3/16 --resume",
+		"ratesweep run spec.yaml --out /nfs/runs/week --shard 3/16 --resume",
 	},
 	"merge": {
 		"ratesweep merge out/big                # every shard finished? then write manifest.json",

@@ -51,7 +51,7 @@ func TestTablesGolden(t *testing.T) {
 	}
 }
 
-// Every SPEC.md figure must appear in the printed tables, row by row.
+// Every figure of the lesson must appear in the printed tables, row by row.
 func TestTablesPrintSpecFigures(t *testing.T) {
 	_, out, _ := runCLI(t, "tables")
 	rows := [][]string{
