@@ -116,8 +116,8 @@ func TestTokenBucketRepresentationsAgree(t *testing.T) {
 		times, sizes := randomBatches(rng, 200)
 		for i, tNs := range times {
 			if rng.IntN(10) == 0 {
-				charge(small, tNs)
-				charge(wide, tNs)
+				small.charge(tNs)
+				wide.charge(tNs)
 				continue
 			}
 			a, b := small.AllowN(tNs, sizes[i]), wide.AllowN(tNs, sizes[i])

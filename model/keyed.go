@@ -276,7 +276,7 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 		case lagNs > 0:
 			for ; qHead < len(k.queue) && k.queue[qHead].t+lagNs <= r.t; qHead++ {
 				q := k.queue[qHead]
-				charge(k.store(p, q.key), q.t)
+				k.store(p, q.key).charge(q.t)
 			}
 			ok = k.decideLagged(p, node, nKeys, [2]int32{k1, k2}, nk, r.t, lagNs, cr)
 		default:
@@ -299,7 +299,7 @@ func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 				break
 			}
 			d2 := k.store(p, base+k2)
-			ok1, ok2 := peek(d1, r.t), peek(d2, r.t)
+			ok1, ok2 := d1.peek(r.t), d2.peek(r.t)
 			ok = ok1 && ok2
 			if ok || (!ok1 && cr) {
 				d1.Allow(r.t)
@@ -354,7 +354,7 @@ func (k *keyedSim) sample(t int64, peakKeys, peakBytes *int64) {
 	var live, bytes int64
 	for i := 0; i < len(k.touched); {
 		slot := k.touched[i]
-		if ok, b := stateSize(k.stores[slot], t); ok {
+		if ok, b := k.stores[slot].stateSize(t); ok {
 			live++
 			bytes += b
 			i++
@@ -386,13 +386,13 @@ func (k *keyedSim) decideLagged(p Policy, node, nKeys int, keys [2]int32, nk int
 		k.pending[node*nKeys+int(keys[i])] = pend
 		v := m
 		if len(pend) > 0 {
-			k.views[i] = cloneInto(k.views[i], m)
+			k.views[i] = m.cloneInto(k.views[i])
 			v = k.views[i]
 			for _, te := range pend {
-				charge(v, te)
+				v.charge(te)
 			}
 		}
-		oks[i] = peek(v, t)
+		oks[i] = v.peek(t)
 		all = all && oks[i]
 	}
 	for i := range nk {
