@@ -22,6 +22,29 @@ import (
 // only ever removes its own files, plus the merged manifest.json and the
 // manifests of another shard count, which its run makes stale.
 func prepareDir(opts Options, specYAML string, reps int, states []partState) (_ *runfs.Lock, err error) {
+	held, err := claimDir(opts, specYAML)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			held.Release()
+		}
+	}()
+	recorded, err := clearStale(opts, states)
+	if err != nil {
+		return nil, err
+	}
+	if err := keepParts(opts, specYAML, reps, states, recorded); err != nil {
+		return nil, err
+	}
+	return held, nil
+}
+
+// claimDir makes opts.OutDir this spec's run directory and locks it (shared
+// by the shards of one run): it refuses a directory that is not a run, a
+// run of another spec and a compacted run (unless --force replaces it).
+func claimDir(opts Options, specYAML string) (_ *runfs.Lock, err error) {
 	dir := opts.OutDir
 	if dir == "" {
 		return nil, inputErrorf("no output directory")
@@ -100,6 +123,17 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) (_ 
 	if m, err := loadManifest(filepath.Join(dir, "manifest.json")); err == nil && m.Compacted && !(opts.Force && !sharded) {
 		return nil, fmt.Errorf("%w: %s was compacted by 'ratesweep merge --compact' and is complete; use --force (without --shard) to start again", ErrOutputExists, dir)
 	}
+	return held, nil
+}
+
+// clearStale refuses to overwrite results without --resume or --force,
+// removes the manifests this run makes stale (the merged one when sharded,
+// shard manifests of another shard count) and this shard's own, and
+// returns, with --resume, the hashes this shard's manifest recorded by
+// table/part name.
+func clearStale(opts Options, states []partState) (recorded map[string]string, err error) {
+	dir := opts.OutDir
+	sharded := opts.Shard.Count > 1
 	manifest := filepath.Join(dir, ManifestName(opts.Shard))
 	// Manifests this run makes stale: the merged (or single-run) manifest
 	// when sharded, and shard manifests of another shard count.
@@ -134,16 +168,12 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) (_ 
 	}
 	// With --resume, a part whose file changed since this shard's manifest
 	// was written (same rows, other bytes) is computed again.
-	recorded := map[string]string{}
+	recorded = map[string]string{}
 	if old, err := loadManifest(manifest); err == nil && opts.Resume {
 		for _, p := range old.Parts {
 			recorded["points/"+p.Points.Name] = p.Points.SHA256
 			recorded["clients/"+p.Clients.Name] = p.Clients.SHA256
 		}
-	}
-	changed := func(table string, fm fileMeta) bool {
-		h, ok := recorded[table+"/"+fm.Name]
-		return ok && h != fm.SHA256
 	}
 	for _, m := range stale {
 		if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -157,6 +187,18 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) (_ 
 	for _, t := range tmps {
 		os.Remove(t)
 	}
+	return recorded, nil
+}
+
+// keepParts removes this shard's leftovers (and with --force its parts)
+// and, with --resume, marks done each part whose files verify and match
+// what this shard's manifest recorded.
+func keepParts(opts Options, specYAML string, reps int, states []partState, recorded map[string]string) error {
+	dir := opts.OutDir
+	changed := func(table string, fm fileMeta) bool {
+		h, ok := recorded[table+"/"+fm.Name]
+		return ok && h != fm.SHA256
+	}
 	for i := range states {
 		st := &states[i]
 		name := st.part.Name()
@@ -168,7 +210,7 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) (_ 
 			}
 			if opts.Force {
 				if err := os.Remove(filepath.Join(dir, sub, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return nil, err
+					return err
 				}
 			}
 		}
@@ -207,7 +249,7 @@ func prepareDir(opts Options, specYAML string, reps int, states []partState) (_ 
 			}
 		}
 	}
-	return held, nil
+	return nil
 }
 
 // refuseForeign refuses a directory that holds anything but what ratesweep
