@@ -114,6 +114,34 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 		return nil, ec.Err()
 	}
 	c := &Config{TopKeys: DefaultTopKeys}
+	decodeLogs(&ec, m, c, dir)
+	o := &c.Options
+	decodeFormat(&ec, n, m, o)
+	decodeReading(&ec, m, c)
+	if v := m.Get("rules"); v != nil {
+		o.Rules, err = decodeRulesRef(v, m.FieldPath("rules"), dir)
+		ec.Add(err)
+	}
+	if v := m.Get("cost"); v != nil {
+		o.Cost, err = decodeCost(v, m.FieldPath("cost"))
+		ec.Add(err)
+		if o.Cost != nil && o.Cost.Field == "bytes" && !logsBytes(o.Reader.Format) {
+			ec.Errorf(v, m.FieldPath("cost"), "format %s logs no response bytes: price requests with rules instead", o.Reader.Format)
+		}
+	}
+	if v := m.Get("reactions"); v != nil && ec.Len() == 0 {
+		c.Reactions, err = decodeReactionRules(v, m.FieldPath("reactions"), dir, o.Rules)
+		ec.Add(err)
+	}
+	if err := ec.Err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// decodeLogs reads the log field: one log (a name, or a set of files), or
+// a list of 2 to MaxLogs logs, the replicates.
+func decodeLogs(ec *yamlx.Collector, m *yamlx.Map, c *Config, dir string) {
 	if ln, err := m.Require("log"); !ec.Add(err) && ln.Kind == yaml.MappingNode {
 		files, err := decodeLogSet(ln, m.FieldPath("log"), dir)
 		if !ec.Add(err) {
@@ -138,7 +166,12 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 			}
 		}
 	}
-	o := &c.Options
+}
+
+// decodeFormat reads the format and what depends on it: the csv, parquet
+// and jsonl sections, a template's format string and trusted_proxies.
+func decodeFormat(ec *yamlx.Collector, n *yaml.Node, m *yamlx.Map, o *Options) {
+	var err error
 	formatOK := true
 	if v := m.Get("format"); v != nil {
 		s, err := yamlx.Str(v, m.FieldPath("format"))
@@ -209,6 +242,14 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 			}
 		}
 	}
+}
+
+// decodeReading reads how lines become requests: key (when nothing before
+// it failed: keys depend on the format and columns), path_depth, spread,
+// window_origin, strict, max_line_bytes, max_backwards_s and top_keys.
+func decodeReading(ec *yamlx.Collector, m *yamlx.Map, c *Config) {
+	o := &c.Options
+	var err error
 	if v := m.Get("key"); v != nil && ec.Len() == 0 { // keys depend on the format and columns
 		o.Key, err = decodeKey(v, m.FieldPath("key"), o.Reader)
 		ec.Add(err)
@@ -276,25 +317,6 @@ func DecodeConfig(n *yaml.Node, path, dir string) (*Config, error) {
 			c.TopKeys = int(k)
 		}
 	}
-	if v := m.Get("rules"); v != nil {
-		o.Rules, err = decodeRulesRef(v, m.FieldPath("rules"), dir)
-		ec.Add(err)
-	}
-	if v := m.Get("cost"); v != nil {
-		o.Cost, err = decodeCost(v, m.FieldPath("cost"))
-		ec.Add(err)
-		if o.Cost != nil && o.Cost.Field == "bytes" && !logsBytes(o.Reader.Format) {
-			ec.Errorf(v, m.FieldPath("cost"), "format %s logs no response bytes: price requests with rules instead", o.Reader.Format)
-		}
-	}
-	if v := m.Get("reactions"); v != nil && ec.Len() == 0 {
-		c.Reactions, err = decodeReactionRules(v, m.FieldPath("reactions"), dir, o.Rules)
-		ec.Add(err)
-	}
-	if err := ec.Err(); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 var logSetKeys = []string{"files", "as"}
