@@ -142,30 +142,9 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	}
 	defer closeZ()
 	br := bufio.NewReaderSize(dr, 64<<10)
-	detected := detectShadow(br)
-	if o.Proxy == "" {
-		o.Proxy = "nginx"
-		switch detected {
-		case ingest.FormatHAProxy:
-			o.Proxy = "haproxy"
-		case ingest.FormatEnvoyText, ingest.FormatEnvoy:
-			o.Proxy = "envoy"
-		}
-		if err := checkShadowKey(o.Proxy, o.Key); err != nil {
-			return nil, fmt.Errorf("a log of %s (detected): %v", o.Proxy, err)
-		}
-	}
-	if o.Key == "" {
-		o.Key = "ip" // as export writes: envoy's local_ratelimit with a bucket per address
-	}
-	var sr shadowReader
-	switch o.Proxy {
-	case "haproxy":
-		sr = haproxyShadow(o.DenyStatus)
-	case "envoy":
-		sr = envoyShadow(detected == ingest.FormatEnvoy || detected == ingest.FormatJSONL) // JSON: the preset's fields
-	default:
-		sr = nginxShadow()
+	sr, err := shadowProxy(&o, br)
+	if err != nil {
+		return nil, err
 	}
 	rd, err := ingest.NewReader(br, sr.opt)
 	if err != nil {
@@ -194,29 +173,9 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 		if !firstSet {
 			first, firstSet = t, true
 		}
-		var key string
-		switch {
-		case o.Key == "global":
-			key = "global"
-		case strings.HasPrefix(o.Key, "header:"):
-			if !dec.quoted {
-				return nil, fmt.Errorf("line %d: no quoted %s value after $msec (the log_format of ratesweep export --to nginx --key %s writes it)", rec.Line, strings.TrimPrefix(o.Key, "header:"), o.Key)
-			}
-			key = dec.header
-		case o.Key == "ip":
-			if len(rec.Host) == 0 {
-				return nil, fmt.Errorf("line %d: no client address for --key ip", rec.Line)
-			}
-			key = string(rec.Host)
-		case o.Key == "user":
-			key = string(rec.User)
-		case o.Key == "path_prefix":
-			path := rec.Path
-			if i := bytes.IndexAny(path, "?#"); i >= 0 {
-				path = path[:i]
-			}
-			seg := bytes.SplitN(bytes.TrimPrefix(path, []byte("/")), []byte("/"), 2)
-			key = "/" + string(seg[0])
+		key, err := shadowKey(o.Key, rec, dec)
+		if err != nil {
+			return nil, err
 		}
 		if _, ok := perKey[key]; !ok {
 			order = append(order, key)
@@ -246,35 +205,7 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 	}
 	res.Keys = len(order)
 	for _, k := range order {
-		reqs := perKey[k]
-		if !res.ExactTimes {
-			spreadSeconds(reqs)
-		}
-		sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].t < reqs[j].t })
-		d, _ := model.NewDeciderAt(p, first) // windows on the wall clock, as deployed
-		ka := KeyAgreement{Key: k, Requests: int64(len(reqs))}
-		for _, q := range reqs {
-			m := d.Allow(q.t)
-			if q.admit {
-				res.ProxyAdmits++
-			}
-			if m {
-				res.ModelAdmits++
-			}
-			switch {
-			case m == q.admit:
-				res.Agree++
-			case q.admit:
-				ka.ProxyOnly++
-			default:
-				ka.ModelOnly++
-			}
-		}
-		res.ProxyOnly += ka.ProxyOnly
-		res.ModelOnly += ka.ModelOnly
-		if ka.ProxyOnly+ka.ModelOnly > 0 {
-			res.Worst = append(res.Worst, ka)
-		}
+		res.compare(p, first, k, perKey[k])
 	}
 	sort.SliceStable(res.Worst, func(i, j int) bool {
 		return res.Worst[i].ProxyOnly+res.Worst[i].ModelOnly > res.Worst[j].ProxyOnly+res.Worst[j].ModelOnly
@@ -283,6 +214,99 @@ func Shadow(r io.Reader, p model.Policy, o ShadowOptions) (*ShadowResult, error)
 		res.Worst = res.Worst[:10]
 	}
 	return res, nil
+}
+
+// shadowProxy settles which proxy wrote the log (o.Proxy, detected from
+// its first lines when not given) and the key (o.Key, ip by default), and
+// returns that proxy's reader.
+func shadowProxy(o *ShadowOptions, br *bufio.Reader) (shadowReader, error) {
+	detected := detectShadow(br)
+	if o.Proxy == "" {
+		o.Proxy = "nginx"
+		switch detected {
+		case ingest.FormatHAProxy:
+			o.Proxy = "haproxy"
+		case ingest.FormatEnvoyText, ingest.FormatEnvoy:
+			o.Proxy = "envoy"
+		}
+		if err := checkShadowKey(o.Proxy, o.Key); err != nil {
+			return shadowReader{}, fmt.Errorf("a log of %s (detected): %v", o.Proxy, err)
+		}
+	}
+	if o.Key == "" {
+		o.Key = "ip" // as export writes: envoy's local_ratelimit with a bucket per address
+	}
+	var sr shadowReader
+	switch o.Proxy {
+	case "haproxy":
+		sr = haproxyShadow(o.DenyStatus)
+	case "envoy":
+		sr = envoyShadow(detected == ingest.FormatEnvoy || detected == ingest.FormatJSONL) // JSON: the preset's fields
+	default:
+		sr = nginxShadow()
+	}
+	return sr, nil
+}
+
+// shadowKey is the key a logged request hangs on under --key key.
+func shadowKey(key string, rec *ingest.Record, dec shadowDecision) (string, error) {
+	switch {
+	case key == "global":
+		return "global", nil
+	case strings.HasPrefix(key, "header:"):
+		if !dec.quoted {
+			return "", fmt.Errorf("line %d: no quoted %s value after $msec (the log_format of ratesweep export --to nginx --key %s writes it)", rec.Line, strings.TrimPrefix(key, "header:"), key)
+		}
+		return dec.header, nil
+	case key == "ip":
+		if len(rec.Host) == 0 {
+			return "", fmt.Errorf("line %d: no client address for --key ip", rec.Line)
+		}
+		return string(rec.Host), nil
+	case key == "user":
+		return string(rec.User), nil
+	case key == "path_prefix":
+		path := rec.Path
+		if i := bytes.IndexAny(path, "?#"); i >= 0 {
+			path = path[:i]
+		}
+		seg := bytes.SplitN(bytes.TrimPrefix(path, []byte("/")), []byte("/"), 2)
+		return "/" + string(seg[0]), nil
+	}
+	return "", fmt.Errorf("--key: %s", quoteShort(key))
+}
+
+// compare replays one key's requests (reqs, times from first) through the
+// model and adds where it agrees with the proxy to res.
+func (res *ShadowResult) compare(p model.Policy, first int64, k string, reqs []shadowReq) {
+	if !res.ExactTimes {
+		spreadSeconds(reqs)
+	}
+	sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].t < reqs[j].t })
+	d, _ := model.NewDeciderAt(p, first) // windows on the wall clock, as deployed
+	ka := KeyAgreement{Key: k, Requests: int64(len(reqs))}
+	for _, q := range reqs {
+		m := d.Allow(q.t)
+		if q.admit {
+			res.ProxyAdmits++
+		}
+		if m {
+			res.ModelAdmits++
+		}
+		switch {
+		case m == q.admit:
+			res.Agree++
+		case q.admit:
+			ka.ProxyOnly++
+		default:
+			ka.ModelOnly++
+		}
+	}
+	res.ProxyOnly += ka.ProxyOnly
+	res.ModelOnly += ka.ModelOnly
+	if ka.ProxyOnly+ka.ModelOnly > 0 {
+		res.Worst = append(res.Worst, ka)
+	}
 }
 
 // shadowFormatName names each proxy's log format in messages.
