@@ -74,6 +74,10 @@ func sameMinute(b []byte, stamp *[26]byte) bool {
 		binary.LittleEndian.Uint64(b[18:])>>16 == binary.LittleEndian.Uint64(stamp[18:])>>16
 }
 
+// parseCombined reads one Common or Combined Log Format line into rec,
+// clock keeping the last minute's time. It is one function rather than one
+// per field because it runs for every line: the fields are scanned in a
+// single pass, each starting where the previous one ended.
 func parseCombined(line []byte, rec *Record, clock *clfClock) error {
 	rec.reset()
 	// host, identity and user: space-separated tokens (a tab is part of one)

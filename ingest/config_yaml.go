@@ -10,7 +10,9 @@ import (
 
 // YAML renders the config as a canonical "traffic:" block (rules and key
 // lists inlined, the log path made absolute) for a run's spec.yaml and
-// Parquet metadata. DecodeConfig reads it back to the same config.
+// Parquet metadata. DecodeConfig reads it back to the same config. It
+// writes every field in the order the decoder reads them, one function to
+// read against it top to bottom.
 func (c *Config) YAML() []byte {
 	var b strings.Builder
 	q := strconv.Quote

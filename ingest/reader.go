@@ -215,7 +215,9 @@ func (r *Reader) Blank() int64 { return r.blank }
 func (r *Reader) Err() error { return r.err }
 
 // Scan reads the next request. It returns false at the end of the input or
-// on an error (see Err).
+// on an error (see Err). It is the reader's per-line loop (blank and
+// malformed lines, quoted fields across lines, strict mode) kept in one
+// function so that a line costs one call.
 func (r *Reader) Scan() bool {
 	if r.err != nil {
 		return false

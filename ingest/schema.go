@@ -9,7 +9,8 @@ import (
 
 // SchemaDefs returns JSON Schema definitions of a traffic section
 // ("traffic", "columns", "rule"), built from the field lists and names the
-// decoder checks against (see sweep.Schema).
+// decoder checks against (see sweep.Schema). It is one table of the
+// section's fields, in the decoder's order.
 func SchemaDefs() map[string]any {
 	str := map[string]any{"type": "string", "minLength": 1}
 	strs := map[string]any{"oneOf": []any{str, map[string]any{"type": "array", "items": str, "minItems": 1}}}

@@ -164,7 +164,8 @@ func (s *Spill) Remove() error {
 	return first
 }
 
-// read replays partition i's rows into b.
+// read replays partition i's rows into b, decoding each spilled record in
+// the loop (one function: it runs once per row).
 func (s *Spill) read(ctx context.Context, b *builder, i int) error {
 	f, err := os.Open(filepath.Join(s.dir, SpillFile(s.log, i)))
 	if err != nil {

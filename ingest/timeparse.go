@@ -15,7 +15,9 @@ import (
 // applied by moving the decimal point. Digits below the nanosecond are
 // dropped (the time is truncated, as time.Parse truncates). Leading and
 // trailing spaces, a leading "+" and JSON's surrounding quotes are not
-// accepted here: the caller trims.
+// accepted here: the caller trims. Its cases (sign, digits, point,
+// exponent) share one cursor over b and it runs for every line of a log
+// with Unix times: one function.
 func parseUnixDecimal(b []byte, scale int) (sec, ns int64, err error) {
 	if len(b) == 0 {
 		return 0, 0, errors.New("empty time")

@@ -115,7 +115,8 @@ func (s *Simulator) RunFast(ps []Policy, put func(k int, clients []ClientResult,
 //
 // It is Run without the per-point work: one check of the shared
 // parameters, one table lookup per client and point, no Outcome, and the
-// metrics as sums over the clients of each kind.
+// metrics as sums over the clients of each kind; one function for that
+// reason (a step per call would bring the per-point work back).
 func (s *Simulator) RunFastCols(ps []Policy, dst *FastRun) int {
 	f, w := s.fast, s.w
 	if f == nil || len(ps) == 0 || s.keyedScenario || s.reacts || w.Scenario.Arrivals.Process != Fluid || w.streamed {

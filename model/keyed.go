@@ -198,7 +198,10 @@ func (k *keyedSim) store(p Policy, slot int32) decider {
 	return k.stores[slot]
 }
 
-// runKeyed is Run for keyed scenarios and distributed policies.
+// runKeyed is Run for keyed scenarios and distributed policies: one pass
+// over the requests in time order, each decided on its key's state (and
+// the nodes' views of it), kept in one function because its state lives in
+// locals across the pass.
 func (s *Simulator) runKeyed(p Policy, out *Outcome) {
 	w := s.w
 	if s.keyed == nil {
