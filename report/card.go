@@ -206,56 +206,43 @@ type gridStep struct {
 // numeric parameter one value lower and one higher (in value order), the
 // others unchanged.
 func gridSteps(spec *sweep.Spec, id int64) []gridStep {
-	var first int64
-	for ei := range spec.Entries {
-		e := &spec.Entries[ei]
-		size := e.Size()
-		if id < first || id >= first+size {
-			first += size
+	e, first, idx, ok := spec.Locate(id)
+	if !ok {
+		return nil
+	}
+	at := func(axis, k int) int64 { // the point with axis at value index k
+		var n int64
+		for i, ax := range e.Axes {
+			j := idx[i]
+			if i == axis {
+				j = k
+			}
+			n = n*int64(len(ax.Values)) + int64(j)
+		}
+		return first + n
+	}
+	var out []gridStep
+	for i, ax := range e.Axes {
+		if prm, _ := model.LookupParam(ax.Param); len(ax.Values) < 2 || len(prm.Values) > 0 {
 			continue
 		}
-		idx := make([]int, len(e.Axes))
-		rest := id - first
-		for i := len(e.Axes) - 1; i >= 0; i-- {
-			n := int64(len(e.Axes[i].Values))
-			idx[i] = int(rest % n)
-			rest /= n
-		}
-		at := func(axis, k int) int64 { // the point with axis at value index k
-			var n int64
-			for i, ax := range e.Axes {
-				j := idx[i]
-				if i == axis {
-					j = k
-				}
-				n = n*int64(len(ax.Values)) + int64(j)
+		v := ax.Values[idx[i]]
+		lower, higher := -1, -1
+		for k, w := range ax.Values {
+			if w < v && (lower < 0 || w > ax.Values[lower]) {
+				lower = k
 			}
-			return first + n
-		}
-		var out []gridStep
-		for i, ax := range e.Axes {
-			if prm, _ := model.LookupParam(ax.Param); len(ax.Values) < 2 || len(prm.Values) > 0 {
-				continue
-			}
-			v := ax.Values[idx[i]]
-			lower, higher := -1, -1
-			for k, w := range ax.Values {
-				if w < v && (lower < 0 || w > ax.Values[lower]) {
-					lower = k
-				}
-				if w > v && (higher < 0 || w < ax.Values[higher]) {
-					higher = k
-				}
-			}
-			for _, k := range []int{lower, higher} {
-				if k >= 0 {
-					out = append(out, gridStep{at(i, k), ax.Param, ax.Values[k]})
-				}
+			if w > v && (higher < 0 || w < ax.Values[higher]) {
+				higher = k
 			}
 		}
-		return out
+		for _, k := range []int{lower, higher} {
+			if k >= 0 {
+				out = append(out, gridStep{at(i, k), ax.Param, ax.Values[k]})
+			}
+		}
 	}
-	return nil
+	return out
 }
 
 // pickClients returns, per point of ids, the legitimate clients it cuts

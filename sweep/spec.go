@@ -436,6 +436,29 @@ func (s *Spec) Points() int64 {
 	return n
 }
 
+// Locate returns the entry of grid point id, the id of that entry's first
+// point, and the index of the point's value on each of the entry's axes
+// (the last axis varies fastest); ok is false when id is outside the grid.
+func (s *Spec) Locate(id int64) (e *Entry, first int64, idx []int, ok bool) {
+	for ei := range s.Entries {
+		e = &s.Entries[ei]
+		size := e.Size()
+		if id < first || id >= first+size {
+			first += size
+			continue
+		}
+		idx = make([]int, len(e.Axes))
+		rest := id - first
+		for i := len(e.Axes) - 1; i >= 0; i-- {
+			n := int64(len(e.Axes[i].Values))
+			idx[i] = int(rest % n)
+			rest /= n
+		}
+		return e, first, idx, true
+	}
+	return nil, 0, nil, false
+}
+
 // Rows is the number of points rows (points × replicates).
 func (s *Spec) Rows() int64 { return s.Points() * int64(s.Replicates) }
 

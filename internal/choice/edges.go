@@ -32,65 +32,51 @@ func (e Edge) String() string { return fmt.Sprintf("%s=%g %s", e.Param, e.Value,
 // property of the system (service_s, lag_s) is flagged with what to
 // measure, a deployment choice (nodes) with what the pick assumes.
 func EdgesOfRange(spec *sweep.Spec, id int64) []Edge {
-	var first int64
-	for ei := range spec.Entries {
-		e := &spec.Entries[ei]
-		size := e.Size()
-		if id < first || id >= first+size {
-			first += size
+	e, _, idx, ok := spec.Locate(id)
+	if !ok {
+		return nil
+	}
+	get := func(name string) float64 { // the point's value of a parameter
+		for i, ax := range e.Axes {
+			if ax.Param == name {
+				return ax.Values[idx[i]]
+			}
+		}
+		return 0
+	}
+	d := e.Algorithm.Describe()
+	var out []Edge
+	for i, ax := range e.Axes {
+		if len(ax.Values) < 2 {
 			continue
 		}
-		// Decode the axis indices (the last axis varies fastest).
-		idx := make([]int, len(e.Axes))
-		rest := id - first
-		for i := len(e.Axes) - 1; i >= 0; i-- {
-			n := int64(len(e.Axes[i].Values))
-			idx[i] = int(rest % n)
-			rest /= n
-		}
-		get := func(name string) float64 { // the point's value of a parameter
-			for i, ax := range e.Axes {
-				if ax.Param == name {
-					return ax.Values[idx[i]]
-				}
+		v := ax.Values[idx[i]]
+		lo, hi := slices.Min(ax.Values), slices.Max(ax.Values)
+		prm, _ := model.LookupParam(ax.Param)
+		named := d != nil && d.ValueName != nil && d.ValueName(ax.Param, v, get) != ""
+		switch {
+		case len(prm.Values) > 0, ax.Param == "phase_s": // enumerated or cyclic: no direction to extend
+		case named: // nodelay: any larger delay is the same setting
+		case v == lo && v <= prm.Min: // the least possible: nothing beyond
+		case (v == lo || v == hi) && prm.Role != model.Setting: // not the operator's to turn
+			end := "largest"
+			if v == lo {
+				end = "smallest"
 			}
-			return 0
-		}
-		d := e.Algorithm.Describe()
-		var out []Edge
-		for i, ax := range e.Axes {
-			if len(ax.Values) < 2 {
-				continue
+			hint := fmt.Sprintf("%s swept; %s is a property of the system, not a setting: the pick holds where it is %g %s; measure it", end, ax.Param, v, prm.Unit)
+			if prm.Role == model.Deployment {
+				hint = fmt.Sprintf("%s swept; %s is how the limiter is deployed, not a setting: the pick holds with %g %s", end, ax.Param, v, prm.Unit)
 			}
-			v := ax.Values[idx[i]]
-			lo, hi := slices.Min(ax.Values), slices.Max(ax.Values)
-			prm, _ := model.LookupParam(ax.Param)
-			named := d != nil && d.ValueName != nil && d.ValueName(ax.Param, v, get) != ""
-			switch {
-			case len(prm.Values) > 0, ax.Param == "phase_s": // enumerated or cyclic: no direction to extend
-			case named: // nodelay: any larger delay is the same setting
-			case v == lo && v <= prm.Min: // the least possible: nothing beyond
-			case (v == lo || v == hi) && prm.Role != model.Setting: // not the operator's to turn
-				end := "largest"
-				if v == lo {
-					end = "smallest"
-				}
-				hint := fmt.Sprintf("%s swept; %s is a property of the system, not a setting: the pick holds where it is %g %s; measure it", end, ax.Param, v, prm.Unit)
-				if prm.Role == model.Deployment {
-					hint = fmt.Sprintf("%s swept; %s is how the limiter is deployed, not a setting: the pick holds with %g %s", end, ax.Param, v, prm.Unit)
-				}
-				out = append(out, Edge{ax.Param, v, v == lo, hint})
-			case v == lo:
-				out = append(out, Edge{ax.Param, v, true, "smallest swept: try smaller " + ax.Param})
-			case v == hi:
-				hint := "largest swept: try larger " + ax.Param
-				if sc := spec.Scenario; ax.Param == "window_s" && sc != nil && v >= float64(sc.DurationS) {
-					hint = fmt.Sprintf("largest swept, and as long as the %d s scenario: one budget for the whole run", sc.DurationS)
-				}
-				out = append(out, Edge{ax.Param, v, false, hint})
+			out = append(out, Edge{ax.Param, v, v == lo, hint})
+		case v == lo:
+			out = append(out, Edge{ax.Param, v, true, "smallest swept: try smaller " + ax.Param})
+		case v == hi:
+			hint := "largest swept: try larger " + ax.Param
+			if sc := spec.Scenario; ax.Param == "window_s" && sc != nil && v >= float64(sc.DurationS) {
+				hint = fmt.Sprintf("largest swept, and as long as the %d s scenario: one budget for the whole run", sc.DurationS)
 			}
+			out = append(out, Edge{ax.Param, v, false, hint})
 		}
-		return out
 	}
-	return nil
+	return out
 }
