@@ -128,17 +128,27 @@ func replay(t *testing.T, url string, sched [][]time.Duration) [][]sent {
 	tr := &http.Transport{MaxIdleConnsPerHost: traceKeys * 2, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	return sendSchedules(t, url, sched, func(int) *http.Client { return client }, true)
+}
+
+// sendSchedules sends every key's schedule to url, key k's requests through
+// clientOf(k) (with header X-Key: key-k when keyHeader), and returns what
+// was sent and answered, per key.
+func sendSchedules(t *testing.T, url string, sched [][]time.Duration, clientOf func(k int) *http.Client, keyHeader bool) [][]sent {
 	start := time.Now().Add(300 * time.Millisecond)
 	out := make([][]sent, len(sched))
 	var wg sync.WaitGroup
 	errs := make(chan error, len(sched))
 	for k, times := range sched {
 		wg.Go(func() {
+			client := clientOf(k)
 			for i, at := range times {
 				time.Sleep(time.Until(start.Add(at)))
 				path := fmt.Sprintf("/k%d/%d", k, i)
 				req, _ := http.NewRequest("GET", url+path, nil)
-				req.Header.Set("X-Key", fmt.Sprintf("key-%d", k))
+				if keyHeader {
+					req.Header.Set("X-Key", fmt.Sprintf("key-%d", k))
+				}
 				sentAt := time.Since(start)
 				resp, err := client.Do(req)
 				if err != nil {

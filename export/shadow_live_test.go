@@ -4,9 +4,7 @@ package export
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -14,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -152,40 +149,14 @@ func ownClock(t *testing.T, log []byte) ([]byte, map[int64]int) {
 // replayFrom sends each key's schedule from a loopback address of its own
 // (127.0.0.10, 127.0.0.11, …): HAProxy's src is the key.
 func replayFrom(t *testing.T, url string, sched [][]time.Duration) [][]sent {
-	start := time.Now().Add(300 * time.Millisecond)
-	out := make([][]sent, len(sched))
-	var wg sync.WaitGroup
-	errs := make(chan error, len(sched))
-	for k, times := range sched {
-		wg.Go(func() {
-			d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(10+k))}}
-			tr := &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true,
-				DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-					return d.DialContext(ctx, network, addr)
-				}}
-			defer tr.CloseIdleConnections()
-			client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
-			for i, at := range times {
-				time.Sleep(time.Until(start.Add(at)))
-				path := fmt.Sprintf("/k%d/%d", k, i)
-				sentAt := time.Since(start)
-				resp, err := client.Get(url + path)
-				if err != nil {
-					errs <- err
-					return
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				out[k] = append(out[k], sent{sentAt, time.Since(start) - sentAt, path, resp.StatusCode})
-			}
-		})
+	clients := make([]*http.Client, len(sched))
+	for k := range sched {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(10+k))}}
+		tr := &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true, DialContext: d.DialContext}
+		defer tr.CloseIdleConnections()
+		clients[k] = &http.Client{Transport: tr, Timeout: 5 * time.Second}
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	return out
+	return sendSchedules(t, url, sched, func(k int) *http.Client { return clients[k] }, false)
 }
 
 // waitLines waits up to 5 s until the file at path holds n lines with
