@@ -128,14 +128,13 @@ func (r *Run) Card(ctx context.Context) []CardPick {
 		}
 	}
 	why := r.whyCut(pols)
-	clients := r.pickClients(ctx, ids, func(id int64, name string) string {
-		for _, c := range out {
-			if c.id == id && c.Setting != "" {
-				return why[c.policy.Canonical()][name]
-			}
+	whyOf := map[int64]map[string]string{}
+	for _, c := range out {
+		if c.Setting != "" {
+			whyOf[c.id] = why[c.policy.Canonical()]
 		}
-		return ""
-	})
+	}
+	clients := r.pickClients(ctx, ids, func(id int64, name string) string { return whyOf[id][name] })
 	exports := map[int64][]CardExport{}
 	for i := range out {
 		c := &out[i]

@@ -21,7 +21,7 @@ func (r *Run) whyCut(ps []model.Policy) map[string]map[string]string {
 	if r.Spec == nil || r.Spec.Scenario == nil || len(ps) == 0 {
 		return nil
 	}
-	er, err := explain.OpenRun(r.Dir, true)
+	w, err := model.NewWorkload(r.Spec.Scenario)
 	if err != nil {
 		return nil
 	}
@@ -31,7 +31,7 @@ func (r *Run) whyCut(ps []model.Policy) map[string]map[string]string {
 		if _, done := out[label]; done || explain.Supported(r.Spec.Scenario, p) != nil {
 			continue
 		}
-		res, err := er.Explain(p)
+		res, err := explain.Explain(w, p, r.Spec.Seed) // replicate 0, as the sweep realised it
 		if err != nil {
 			continue
 		}
